@@ -1,0 +1,175 @@
+//! The per-prompt verdict between a reference endpoint and another endpoint.
+
+use serde::{Deserialize, Serialize};
+
+use super::similarity::{similarity, SAME_SIMILARITY};
+
+/// same: the endpoints agree; diff: they disagree; review: cannot be decided deterministically;
+/// fail: a side has no usable answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Same,
+    Review,
+    Diff,
+    Fail,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::Review => "review",
+            Verdict::Diff => "diff",
+            Verdict::Fail => "fail",
+        }
+    }
+}
+
+/// What the verdict needs to know about one side.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    pub usable: bool,
+    pub correct: Option<bool>,
+    pub extracted: Option<&'a str>,
+    pub answer: &'a str,
+}
+
+/// The verdict for one pair, why, and the text similarity when it decided.
+pub fn pair_verdict(a: Side, b: Side) -> (Verdict, String, Option<f64>) {
+    if !a.usable || !b.usable {
+        let who = match (a.usable, b.usable) {
+            (false, false) => "neither endpoint",
+            (false, true) => "the reference",
+            _ => "the other endpoint",
+        };
+        return (
+            Verdict::Fail,
+            format!("{who} produced a usable answer"),
+            None,
+        );
+    }
+    match (a.correct, b.correct) {
+        (Some(true), Some(true)) => (Verdict::Same, "both correct".into(), None),
+        (Some(x), Some(y)) if x != y => {
+            let reason = if x {
+                "reference correct, other wrong"
+            } else {
+                "reference wrong, other correct"
+            };
+            (Verdict::Diff, reason.into(), None)
+        }
+        (Some(_), Some(_)) => {
+            if a.extracted.is_some() && a.extracted == b.extracted {
+                (
+                    Verdict::Same,
+                    "both wrong with the same answer".into(),
+                    None,
+                )
+            } else {
+                (
+                    Verdict::Diff,
+                    "both wrong with different answers".into(),
+                    None,
+                )
+            }
+        }
+        (None, None) => {
+            let s = similarity(a.answer, b.answer);
+            if s >= SAME_SIMILARITY {
+                (
+                    Verdict::Same,
+                    format!("texts {:.0}% similar", s * 100.0),
+                    Some(s),
+                )
+            } else {
+                (
+                    Verdict::Review,
+                    format!("texts only {:.0}% similar", s * 100.0),
+                    Some(s),
+                )
+            }
+        }
+        (Some(x), None) | (None, Some(x)) => {
+            let failed = if a.correct.is_some() {
+                "reference"
+            } else {
+                "other"
+            };
+            if x {
+                (
+                    Verdict::Review,
+                    "only one side could be checked".into(),
+                    None,
+                )
+            } else {
+                (
+                    Verdict::Diff,
+                    format!("the {failed} answer failed its checks"),
+                    None,
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(correct: Option<bool>, extracted: &'static str) -> Side<'static> {
+        Side {
+            usable: true,
+            correct,
+            extracted: Some(extracted),
+            answer: extracted,
+        }
+    }
+
+    #[test]
+    fn verdicts_follow_the_design() {
+        assert_eq!(
+            pair_verdict(side(Some(true), "3"), side(Some(true), "3")).0,
+            Verdict::Same
+        );
+        assert_eq!(
+            pair_verdict(side(Some(true), "3"), side(Some(false), "5")).0,
+            Verdict::Diff
+        );
+        assert_eq!(
+            pair_verdict(side(Some(false), "5"), side(Some(false), "5")).0,
+            Verdict::Same
+        );
+        assert_eq!(
+            pair_verdict(side(Some(false), "5"), side(Some(false), "9")).0,
+            Verdict::Diff
+        );
+        let broken = Side {
+            usable: false,
+            correct: None,
+            extracted: None,
+            answer: "",
+        };
+        assert_eq!(pair_verdict(side(Some(true), "3"), broken).0, Verdict::Fail);
+        assert_eq!(
+            pair_verdict(
+                side(None, "once upon a time"),
+                side(None, "once upon a time")
+            )
+            .0,
+            Verdict::Same
+        );
+        assert_eq!(
+            pair_verdict(
+                side(None, "once upon a time"),
+                side(None, "a dark night fell")
+            )
+            .0,
+            Verdict::Review
+        );
+        assert_eq!(
+            pair_verdict(side(None, "story"), side(Some(false), "")).0,
+            Verdict::Diff
+        );
+    }
+}

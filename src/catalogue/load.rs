@@ -1,0 +1,291 @@
+//! Reading `prompts/*.toml` and validating every entry; every problem names its file and line.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
+use crate::score::ScorerSpec;
+
+/// A loaded, validated catalogue.
+#[derive(Debug, Clone)]
+pub struct Catalogue {
+    pub dir: PathBuf,
+    pub prompts: Vec<Prompt>,
+    /// sha256 over every file's name and bytes, so a run records exactly which catalogue it used.
+    pub hash: String,
+}
+
+/// Every problem found while loading, each already prefixed with `file:line:`.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid catalogue:\n  {}", problems.join("\n  "))]
+pub struct CatalogueError {
+    pub problems: Vec<String>,
+}
+
+impl CatalogueError {
+    fn one(problem: String) -> Self {
+        CatalogueError {
+            problems: vec![problem],
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default, rename = "prompt")]
+    prompts: Vec<toml::Spanned<RawPrompt>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrompt {
+    id: String,
+    kind: Option<String>,
+    system: Option<String>,
+    user: Option<String>,
+    messages: Option<Vec<Message>>,
+    prompt: Option<String>,
+    max_tokens: Option<u32>,
+    #[serde(default)]
+    tags: Vec<String>,
+    reference: Option<String>,
+    wrong: Option<String>,
+    score: ScorerSpec,
+}
+
+impl Catalogue {
+    pub fn get(&self, id: &str) -> Option<&Prompt> {
+        self.prompts.iter().find(|p| p.id == id)
+    }
+
+    /// The prompts chosen by `--only` and `--category` (both empty: all of them).
+    pub fn select(&self, only: &[String], categories: &[String]) -> Result<Vec<&Prompt>, String> {
+        for id in only {
+            if self.get(id).is_none() {
+                return Err(format!(
+                    "--only: no prompt with id `{id}` in {}",
+                    self.dir.display()
+                ));
+            }
+        }
+        for cat in categories {
+            if !CATEGORIES.iter().any(|(c, _)| c == cat) {
+                let known: Vec<&str> = CATEGORIES.iter().map(|(c, _)| *c).collect();
+                return Err(format!(
+                    "--category: unknown category `{cat}` (known: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(self
+            .prompts
+            .iter()
+            .filter(|p| only.is_empty() || only.contains(&p.id))
+            .filter(|p| categories.is_empty() || categories.contains(&p.category))
+            .collect())
+    }
+}
+
+/// Load every `*.toml` file in `dir`. The file stem is the category.
+pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        CatalogueError::one(format!(
+            "{}: cannot read catalogue folder: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(CatalogueError::one(format!(
+            "{}: no *.toml prompt files found",
+            dir.display()
+        )));
+    }
+
+    let mut hasher = Sha256::new();
+    let mut prompts = Vec::new();
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                problems.push(format!("{}: cannot read: {e}", file.display()));
+                continue;
+            }
+        };
+        hasher.update(file.file_name().unwrap_or_default().as_encoded_bytes());
+        hasher.update(text.as_bytes());
+        parse_file(file, &text, &mut prompts, &mut problems);
+    }
+
+    let mut first_seen: HashMap<&str, &SourceLocation> = HashMap::new();
+    for p in &prompts {
+        if let Some(prev) = first_seen.insert(&p.id, &p.source) {
+            problems.push(format!(
+                "{}: duplicate prompt id `{}` (first defined at {prev})",
+                p.source, p.id
+            ));
+        }
+    }
+
+    if problems.is_empty() {
+        Ok(Catalogue {
+            dir: dir.to_path_buf(),
+            prompts,
+            hash: format!("{:x}", hasher.finalize()),
+        })
+    } else {
+        Err(CatalogueError { problems })
+    }
+}
+
+fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut Vec<String>) {
+    let shown = file.display().to_string();
+    let category = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+    if !CATEGORIES.iter().any(|(c, _)| *c == category) {
+        let known: Vec<&str> = CATEGORIES.iter().map(|(c, _)| *c).collect();
+        problems.push(format!(
+            "{shown}:1: unknown category `{category}` (the file name is the category; known: {})",
+            known.join(", ")
+        ));
+        return;
+    }
+    let raw: RawFile = match toml::from_str(text) {
+        Ok(r) => r,
+        Err(e) => {
+            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+            problems.push(format!("{shown}:{line}: {}", e.message().trim()));
+            return;
+        }
+    };
+    for spanned in raw.prompts {
+        let line = line_of(text, spanned.span().start);
+        let source = SourceLocation {
+            file: shown.clone(),
+            line,
+        };
+        match validate(spanned.into_inner(), &category, source.clone()) {
+            Ok(p) => prompts.push(p),
+            Err(msg) => problems.push(format!("{source}: {msg}")),
+        }
+    }
+}
+
+/// 1-based line number of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn validate(raw: RawPrompt, category: &str, source: SourceLocation) -> Result<Prompt, String> {
+    let id = raw.id.trim().to_string();
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
+        return Err(format!(
+            "prompt id `{id}` must be non-empty lowercase letters, digits and underscores"
+        ));
+    }
+    let ctx = |msg: String| format!("prompt `{id}`: {msg}");
+    let request = build_request(&raw).map_err(ctx)?;
+    let reference = non_empty(raw.reference, "reference").map_err(ctx)?;
+    let wrong = non_empty(raw.wrong, "wrong").map_err(ctx)?;
+    if raw.max_tokens == Some(0) {
+        return Err(ctx("max_tokens must be at least 1".into()));
+    }
+    raw.score
+        .validate()
+        .map_err(|e| ctx(format!("score: {e}")))?;
+    Ok(Prompt {
+        id: id.clone(),
+        category: category.to_string(),
+        request,
+        max_tokens: raw.max_tokens,
+        tags: raw.tags,
+        reference,
+        wrong,
+        score: raw.score,
+        source,
+    })
+}
+
+fn non_empty(value: Option<String>, field: &str) -> Result<String, String> {
+    match value {
+        Some(v) if !v.trim().is_empty() => Ok(v),
+        _ => Err(format!(
+            "`{field}` is required (a worked reference answer and a plausible wrong one)"
+        )),
+    }
+}
+
+fn build_request(raw: &RawPrompt) -> Result<PromptRequest, String> {
+    match raw.kind.as_deref().unwrap_or("chat") {
+        "completion" => {
+            if raw.user.is_some() || raw.system.is_some() || raw.messages.is_some() {
+                return Err(
+                    "kind = \"completion\" takes `prompt`, not `user`, `system` or `messages`"
+                        .into(),
+                );
+            }
+            match &raw.prompt {
+                Some(p) if !p.is_empty() => Ok(PromptRequest::Completion { prompt: p.clone() }),
+                _ => Err("kind = \"completion\" needs a non-empty `prompt`".into()),
+            }
+        }
+        "chat" => {
+            if raw.prompt.is_some() {
+                return Err("`prompt` is only for kind = \"completion\"; chat prompts use `user` or `messages`".into());
+            }
+            let messages = match (&raw.user, &raw.messages) {
+                (Some(user), None) => {
+                    let mut m = Vec::new();
+                    if let Some(system) = &raw.system {
+                        m.push(Message {
+                            role: Role::System,
+                            content: system.clone(),
+                        });
+                    }
+                    m.push(Message {
+                        role: Role::User,
+                        content: user.clone(),
+                    });
+                    m
+                }
+                (None, Some(messages)) => {
+                    if raw.system.is_some() {
+                        return Err(
+                            "put the system turn inside `messages` when using `messages`".into(),
+                        );
+                    }
+                    messages.clone()
+                }
+                (Some(_), Some(_)) => {
+                    return Err("give either `user` or `messages`, not both".into())
+                }
+                (None, None) => return Err("a chat prompt needs `user` or `messages`".into()),
+            };
+            match messages.last() {
+                Some(m) if m.role == Role::User && !m.content.trim().is_empty() => {
+                    Ok(PromptRequest::Chat { messages })
+                }
+                _ => Err("the last message must be a non-empty user turn".into()),
+            }
+        }
+        other => Err(format!(
+            "unknown kind `{other}` (expected \"chat\" or \"completion\")"
+        )),
+    }
+}

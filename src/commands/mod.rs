@@ -1,0 +1,11 @@
+//! One file per subcommand: each wires a validated plan to the library and picks the exit code.
+
+pub mod compare;
+pub mod prompts;
+
+/// A multi-threaded runtime for the commands that talk to endpoints.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}

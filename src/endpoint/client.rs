@@ -1,0 +1,298 @@
+//! The HTTP client for one endpoint: bounded bodies, timeouts, retries, secrets kept out of output.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::response::{parse_completion, snippet, Completion, Failure, FailureKind};
+use super::retry::{parse_retry_after, RetryPolicy};
+use super::secret::ApiKey;
+
+/// One endpoint as the user named it. Serialised into the manifest: it never holds the key,
+/// only the name of the environment variable the key is read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndpointSpec {
+    pub name: String,
+    pub base_url: String,
+    /// The model to request; resolved from `GET /models` when not given.
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Per attempt, including reading the body.
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+    pub max_body_bytes: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            timeout: Duration::from_secs(900),
+            retry: RetryPolicy::default(),
+            max_body_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// What `GET /models` said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelsInfo {
+    pub ids: Vec<String>,
+    pub max_model_len: Option<u64>,
+    /// The `Server` response header, when sent.
+    pub server: Option<String>,
+}
+
+/// The outcome of one logical request (all its attempts).
+#[derive(Debug, Clone, Default)]
+pub struct Exchange {
+    pub status: Option<u16>,
+    /// The final attempt's body, capped and with the key redacted.
+    pub body: Option<String>,
+    pub server: Option<String>,
+    /// Duration of the final attempt.
+    pub latency: Duration,
+    /// Duration of all attempts and waits.
+    pub elapsed: Duration,
+    pub attempts: u32,
+    pub completion: Option<Completion>,
+    pub failure: Option<Failure>,
+}
+
+/// One attempt's raw result.
+struct Attempt {
+    status: Option<u16>,
+    body: Option<String>,
+    server: Option<String>,
+    retry_after: Option<Duration>,
+    latency: Duration,
+    failure: Option<Failure>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base_url: String,
+    key: Option<ApiKey>,
+    opts: ClientOptions,
+}
+
+impl Client {
+    pub fn new(base_url: &str, key: Option<ApiKey>, opts: ClientOptions) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .timeout(opts.timeout)
+            .connect_timeout(opts.timeout.min(Duration::from_secs(30)))
+            .user_agent(concat!("coherence/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Client {
+            http,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            key,
+            opts,
+        })
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// `GET /models`, with retries.
+    pub async fn models(&self) -> Result<ModelsInfo, Failure> {
+        let ex = self.with_retries(None, "models").await;
+        if let Some(f) = ex.failure {
+            return Err(f);
+        }
+        let body = ex.body.unwrap_or_default();
+        let json: Value = serde_json::from_str(&body).map_err(|e| {
+            Failure::new(
+                FailureKind::InvalidJson,
+                format!("GET /models: {e}: {}", snippet(&body)),
+            )
+        })?;
+        let data = json
+            .get("data")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let ids = data
+            .iter()
+            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        let max_model_len = data
+            .iter()
+            .find_map(|m| m.get("max_model_len").and_then(Value::as_u64))
+            .or_else(|| {
+                data.iter()
+                    .find_map(|m| m.pointer("/meta/n_ctx_train").and_then(Value::as_u64))
+            });
+        Ok(ModelsInfo {
+            ids,
+            max_model_len,
+            server: ex.server,
+        })
+    }
+
+    /// POST a completion request (`path` is `chat/completions` or `completions`) and parse it.
+    pub async fn complete(&self, path: &str, body: &Value) -> Exchange {
+        let mut ex = self.with_retries(Some(body), path).await;
+        if ex.failure.is_none() {
+            match parse_completion(ex.body.as_deref().unwrap_or("")) {
+                Ok(c) => {
+                    ex.failure = c.problem();
+                    ex.completion = Some(c);
+                }
+                Err(f) => ex.failure = Some(f),
+            }
+        }
+        ex
+    }
+
+    async fn with_retries(&self, body: Option<&Value>, path: &str) -> Exchange {
+        let started = Instant::now();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let a = self.attempt(body, path).await;
+            let retry = a.failure.as_ref().is_some_and(|f| f.kind.is_retryable())
+                && attempts <= self.opts.retry.retries;
+            if !retry {
+                return Exchange {
+                    status: a.status,
+                    body: a.body,
+                    server: a.server,
+                    latency: a.latency,
+                    elapsed: started.elapsed(),
+                    attempts,
+                    completion: None,
+                    failure: a.failure,
+                };
+            }
+            tokio::time::sleep(self.opts.retry.delay(attempts - 1, a.retry_after)).await;
+        }
+    }
+
+    async fn attempt(&self, body: Option<&Value>, path: &str) -> Attempt {
+        let url = format!("{}/{}", self.base_url, path);
+        let mut req = match body {
+            Some(b) => self.http.post(&url).json(b),
+            None => self.http.get(&url),
+        };
+        if let Some(key) = &self.key {
+            req = req.bearer_auth(key.expose());
+        }
+        let start = Instant::now();
+        let mut out = Attempt {
+            status: None,
+            body: None,
+            server: None,
+            retry_after: None,
+            latency: Duration::ZERO,
+            failure: None,
+        };
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                out.latency = start.elapsed();
+                out.failure = Some(self.transport_failure(&e, &url));
+                return out;
+            }
+        };
+        let status = resp.status();
+        out.status = Some(status.as_u16());
+        let header = |name: reqwest::header::HeaderName| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        out.server = header(reqwest::header::SERVER);
+        out.retry_after = header(reqwest::header::RETRY_AFTER)
+            .and_then(|v| parse_retry_after(&v, SystemTime::now()));
+        let body = self.read_capped(resp).await;
+        out.latency = start.elapsed();
+        let text = match body {
+            Ok(t) => t,
+            Err(f) => {
+                out.failure = Some(f);
+                return out;
+            }
+        };
+        if !status.is_success() {
+            let kind = if status.as_u16() == 429 {
+                FailureKind::RateLimited
+            } else if status.is_server_error() {
+                FailureKind::ServerError
+            } else {
+                FailureKind::HttpStatus
+            };
+            out.failure = Some(Failure::new(
+                kind,
+                format!("HTTP {} from {url}: {}", status.as_u16(), snippet(&text)),
+            ));
+        }
+        out.body = Some(text);
+        out
+    }
+
+    async fn read_capped(&self, mut resp: reqwest::Response) -> Result<String, Failure> {
+        let cap = self.opts.max_body_bytes;
+        let too_large = || {
+            Failure::new(
+                FailureKind::BodyTooLarge,
+                format!("response body exceeds {cap} bytes (--max-response-bytes)"),
+            )
+        };
+        if resp.content_length().is_some_and(|n| n as usize > cap) {
+            return Err(too_large());
+        }
+        let mut buf = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if buf.len() + chunk.len() > cap {
+                        return Err(too_large());
+                    }
+                    buf.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(self.transport_failure(&e, resp.url().as_str())),
+            }
+        }
+        let text = String::from_utf8_lossy(&buf);
+        Ok(match &self.key {
+            Some(k) => k.redact(&text),
+            None => text.into_owned(),
+        })
+    }
+
+    fn transport_failure(&self, e: &reqwest::Error, url: &str) -> Failure {
+        let kind = if e.is_timeout() {
+            FailureKind::Timeout
+        } else {
+            FailureKind::Connect
+        };
+        let mut msg = format!("{url}: {e}");
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            msg.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        if kind == FailureKind::Timeout {
+            msg.push_str(&format!(
+                " (after {}s, --timeout)",
+                self.opts.timeout.as_secs_f64()
+            ));
+        }
+        let msg = match &self.key {
+            Some(k) => k.redact(&msg),
+            None => msg,
+        };
+        Failure::new(kind, msg)
+    }
+}

@@ -1,0 +1,305 @@
+//! Turning an OpenAI-compatible response body into a completion, or a failure with a clear reason.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Token counts reported by the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub total_tokens: Option<u64>,
+}
+
+/// What one successful response said.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// `message.content` (chat) or `text` (completions), as sent.
+    pub content: Option<String>,
+    /// The answer: content with any `<think>…</think>` block removed.
+    pub answer: Option<String>,
+    /// Reasoning from `reasoning`, `reasoning_content` or a `<think>` block.
+    pub reasoning: Option<String>,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+    pub model: Option<String>,
+    pub system_fingerprint: Option<String>,
+}
+
+/// Why a request produced no usable answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// Could not connect, or the connection broke.
+    Connect,
+    Timeout,
+    /// HTTP 429 after every retry.
+    RateLimited,
+    /// HTTP 5xx after every retry.
+    ServerError,
+    /// Any other non-success HTTP status (not retried).
+    HttpStatus,
+    /// The body was not JSON.
+    InvalidJson,
+    /// The body was an HTML page (a proxy or load balancer error).
+    HtmlPage,
+    /// JSON with an `error` object instead of choices.
+    ErrorObject,
+    NoChoices,
+    /// `content` was null or missing and no reasoning explains it.
+    NullContent,
+    /// The body exceeded `--max-response-bytes`.
+    BodyTooLarge,
+    /// content null + finish_reason length + reasoning present: the reasoning used the whole budget.
+    ReasoningConsumedBudget,
+}
+
+impl FailureKind {
+    /// Failures of the request itself (exit 3, re-sent on `--resume`), as opposed to the model
+    /// answering in a way that leaves nothing to score.
+    pub fn is_request_failure(self) -> bool {
+        !matches!(self, FailureKind::ReasoningConsumedBudget)
+    }
+
+    /// Worth another attempt: transport trouble, 429 and 5xx.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            FailureKind::Connect
+                | FailureKind::Timeout
+                | FailureKind::RateLimited
+                | FailureKind::ServerError
+        )
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            FailureKind::Connect => "connection error",
+            FailureKind::Timeout => "timeout",
+            FailureKind::RateLimited => "rate limited (429)",
+            FailureKind::ServerError => "server error (5xx)",
+            FailureKind::HttpStatus => "HTTP error",
+            FailureKind::InvalidJson => "invalid JSON",
+            FailureKind::HtmlPage => "HTML error page",
+            FailureKind::ErrorObject => "error object",
+            FailureKind::NoChoices => "no choices",
+            FailureKind::NullContent => "null content",
+            FailureKind::BodyTooLarge => "response too large",
+            FailureKind::ReasoningConsumedBudget => "reasoning consumed the budget",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind.label(), self.message)
+    }
+}
+
+/// Parse a 2xx body. `Ok` holds what the server said; `Completion::problem` tells whether it is usable.
+pub fn parse_completion(body: &str) -> Result<Completion, Failure> {
+    let trimmed = body.trim_start();
+    if trimmed.starts_with('<') {
+        return Err(Failure::new(
+            FailureKind::HtmlPage,
+            format!("expected JSON, got an HTML page: {}", snippet(trimmed)),
+        ));
+    }
+    let json: Value = serde_json::from_str(body).map_err(|e| {
+        Failure::new(
+            FailureKind::InvalidJson,
+            format!("{e} in body: {}", snippet(body)),
+        )
+    })?;
+    if let Some(err) = json.get("error").filter(|e| !e.is_null()) {
+        let msg = err
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| err.to_string());
+        return Err(Failure::new(FailureKind::ErrorObject, msg));
+    }
+    let choice = json
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| Failure::new(FailureKind::NoChoices, "the response has no choices"))?;
+
+    let str_at = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    let (content, field_reasoning) = match choice.get("message") {
+        Some(msg) => (
+            str_at(msg, "content"),
+            str_at(msg, "reasoning_content").or_else(|| str_at(msg, "reasoning")),
+        ),
+        None => (str_at(choice, "text"), None),
+    };
+    let (answer, think) = match &content {
+        Some(c) => {
+            let (a, t) = split_think(c);
+            (Some(a), t)
+        }
+        None => (None, None),
+    };
+    let reasoning = match (field_reasoning, think) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    };
+    Ok(Completion {
+        content,
+        answer,
+        reasoning: reasoning.filter(|r| !r.trim().is_empty()),
+        finish_reason: str_at(choice, "finish_reason"),
+        usage: json
+            .get("usage")
+            .and_then(|u| serde_json::from_value(u.clone()).ok()),
+        model: str_at(&json, "model"),
+        system_fingerprint: str_at(&json, "system_fingerprint"),
+    })
+}
+
+impl Completion {
+    /// Why this completion leaves nothing to score, if it does.
+    pub fn problem(&self) -> Option<Failure> {
+        let empty_answer = self.answer.as_deref().is_none_or(|a| a.trim().is_empty());
+        if !empty_answer {
+            return None;
+        }
+        if self.finish_reason.as_deref() == Some("length") && self.reasoning.is_some() {
+            let used = self
+                .usage
+                .and_then(|u| u.completion_tokens)
+                .map(|n| format!(" ({n} tokens)"))
+                .unwrap_or_default();
+            return Some(Failure::new(
+                FailureKind::ReasoningConsumedBudget,
+                format!("content is empty and finish_reason is length: the reasoning used the whole budget{used}"),
+            ));
+        }
+        if self.content.is_none() {
+            return Some(Failure::new(
+                FailureKind::NullContent,
+                format!(
+                    "content is null (finish_reason {})",
+                    self.finish_reason.as_deref().unwrap_or("missing")
+                ),
+            ));
+        }
+        None
+    }
+}
+
+/// Split `<think>…</think>` out of content: (answer, reasoning).
+/// A lone `</think>` (the template opened the block) makes everything before it reasoning;
+/// an unclosed `<think>` makes everything after it reasoning.
+pub fn split_think(content: &str) -> (String, Option<String>) {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    match (content.find(OPEN), content.find(CLOSE)) {
+        (Some(o), Some(c)) if o < c => {
+            let think = content[o + OPEN.len()..c].trim().to_string();
+            let answer = format!("{}{}", &content[..o], &content[c + CLOSE.len()..]);
+            (answer.trim().to_string(), Some(think))
+        }
+        (None, Some(c)) => (
+            content[c + CLOSE.len()..].trim().to_string(),
+            Some(content[..c].trim().to_string()),
+        ),
+        (Some(o), None) => (
+            content[..o].trim().to_string(),
+            Some(content[o + OPEN.len()..].trim().to_string()),
+        ),
+        _ => (content.trim().to_string(), None),
+    }
+}
+
+/// The start of a body for an error message, on one line.
+pub(crate) fn snippet(body: &str) -> String {
+    crate::score::clip(body, 160)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_chat_content_reasoning_and_usage() {
+        let body = r#"{"model":"m","system_fingerprint":"fp1","choices":[{"message":{"content":"3","reasoning_content":"count"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#;
+        let c = parse_completion(body).unwrap();
+        assert_eq!(c.answer.as_deref(), Some("3"));
+        assert_eq!(c.reasoning.as_deref(), Some("count"));
+        assert_eq!(c.usage.unwrap().completion_tokens, Some(2));
+        assert_eq!(c.system_fingerprint.as_deref(), Some("fp1"));
+        assert!(c.problem().is_none());
+    }
+
+    #[test]
+    fn think_blocks_are_kept_apart_from_the_answer() {
+        assert_eq!(
+            split_think("<think>hmm</think>\n3"),
+            ("3".into(), Some("hmm".into()))
+        );
+        assert_eq!(
+            split_think("hmm</think>3"),
+            ("3".into(), Some("hmm".into()))
+        );
+        assert_eq!(
+            split_think("<think>still going"),
+            ("".into(), Some("still going".into()))
+        );
+        assert_eq!(split_think(" 3 "), ("3".into(), None));
+    }
+
+    #[test]
+    fn raw_completion_text_is_read() {
+        let c =
+            parse_completion(r#"{"choices":[{"text":" Paris","finish_reason":"stop"}]}"#).unwrap();
+        assert_eq!(c.answer.as_deref(), Some("Paris"));
+    }
+
+    #[test]
+    fn broken_bodies_are_failures_with_reasons() {
+        let kind = |b: &str| parse_completion(b).unwrap_err().kind;
+        assert_eq!(
+            kind("<!DOCTYPE html><h1>502 Bad Gateway</h1>"),
+            FailureKind::HtmlPage
+        );
+        assert_eq!(kind("{not json"), FailureKind::InvalidJson);
+        assert_eq!(kind(r#"{"choices":[]}"#), FailureKind::NoChoices);
+        assert_eq!(
+            kind(r#"{"error":{"message":"model not found"}}"#),
+            FailureKind::ErrorObject
+        );
+    }
+
+    #[test]
+    fn null_content_and_reasoning_budget_are_flagged() {
+        let null = parse_completion(
+            r#"{"choices":[{"message":{"content":null},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(null.problem().unwrap().kind, FailureKind::NullContent);
+        let budget = parse_completion(
+            r#"{"choices":[{"message":{"content":null,"reasoning":"let me think"},"finish_reason":"length"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            budget.problem().unwrap().kind,
+            FailureKind::ReasoningConsumedBudget
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! Sends the planned requests with bounded concurrency per endpoint; every outcome becomes a
+//! record appended to the journal as soon as it arrives. Ctrl-C stops sending and keeps what
+//! has arrived.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+
+use super::journal::Journal;
+use super::progress::Progress;
+use super::record::Record;
+use super::request::{build_request, request_hash};
+use crate::catalogue::Prompt;
+use crate::endpoint::Client;
+
+/// One request to make.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub prompt: Arc<Prompt>,
+    pub endpoint: usize,
+    pub max_tokens: u32,
+    pub repeat: u32,
+}
+
+/// An endpoint with its resolved model and client.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    pub model: String,
+    pub client: Client,
+}
+
+#[derive(Debug, Default)]
+pub struct Execution {
+    pub sent: usize,
+    pub interrupted: bool,
+}
+
+/// Run `jobs`, at most `concurrency` in flight per endpoint, appending each record to `journal`.
+pub async fn execute(
+    jobs: Vec<Job>,
+    targets: &[Target],
+    concurrency: usize,
+    params: &Map<String, Value>,
+    journal: &mut Journal,
+    progress: &mut Progress,
+) -> anyhow::Result<Execution> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Record>();
+    let limits: Vec<Arc<Semaphore>> = targets
+        .iter()
+        .map(|_| Arc::new(Semaphore::new(concurrency)))
+        .collect();
+    let params = Arc::new(params.clone());
+    let mut tasks = JoinSet::new();
+    for job in jobs {
+        let target = targets[job.endpoint].clone();
+        let limit = limits[job.endpoint].clone();
+        let tx = tx.clone();
+        let params = params.clone();
+        tasks.spawn(async move {
+            let Ok(_permit) = limit.acquire_owned().await else {
+                return;
+            };
+            let record = send(&target, &job, &params).await;
+            let _ = tx.send(record);
+        });
+    }
+    drop(tx);
+
+    let mut execution = Execution::default();
+    let interrupt = interrupted();
+    tokio::pin!(interrupt);
+    loop {
+        tokio::select! {
+            next = rx.recv() => match next {
+                Some(record) => {
+                    journal.append(&record)?;
+                    progress.record(&record);
+                    execution.sent += 1;
+                }
+                None => break,
+            },
+            _ = &mut interrupt => {
+                execution.interrupted = true;
+                tasks.abort_all();
+                while let Ok(record) = rx.try_recv() {
+                    journal.append(&record)?;
+                    progress.record(&record);
+                    execution.sent += 1;
+                }
+                break;
+            }
+        }
+    }
+    progress.finish();
+    Ok(execution)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Send one request (with the client's retries) and turn the exchange into a record.
+pub async fn send(target: &Target, job: &Job, params: &Map<String, Value>) -> Record {
+    let (path, body) = build_request(&job.prompt, &target.model, job.max_tokens, params);
+    let started_at = chrono::Utc::now();
+    let ex = target.client.complete(path, &body).await;
+    let c = ex.completion.unwrap_or_default();
+    Record {
+        prompt: job.prompt.id.clone(),
+        endpoint: target.name.clone(),
+        max_tokens: job.max_tokens,
+        repeat: job.repeat,
+        request_hash: request_hash(&body),
+        started_at,
+        finished_at: chrono::Utc::now(),
+        latency_ms: ex.latency.as_secs_f64() * 1000.0,
+        elapsed_ms: ex.elapsed.as_secs_f64() * 1000.0,
+        attempts: ex.attempts,
+        http_status: ex.status,
+        content: c.content,
+        answer: c.answer,
+        reasoning: c.reasoning,
+        finish_reason: c.finish_reason,
+        usage: c.usage,
+        model: c.model,
+        system_fingerprint: c.system_fingerprint,
+        server: ex.server,
+        error: ex.failure,
+        note: None,
+        raw_body: ex.body,
+    }
+}

@@ -1,0 +1,225 @@
+//! A run: resolve endpoints, write the manifest, send what is missing, journal every outcome.
+
+mod executor;
+pub mod journal;
+pub mod manifest;
+pub mod plan;
+mod progress;
+pub mod record;
+pub mod request;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+pub use executor::{execute, send, Execution, Job, Target};
+pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, Sampling};
+pub use plan::{plan_compare, PlannedEndpoint, RunPlan};
+pub use progress::Progress;
+pub use record::{Record, RecordKey};
+
+use crate::endpoint::{Client, ClientOptions, ModelsInfo};
+use crate::error::CliError;
+
+/// Resolve each endpoint's model from `GET /models` unless `--model` named it. An endpoint whose
+/// model cannot be resolved stops the run before anything is sent.
+pub async fn resolve_targets(
+    endpoints: &[PlannedEndpoint],
+    options: &ClientOptions,
+) -> Result<Vec<(Target, Option<ModelsInfo>)>, CliError> {
+    let lookups = endpoints.iter().map(|e| async move {
+        let client = Client::new(&e.spec.base_url, e.key.clone(), options.clone()).map_err(CliError::usage)?;
+        let info = client.models().await;
+        let model = match (&e.spec.model, &info) {
+            (Some(m), _) => m.clone(),
+            (None, Ok(i)) => i.ids.first().cloned().ok_or_else(|| {
+                CliError::incomplete(anyhow::anyhow!(
+                    "endpoint {} ({}): GET /models lists no model; name one with --model {}=MODEL",
+                    e.spec.name,
+                    e.spec.base_url,
+                    e.spec.name
+                ))
+            })?,
+            (None, Err(f)) => {
+                return Err(CliError::incomplete(anyhow::anyhow!(
+                    "endpoint {} ({}): GET /models failed: {f}; check the URL, or name the model with --model {}=MODEL",
+                    e.spec.name,
+                    e.spec.base_url,
+                    e.spec.name
+                )))
+            }
+        };
+        Ok((
+            Target {
+                name: e.spec.name.clone(),
+                model,
+                client,
+            },
+            info.ok(),
+        ))
+    });
+    futures::future::join_all(lookups)
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// The jobs still to do: every (prompt, endpoint, budget, repeat) of the plan without a record
+/// that holds a response. Failed requests are sent again.
+pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
+    let merged = journal::merge(existing);
+    let mut jobs = Vec::new();
+    for id in &plan.send {
+        let Some(prompt) = plan.catalogue.get(id) else {
+            continue;
+        };
+        let prompt = Arc::new(prompt.clone());
+        let max_tokens = plan.max_tokens_for(prompt.max_tokens);
+        for repeat in 0..plan.repeats {
+            for (endpoint, e) in plan.endpoints.iter().enumerate() {
+                let key = RecordKey {
+                    prompt: id.clone(),
+                    endpoint: e.spec.name.clone(),
+                    max_tokens,
+                    repeat,
+                };
+                let done = merged
+                    .get(&key)
+                    .is_some_and(|(_, r)| !r.is_request_failure());
+                if !done {
+                    jobs.push(Job {
+                        prompt: prompt.clone(),
+                        endpoint,
+                        max_tokens,
+                        repeat,
+                    });
+                }
+            }
+        }
+    }
+    jobs
+}
+
+/// Outcome of the sending phase.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub manifest: Manifest,
+    pub execution: Execution,
+    /// Unreadable journal lines that were skipped.
+    pub skipped: Vec<String>,
+}
+
+/// Execute a compare plan: manifest, journal, requests. Scoring and reports come after.
+pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, CliError> {
+    let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
+    std::fs::create_dir_all(&plan.dir)
+        .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
+        .map_err(CliError::usage)?;
+
+    let now = chrono::Utc::now();
+    let endpoints: Vec<EndpointInfo> = plan
+        .endpoints
+        .iter()
+        .zip(&resolved)
+        .map(|(e, (t, info))| {
+            let mut spec = e.spec.clone();
+            spec.model = Some(t.model.clone());
+            EndpointInfo {
+                spec,
+                models: info.clone(),
+            }
+        })
+        .collect();
+    let mut manifest = match &plan.previous {
+        Some(m) => m.clone(),
+        None => Manifest {
+            tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
+            created_at: now,
+            updated_at: now,
+            status: String::new(),
+            catalogue: CatalogueInfo {
+                dir: String::new(),
+                hash: String::new(),
+            },
+            endpoints: Vec::new(),
+            sampling: Sampling {
+                temperature: 0.0,
+                stream: false,
+                max_tokens: plan.default_max_tokens,
+                params: Default::default(),
+            },
+            prompts: Vec::new(),
+            repeats: 1,
+            invocations: Vec::new(),
+        },
+    };
+    manifest.updated_at = now;
+    manifest.status = "running".into();
+    manifest.catalogue = CatalogueInfo {
+        dir: plan.catalogue.dir.display().to_string(),
+        hash: plan.catalogue.hash.clone(),
+    };
+    manifest.endpoints = endpoints;
+    manifest.sampling.params = plan.params.clone();
+    manifest.prompts = plan.scope.clone();
+    manifest.repeats = plan.repeats;
+    manifest.invocations.push(Invocation { at: now, args });
+    manifest.write(&plan.dir).map_err(CliError::usage)?;
+
+    let mut journal = journal::Journal::open(&plan.dir).map_err(CliError::usage)?;
+    let loaded = journal::load(&plan.dir).map_err(CliError::usage)?;
+    let jobs = pending_jobs(plan, &loaded.records);
+    let mut per_endpoint: BTreeMap<usize, u64> = BTreeMap::new();
+    for j in &jobs {
+        *per_endpoint.entry(j.endpoint).or_default() += 1;
+    }
+    let work: Vec<(String, u64)> = plan
+        .endpoints
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            (
+                e.spec.name.clone(),
+                per_endpoint.get(&i).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    let mut progress = Progress::new(plan.quiet, &work);
+    for s in &loaded.skipped {
+        progress.note(&format!("warning: {s}"));
+    }
+    if plan.previous.is_some() {
+        progress.note(&format!(
+            "resuming {}: {} records kept, {} requests to send",
+            plan.dir.display(),
+            loaded.records.len(),
+            jobs.len()
+        ));
+    }
+    let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
+    let execution = execute(
+        jobs,
+        &targets,
+        plan.concurrency,
+        &plan.params,
+        &mut journal,
+        &mut progress,
+    )
+    .await
+    .map_err(CliError::incomplete)?;
+
+    manifest.updated_at = chrono::Utc::now();
+    manifest.status = if execution.interrupted {
+        "interrupted"
+    } else {
+        "finished"
+    }
+    .into();
+    manifest.write(&plan.dir).map_err(CliError::incomplete)?;
+    Ok(RunOutcome {
+        manifest,
+        execution,
+        skipped: loaded.skipped,
+    })
+}

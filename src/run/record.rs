@@ -1,0 +1,72 @@
+//! One line of `records.jsonl`: the full outcome of one request, success or failure.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::endpoint::{Failure, Usage};
+
+/// Records are merged on this key: the newest record per key wins.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RecordKey {
+    pub prompt: String,
+    pub endpoint: String,
+    pub max_tokens: u32,
+    pub repeat: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub prompt: String,
+    pub endpoint: String,
+    pub max_tokens: u32,
+    pub repeat: u32,
+    /// sha256 (first 16 hex digits) of the exact request body sent.
+    pub request_hash: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
+    /// The final attempt, from sending the request to the last body byte.
+    pub latency_ms: f64,
+    /// All attempts and the waits between them.
+    pub elapsed_ms: f64,
+    pub attempts: u32,
+    pub http_status: Option<u16>,
+    pub content: Option<String>,
+    pub answer: Option<String>,
+    pub reasoning: Option<String>,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+    pub model: Option<String>,
+    pub system_fingerprint: Option<String>,
+    /// The `Server` response header.
+    #[serde(default)]
+    pub server: Option<String>,
+    pub error: Option<Failure>,
+    /// Why this request was made, when not part of the plan (e.g. a reasoning retry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The final attempt's response body, capped, with any API key redacted.
+    pub raw_body: Option<String>,
+}
+
+impl Record {
+    pub fn key(&self) -> RecordKey {
+        RecordKey {
+            prompt: self.prompt.clone(),
+            endpoint: self.endpoint.clone(),
+            max_tokens: self.max_tokens,
+            repeat: self.repeat,
+        }
+    }
+
+    /// A response was received and holds an answer to score.
+    pub fn is_usable(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// The request itself failed (as opposed to the model leaving no answer): re-sent on resume.
+    pub fn is_request_failure(&self) -> bool {
+        self.error
+            .as_ref()
+            .is_some_and(|e| e.kind.is_request_failure())
+    }
+}

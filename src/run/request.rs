@@ -1,0 +1,91 @@
+//! The exact request body each endpoint receives: identical sampling everywhere.
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::catalogue::{Prompt, PromptRequest};
+
+/// The API path (relative to the base URL) and JSON body for one prompt.
+pub fn build_request(
+    prompt: &Prompt,
+    model: &str,
+    max_tokens: u32,
+    params: &Map<String, Value>,
+) -> (&'static str, Value) {
+    let (path, mut body) = match &prompt.request {
+        PromptRequest::Chat { messages } => (
+            "chat/completions",
+            json!({ "model": model, "messages": messages }),
+        ),
+        PromptRequest::Completion { prompt } => {
+            ("completions", json!({ "model": model, "prompt": prompt }))
+        }
+    };
+    let obj = body.as_object_mut().expect("object");
+    obj.insert("temperature".into(), json!(0));
+    obj.insert("max_tokens".into(), json!(max_tokens));
+    obj.insert("stream".into(), json!(false));
+    for (k, v) in params {
+        obj.insert(k.clone(), v.clone());
+    }
+    (path, body)
+}
+
+/// The first 16 hex digits of the body's sha256: equal bodies, equal hashes.
+pub fn request_hash(body: &Value) -> String {
+    let digest = Sha256::digest(body.to_string().as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{Message, Role, SourceLocation};
+    use crate::score::ScorerSpec;
+
+    fn prompt(request: PromptRequest) -> Prompt {
+        Prompt {
+            id: "p".into(),
+            category: "factual".into(),
+            request,
+            max_tokens: None,
+            tags: vec![],
+            reference: "x".into(),
+            wrong: "y".into(),
+            score: ScorerSpec::Exact {
+                expected: "x".into(),
+                aliases: vec![],
+            },
+            source: SourceLocation {
+                file: "f".into(),
+                line: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn chat_and_completion_bodies_share_sampling() {
+        let chat = prompt(PromptRequest::Chat {
+            messages: vec![Message {
+                role: Role::User,
+                content: "hi".into(),
+            }],
+        });
+        let mut params = Map::new();
+        params.insert("seed".into(), json!(7));
+        let (path, body) = build_request(&chat, "m", 64, &params);
+        assert_eq!(path, "chat/completions");
+        assert_eq!(body["temperature"], json!(0));
+        assert_eq!(body["stream"], json!(false));
+        assert_eq!(body["max_tokens"], json!(64));
+        assert_eq!(body["seed"], json!(7));
+        assert_eq!(body["messages"][0]["role"], json!("user"));
+        let raw = prompt(PromptRequest::Completion {
+            prompt: "Once".into(),
+        });
+        let (path, body) = build_request(&raw, "m", 64, &params);
+        assert_eq!(path, "completions");
+        assert_eq!(body["prompt"], json!("Once"));
+        assert_eq!(request_hash(&body), request_hash(&body.clone()));
+    }
+}

@@ -1,0 +1,133 @@
+//! Deterministic scorers: pure functions from (scorer spec, answer text) to a score with evidence.
+
+mod exact;
+mod json;
+mod numeric;
+mod text;
+
+pub use text::clip;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use json::JsonType;
+pub use numeric::{extract_number, Extracted};
+
+/// How a prompt's answer is scored, as written in the catalogue (`score = { type = "...", ... }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScorerSpec {
+    /// The final number in free text must equal `expected` (an integer, decimal, fraction such as
+    /// `1/6`, or a time of day such as `10:54 AM`). `tolerance` is an absolute tolerance.
+    Numeric {
+        expected: String,
+        #[serde(default)]
+        tolerance: Option<f64>,
+    },
+    /// The answer must contain `expected` (or one of `aliases`) after normalisation
+    /// (case, whitespace, punctuation, quotes, markdown).
+    Exact {
+        expected: String,
+        #[serde(default)]
+        aliases: Vec<String>,
+    },
+    /// The answer must hold valid JSON; `required` names keys and their types, `values` exact values.
+    Json {
+        #[serde(default)]
+        required: BTreeMap<String, JsonType>,
+        #[serde(default)]
+        values: BTreeMap<String, serde_json::Value>,
+    },
+}
+
+impl ScorerSpec {
+    /// Checks the spec itself (for example that a numeric `expected` parses).
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            ScorerSpec::Numeric {
+                expected,
+                tolerance,
+            } => {
+                numeric::parse_expected(expected)?;
+                if tolerance.is_some_and(|t| !(t >= 0.0)) {
+                    return Err("tolerance must be a non-negative number".into());
+                }
+                Ok(())
+            }
+            ScorerSpec::Exact { expected, aliases } => {
+                if text::normalize(expected).is_empty()
+                    || aliases.iter().any(|a| text::normalize(a).is_empty())
+                {
+                    return Err("expected and aliases must contain letters or digits".into());
+                }
+                Ok(())
+            }
+            ScorerSpec::Json { required, values } => {
+                for (key, value) in values {
+                    if let Some(ty) = required.get(key) {
+                        if !ty.matches(value) {
+                            return Err(format!("values.{key} is not of the required type {ty:?}"));
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The scorer family name used in reports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ScorerSpec::Numeric { .. } => "numeric",
+            ScorerSpec::Exact { .. } => "exact",
+            ScorerSpec::Json { .. } => "json",
+        }
+    }
+
+    /// A short human description of what a correct answer is.
+    pub fn expected_summary(&self) -> String {
+        match self {
+            ScorerSpec::Numeric { expected, .. } => expected.clone(),
+            ScorerSpec::Exact { expected, .. } => expected.clone(),
+            ScorerSpec::Json { required, .. } if required.is_empty() => "valid JSON".into(),
+            ScorerSpec::Json { required, .. } => {
+                let keys: Vec<&str> = required.keys().map(String::as_str).collect();
+                format!("JSON with {}", keys.join(", "))
+            }
+        }
+    }
+}
+
+/// The outcome of scoring one answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    /// true/false against ground truth; None when the prompt has none (open-ended text).
+    pub correct: Option<bool>,
+    /// The answer as the scorer understood it; two endpoints agree when these are equal.
+    pub extracted: Option<String>,
+    /// What the report shows: how the answer was extracted and which check failed.
+    pub evidence: String,
+}
+
+impl Score {
+    fn new(correct: Option<bool>, extracted: Option<String>, evidence: impl Into<String>) -> Self {
+        Score {
+            correct,
+            extracted,
+            evidence: evidence.into(),
+        }
+    }
+}
+
+/// Score one answer (the model's content with any reasoning removed) against a spec.
+pub fn score(spec: &ScorerSpec, answer: &str) -> Score {
+    match spec {
+        ScorerSpec::Numeric {
+            expected,
+            tolerance,
+        } => numeric::score(expected, *tolerance, answer),
+        ScorerSpec::Exact { expected, aliases } => exact::score(expected, aliases, answer),
+        ScorerSpec::Json { required, values } => json::score(required, values, answer),
+    }
+}
