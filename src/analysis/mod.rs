@@ -15,7 +15,7 @@ pub use verdict::{pair_verdict, Side, Verdict};
 use crate::catalogue::{Catalogue, Prompt, CATEGORIES};
 use crate::run::journal::effective;
 use crate::run::{Manifest, Record};
-use crate::score::{score, Score};
+use crate::score::{score, Score, ScoreContext};
 
 /// `results.json`: a public contract (see README).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -146,6 +146,7 @@ pub fn analyze(
     warnings: Vec<String>,
 ) -> Results {
     let mut warnings = warnings;
+    let ctx = ScoreContext::for_catalogue(&catalogue.dir);
     let slots = effective(records);
     let names = manifest.endpoint_names();
     let reference = names.first().cloned().unwrap_or_default();
@@ -173,7 +174,7 @@ pub fn analyze(
                         }
                         let s = r
                             .is_usable()
-                            .then(|| score(&prompt.score, r.answer.as_deref().unwrap_or("")));
+                            .then(|| score(&prompt.score, r.answer.as_deref().unwrap_or(""), &ctx));
                         scored.push((r, s));
                     }
                 }

@@ -5,7 +5,7 @@ use crate::cli::CatalogueArgs;
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
 use crate::run::plan::load_catalogue_for;
-use crate::score::{clip, score};
+use crate::score::{clip, score, ScoreContext};
 
 pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
     let catalogue = load_catalogue_for(args.catalogue.as_deref()).usage_err()?;
@@ -35,16 +35,16 @@ pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
 }
 
 /// A reference answer that does not score correct, or a wrong answer that does.
-fn self_test(p: &Prompt) -> Vec<String> {
+fn self_test(p: &Prompt, ctx: &ScoreContext) -> Vec<String> {
     let mut problems = Vec::new();
-    let r = score(&p.score, &p.reference);
+    let r = score(&p.score, &p.reference, ctx);
     if r.correct == Some(false) {
         problems.push(format!(
             "{}: prompt `{}`: the reference answer does not score correct: {}",
             p.source, p.id, r.evidence
         ));
     }
-    let w = score(&p.score, &p.wrong);
+    let w = score(&p.score, &p.wrong, ctx);
     if w.correct == Some(true) {
         problems.push(format!(
             "{}: prompt `{}`: the wrong answer scores correct: {}",
@@ -56,7 +56,12 @@ fn self_test(p: &Prompt) -> Vec<String> {
 
 pub fn check(args: &CatalogueArgs) -> Result<Exit, CliError> {
     let catalogue = load_catalogue_for(args.catalogue.as_deref()).usage_err()?;
-    let problems: Vec<String> = catalogue.prompts.iter().flat_map(self_test).collect();
+    let ctx = ScoreContext::for_catalogue(&catalogue.dir);
+    let problems: Vec<String> = catalogue
+        .prompts
+        .iter()
+        .flat_map(|p| self_test(p, &ctx))
+        .collect();
     if problems.is_empty() {
         println!(
             "ok: {} prompts in {}; every reference scores correct and every wrong answer does not",

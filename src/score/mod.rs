@@ -8,6 +8,7 @@ mod text;
 pub use text::clip;
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -120,8 +121,36 @@ impl Score {
     }
 }
 
+/// What scorers need beyond the answer: where test suites live and how to run sandboxed code.
+#[derive(Debug, Clone)]
+pub struct ScoreContext {
+    /// The `scorers/` folder (test suites, reference data), beside the catalogue folder.
+    pub scorers_dir: PathBuf,
+    /// The executable re-run as the sandboxed JS worker (`coherence __js-worker`).
+    pub js_worker: PathBuf,
+}
+
+impl ScoreContext {
+    /// The context for a catalogue folder: `scorers/` is its sibling; the worker is this
+    /// executable unless `COHERENCE_JS_WORKER` names another (tests point it at the binary).
+    pub fn for_catalogue(catalogue_dir: &Path) -> Self {
+        let parent = catalogue_dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let js_worker = std::env::var_os("COHERENCE_JS_WORKER")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_exe().ok())
+            .unwrap_or_else(|| PathBuf::from("coherence"));
+        ScoreContext {
+            scorers_dir: parent.join("scorers"),
+            js_worker,
+        }
+    }
+}
+
 /// Score one answer (the model's content with any reasoning removed) against a spec.
-pub fn score(spec: &ScorerSpec, answer: &str) -> Score {
+pub fn score(spec: &ScorerSpec, answer: &str, _ctx: &ScoreContext) -> Score {
     match spec {
         ScorerSpec::Numeric {
             expected,
