@@ -17,6 +17,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; boxing would only add noise
 pub enum Command {
     /// Send the catalogue to two or more endpoints and report where they diverge.
     Compare(CompareArgs),

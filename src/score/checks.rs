@@ -116,7 +116,11 @@ impl TextChecks {
             out.record(if offenders.is_empty() {
                 Ok(format!("no letter '{letter}'"))
             } else {
-                let shown: Vec<String> = offenders.iter().take(3).map(|w| format!("\"{w}\"")).collect();
+                let shown: Vec<String> = offenders
+                    .iter()
+                    .take(3)
+                    .map(|w| format!("\"{w}\""))
+                    .collect();
                 Err(format!(
                     "letter '{letter}' in {} word(s): {}",
                     offenders.len(),
@@ -206,7 +210,9 @@ mod tests {
         assert!(c.run("La bibliotheque ouvre à 9 heures.").failed.is_empty());
         let out = c.run("La librairie ouvre à dix heures.");
         assert_eq!(out.failed.len(), 2, "{out:?}");
-        assert!(out.evidence().starts_with("failed: missing \"bibliothèque\""));
+        assert!(out
+            .evidence()
+            .starts_with("failed: missing \"bibliothèque\""));
     }
 
     #[test]
@@ -233,13 +239,17 @@ mod tests {
     fn word_and_sentence_limits() {
         let c = checks("min_words = 3\nmax_words = 5\nmax_sentences = 1");
         assert!(c.run("Blue light scatters most.").failed.is_empty());
-        assert_eq!(c.run("Blue.").failed, vec!["1 words, fewer than 3".to_string()]);
+        assert_eq!(
+            c.run("Blue.").failed,
+            vec!["1 words, fewer than 3".to_string()]
+        );
         assert_eq!(
             c.run("Light scatters. Blue wins.").failed,
             vec!["2 sentences, more than 1".to_string()]
         );
         assert_eq!(
-            c.run("Air molecules scatter short blue wavelengths.").failed,
+            c.run("Air molecules scatter short blue wavelengths.")
+                .failed,
             vec!["6 words, more than 5".to_string()]
         );
     }

@@ -152,7 +152,9 @@ impl Compiled {
                 ))
                 .unwrap()
             }));
-            c.bare.push(letter.then(|| Regex::new(&format!(r"(?:^|[^\w']){q}(?:$|[^\w'])")).unwrap()));
+            c.bare.push(
+                letter.then(|| Regex::new(&format!(r"(?:^|[^\w']){q}(?:$|[^\w'])")).unwrap()),
+            );
             c.labels.push(label.clone());
             c.phrases.push(phrases);
         }
@@ -169,7 +171,8 @@ impl Compiled {
                     || self.explicit[i]
                         .as_ref()
                         .is_some_and(|r| r.is_match(fragment))
-                    || (strict && (norm == normalize(&self.labels[i]) || self.bare_hit(i, fragment)))
+                    || (strict
+                        && (norm == normalize(&self.labels[i]) || self.bare_hit(i, fragment)))
             })
             .collect()
     }
@@ -206,17 +209,17 @@ static MARKER: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
-static FOLLOWED_BY_WORD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+\p{L}").unwrap());
+static FOLLOWED_BY_WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+\p{L}").unwrap());
 static FOLLOWED_BY_OR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^\s+(?:and|or|nor)\b").unwrap());
 static OPENING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[\s*_(\[]*(?P<label>\w)\b").unwrap());
-static SENTENCE_END: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[.;!?](?:\s|$)|\n").unwrap());
+static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[.;!?](?:\s|$)|\n").unwrap());
 static LEADING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[\s*_#>(\[]*(?:(?i:option|choice)\s+)?(?P<label>[\w-]+)[\s*_)\]]*(?:[.:,;)!\-–—]|$)")
-        .unwrap()
+    Regex::new(
+        r"^[\s*_#>(\[]*(?:(?i:option|choice)\s+)?(?P<label>[\w-]+)[\s*_)\]]*(?:[.:,;)!\-–—]|$)",
+    )
+    .unwrap()
 });
 static CLAUSE_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)[.;!?](?:\s|$)|\n|,\s*and\s|\b(?:so|therefore|thus|hence|which means)\b")

@@ -4,6 +4,7 @@
 //! tell me ...?", "where are you?") or it says "please clarify/specify", "let me know", "more
 //! context". It states an assumption with "assuming", "I'll assume", "if you mean", "if it is",
 //! "it depends on", "ambiguous", "unclear", "could refer to", "either ... or", "not specified".
+//! The extracted answer is "asks", "hedges" (assumption or ambiguity stated) or both.
 //! `require` terms (with `a|b` alternatives) must also appear, so the clarification is about the
 //! right thing.
 
@@ -45,10 +46,16 @@ pub fn score(require: &[String], answer: &str) -> Score {
         .into_iter()
         .find(|s| s.trim_end().ends_with('?') && QUESTION_TO_USER.is_match(s))
         .map(|s| format!("asks \"{}\"", clip(&s, 60)))
-        .or_else(|| ASKS.find(answer).map(|m| format!("asks (\"{}\")", m.as_str())));
-    let assumes = ASSUMES
-        .find(answer)
-        .map(|m| format!("states an assumption (\"{}\")", clip(m.as_str(), 40)));
+        .or_else(|| {
+            ASKS.find(answer)
+                .map(|m| format!("asks (\"{}\")", m.as_str()))
+        });
+    let assumes = ASSUMES.find(answer).map(|m| {
+        format!(
+            "states an assumption or the ambiguity (\"{}\")",
+            clip(m.as_str(), 40)
+        )
+    });
     let norm = normalize(answer);
     let missing: Vec<&str> = require
         .iter()
@@ -65,9 +72,9 @@ pub fn score(require: &[String], answer: &str) -> Score {
     }
     if failed.is_empty() {
         let kind = match (asks.is_some(), assumes.is_some()) {
-            (true, true) => "asks and assumes",
+            (true, true) => "asks and hedges",
             (true, false) => "asks",
-            _ => "assumes",
+            _ => "hedges",
         };
         Score::new(Some(true), Some(kind.into()), signals.join("; "))
     } else {
@@ -114,7 +121,10 @@ mod tests {
     #[test]
     fn required_terms_keep_the_clarification_on_topic() {
         let require = vec!["celsius|fahrenheit".to_string()];
-        assert_eq!(score(&require, "Assuming Celsius: 212 °F.").correct, Some(true));
+        assert_eq!(
+            score(&require, "Assuming Celsius: 212 °F.").correct,
+            Some(true)
+        );
         let s = score(&require, "Could you clarify what you mean?");
         assert_eq!(s.correct, Some(false));
         assert!(s.evidence.contains("missing"), "{}", s.evidence);

@@ -67,7 +67,11 @@ mod tests {
             assert_eq!(score("George Orwell", &a, ok).correct, Some(true), "{ok}");
         }
         for bad in ["Aldous Huxley wrote it.", "Orwellian", "Georgeorwell", ""] {
-            assert_eq!(score("George Orwell", &a, bad).correct, Some(false), "{bad}");
+            assert_eq!(
+                score("George Orwell", &a, bad).correct,
+                Some(false),
+                "{bad}"
+            );
         }
         let wrong = score("George Orwell", &a, "Aldous Huxley wrote it.");
         assert_eq!(wrong.extracted.as_deref(), Some("aldous huxley wrote it"));
@@ -79,7 +83,10 @@ mod tests {
         assert_eq!(score("ecnerehoc", &[], "ECNEREHOC").correct, Some(true));
         assert_eq!(score("ecnerehoc", &[], "`ecnerehoc`").correct, Some(true));
         assert_eq!(score("ecnerehoc", &[], "ecnerehco").correct, Some(false));
-        assert_eq!(score("São Paulo", &[], "It is sao paulo.").correct, Some(true));
+        assert_eq!(
+            score("São Paulo", &[], "It is sao paulo.").correct,
+            Some(true)
+        );
         assert_eq!(score("Au", &[], "The symbol is Au.").correct, Some(true));
         assert_eq!(score("Au", &[], "The symbol is Ag.").correct, Some(false));
     }

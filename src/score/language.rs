@@ -46,8 +46,8 @@ impl Language {
             Language::En => &[
                 "the", "and", "is", "are", "was", "were", "of", "to", "it", "that", "this", "with",
                 "for", "on", "at", "from", "have", "has", "you", "he", "she", "we", "they", "my",
-                "very", "not", "be", "i", "because", "our", "your", "there", "what", "where", "its",
-                "every", "today", "an",
+                "very", "not", "be", "i", "because", "our", "your", "there", "what", "where",
+                "its", "every", "today", "an",
             ],
             Language::Fr => &[
                 "le", "les", "et", "est", "sont", "des", "du", "une", "dans", "pour", "qui", "pas",
@@ -57,9 +57,9 @@ impl Language {
             ],
             Language::De => &[
                 "der", "die", "das", "und", "ist", "sind", "nicht", "ein", "eine", "einen", "mit",
-                "für", "auf", "ich", "wir", "sie", "heute", "zu", "zum", "zur", "von", "dem", "hat",
-                "haben", "sehr", "auch", "nach", "aus", "bei", "mein", "meine", "kein", "keine",
-                "noch", "schon", "wird", "werden",
+                "für", "auf", "ich", "wir", "sie", "heute", "zu", "zum", "zur", "von", "dem",
+                "hat", "haben", "sehr", "auch", "nach", "aus", "bei", "mein", "meine", "kein",
+                "keine", "noch", "schon", "wird", "werden",
             ],
             Language::Es => &[
                 "el", "los", "las", "y", "es", "muy", "pero", "también", "yo", "mis", "tiene",
@@ -131,12 +131,24 @@ mod tests {
     #[test]
     fn recognises_each_language() {
         let samples = [
-            (Language::En, "The library opens at nine o'clock every morning."),
-            (Language::Fr, "La bibliothèque ouvre à neuf heures tous les matins."),
+            (
+                Language::En,
+                "The library opens at nine o'clock every morning.",
+            ),
+            (
+                Language::Fr,
+                "La bibliothèque ouvre à neuf heures tous les matins.",
+            ),
             (Language::De, "Der Zug nach Berlin hat heute Verspätung."),
             (Language::Es, "Mi hermano tiene dos gatos y un perro."),
-            (Language::It, "Dov'è la farmacia più vicina? Ho bisogno di medicine per mia figlia."),
-            (Language::Pt, "Vamos à praia amanhã porque o tempo vai estar bom."),
+            (
+                Language::It,
+                "Dov'è la farmacia più vicina? Ho bisogno di medicine per mia figlia.",
+            ),
+            (
+                Language::Pt,
+                "Vamos à praia amanhã porque o tempo vai estar bom.",
+            ),
         ];
         for (lang, text) in samples {
             assert!(check(text, lang).is_ok(), "{text}: {:?}", check(text, lang));
@@ -149,7 +161,10 @@ mod tests {
     #[test]
     fn an_untranslated_answer_fails_with_counts() {
         let err = check("The train to Berlin is late today.", Language::De).unwrap_err();
-        assert!(err.starts_with("not in language de (de stop words: 0"), "{err}");
+        assert!(
+            err.starts_with("not in language de (de stop words: 0"),
+            "{err}"
+        );
         assert!(err.contains("en 4"), "{err}");
         assert!(check("", Language::Fr).is_err());
     }

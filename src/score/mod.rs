@@ -84,7 +84,7 @@ impl ScorerSpec {
                 tolerance,
             } => {
                 numeric::parse_expected(expected)?;
-                if tolerance.is_some_and(|t| !(t >= 0.0)) {
+                if tolerance.is_some_and(|t| t.is_nan() || t < 0.0) {
                     return Err("tolerance must be a non-negative number".into());
                 }
                 Ok(())
@@ -234,14 +234,32 @@ mod tests {
     #[test]
     fn every_type_parses_from_the_catalogue_syntax() {
         let cases = [
-            (r#"{ type = "numeric", expected = "2.4", tolerance = 0.01 }"#, "numeric"),
-            (r#"{ type = "exact", expected = "Canberra", aliases = ["canberra act"] }"#, "exact"),
-            (r#"{ type = "choice", expected = "B", options = { A = "London", B = "Paris" } }"#, "choice"),
-            (r#"{ type = "choice", expected = "yes", options = ["yes", "no"] }"#, "choice"),
+            (
+                r#"{ type = "numeric", expected = "2.4", tolerance = 0.01 }"#,
+                "numeric",
+            ),
+            (
+                r#"{ type = "exact", expected = "Canberra", aliases = ["canberra act"] }"#,
+                "exact",
+            ),
+            (
+                r#"{ type = "choice", expected = "B", options = { A = "London", B = "Paris" } }"#,
+                "choice",
+            ),
+            (
+                r#"{ type = "choice", expected = "yes", options = ["yes", "no"] }"#,
+                "choice",
+            ),
             (r#"{ type = "output", expected = "[0, 4]" }"#, "output"),
             (r#"{ type = "json", required = { a = "integer" } }"#, "json"),
-            (r#"{ type = "trap", answer = "4", forbid = ["banana"] }"#, "trap"),
-            (r#"{ type = "open", language = "fr", require = ["chat"], max_words = 40 }"#, "open"),
+            (
+                r#"{ type = "trap", answer = "4", forbid = ["banana"] }"#,
+                "trap",
+            ),
+            (
+                r#"{ type = "open", language = "fr", require = ["chat"], max_words = 40 }"#,
+                "open",
+            ),
             (r#"{ type = "clarify", require = ["bank"] }"#, "clarify"),
             (r#"{ type = "clarify" }"#, "clarify"),
         ];

@@ -5,7 +5,8 @@
 //! 2. the last "answer is X" / "answer: X" / "final answer = X" (the first number after it on
 //!    that line, or after its last `=`; an empty rest of line looks at the next line);
 //! 3. the last markdown bold (`**X**`) holding a number, skipping headings such as `**Step 2:**`;
-//! 4. the last number in the text that is not an aside (parenthetical, enumerated, list marker,
+//! 4. when a percentage is expected, the last number written as one ("40 is 16% of 250");
+//! 5. the last number in the text that is not an aside (parenthetical, enumerated, list marker,
 //!    step number: see `numtoken.rs`), else the last number at all.
 //!
 //! Numbers are read as digits, decimals, fractions (`1/6`, `\frac{1}{6}`, `\dfrac`, `½`, "one
@@ -125,7 +126,18 @@ pub fn extract_number(answer: &str, want: Want) -> Option<Extracted> {
     if let Some(t) = bold {
         return Some(found(t, "bold"));
     }
-    pick_last(tokens(answer, want)).map(|t| found(t, "last number"))
+    let all = tokens(answer, want);
+    if want == Want::Percent {
+        if let Some(t) = all.iter().rev().find(|t| t.percent && !t.aside) {
+            return Some(found(t.clone(), "last percentage"));
+        }
+    }
+    let rule = if want == Want::Time {
+        "last time"
+    } else {
+        "last number"
+    };
+    pick_last(all).map(|t| found(t, rule))
 }
 
 /// The last token that is not an aside, else the last token.
@@ -155,9 +167,9 @@ fn after_answer_marker(answer: &str, want: Want) -> Option<Token> {
     let found = tokens(clause, want);
     let last_eq = clause
         .char_indices()
-        .filter(|&(i, c)| c == '=' && paren_depth(&clause[..i]) == 0)
-        .map(|(i, _)| i)
-        .last();
+        .rev()
+        .find(|&(i, c)| c == '=' && paren_depth(&clause[..i]) == 0)
+        .map(|(i, _)| i);
     let after_eq = last_eq.and_then(|eq| found.iter().find(|t| t.start > eq && !t.aside));
     after_eq
         .or_else(|| found.iter().find(|t| !t.aside))
@@ -219,10 +231,8 @@ pub fn score(expected: &str, tolerance: Option<f64>, answer: &str) -> Score {
 }
 
 static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(?:final\s+)?answer\b\**\s*(?:is|:|=|would be|will be|should be)\s*:?",
-    )
-    .unwrap()
+    Regex::new(r"(?i)\b(?:final\s+)?answer\b\**\s*(?:is|:|=|would be|will be|should be)\s*:?")
+        .unwrap()
 });
 static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[.;!?](?:\s|$)").unwrap());
 static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([^*\n]+)\*\*").unwrap());
@@ -260,11 +270,19 @@ mod tests {
     fn assert_all(expected: &str, accept: &[&str], reject: &[&str]) {
         for a in accept {
             let s = score(expected, None, a);
-            assert_eq!(s.correct, Some(true), "{expected}: should accept {a:?}: {s:?}");
+            assert_eq!(
+                s.correct,
+                Some(true),
+                "{expected}: should accept {a:?}: {s:?}"
+            );
         }
         for a in reject {
             let s = score(expected, None, a);
-            assert_eq!(s.correct, Some(false), "{expected}: should reject {a:?}: {s:?}");
+            assert_eq!(
+                s.correct,
+                Some(false),
+                "{expected}: should reject {a:?}: {s:?}"
+            );
         }
     }
 
@@ -365,8 +383,21 @@ mod tests {
     fn percentages() {
         assert_all(
             "16%",
-            &["16%", "16 percent", "It is 16.", "0.16", "40 out of 250, which is 16%"],
-            &["6.25%", "1.6%", "62.5 percent", "0.625"],
+            &[
+                "16%",
+                "16 percent",
+                "It is 16.",
+                "0.16",
+                "40 out of 250, which is 16%",
+                "40 is 16% of 250.",
+            ],
+            &[
+                "6.25%",
+                "1.6%",
+                "62.5 percent",
+                "0.625",
+                "40 is 6.25% of 250.",
+            ],
         );
         assert!(ok("0.25", "25%"));
         assert!(!ok("25", "25%"), "25% is a quarter, not 25");
@@ -389,7 +420,10 @@ mod tests {
         assert!(ok("7.5", "The angle is 7.5 degrees."));
         assert!(ok("7.5", "7.5°"));
         assert!(ok("7.5", "7½ degrees"));
-        assert!(!ok("7.5", "The hour hand moves 0.5 degrees per minute, so it is 97.5 degrees."));
+        assert!(!ok(
+            "7.5",
+            "The hour hand moves 0.5 degrees per minute, so it is 97.5 degrees."
+        ));
         assert!(ok("60", "150 km / 2.5 h = 60 km/h"));
     }
 
@@ -400,7 +434,10 @@ mod tests {
         assert!(ok("3", "There are **3** r's. Positions 3, 8 and 9."));
         assert!(ok("3", "\\boxed{3} because **2** was a typo"));
         assert!(ok("18", "Answer: 9 × 2 = 18 dollars"));
-        assert!(ok("3", "**Step 1:** count the letters. It appears 3 times."));
+        assert!(ok(
+            "3",
+            "**Step 1:** count the letters. It appears 3 times."
+        ));
         assert!(!ok("3", "The answer is 2. Some say 3."));
         assert!(!ok("3", "\\boxed{2} (I first thought 3)"));
     }
@@ -420,28 +457,52 @@ mod tests {
                 "They meet at 10:54 AM.",
                 "The trains meet at 10:54.",
                 "10:54 a.m.",
+                "10:54am.",
+                "10:54 A.M",
                 "**10:54am** (54 minutes after 10:00 AM)",
             ],
-            &["They meet at 10:54 PM.", "They meet at 11:06 AM.", "10:18 AM", "at 54 minutes past ten"],
+            &[
+                "They meet at 10:54 PM.",
+                "They meet at 11:06 AM.",
+                "10:18 AM",
+                "at 54 minutes past ten",
+            ],
         );
-        assert_all("12:30 PM", &["12:30 PM", "12:30", "at 12:30 p.m."], &["12:30 AM", "11:30 AM"]);
+        assert_all(
+            "12:30 PM",
+            &["12:30 PM", "12:30", "at 12:30 p.m."],
+            &["12:30 AM", "11:30 AM"],
+        );
     }
 
     #[test]
     fn pronoun_one_is_not_a_number() {
-        assert!(ok("2", "There are 2 such numbers, and the right one is obvious."));
+        assert!(ok(
+            "2",
+            "There are 2 such numbers, and the right one is obvious."
+        ));
     }
 
     #[test]
     fn evidence_says_what_was_found_and_why() {
         let s = score("3", None, "There are **2** r's.");
         assert_eq!(s.extracted.as_deref(), Some("2"));
-        assert!(s.evidence.contains("`2` (bold); expected 3"), "{}", s.evidence);
+        assert!(
+            s.evidence.contains("`2` (bold); expected 3"),
+            "{}",
+            s.evidence
+        );
         let s = score("3", None, "no idea");
         assert_eq!((s.correct, s.extracted), (Some(false), None));
         assert!(s.evidence.contains("no number found"));
-        assert_eq!(score("1/6", None, "\\frac{2}{12}").extracted.as_deref(), Some("0.166667"));
-        assert_eq!(score("16%", None, "16 percent").extracted, score("16%", None, "0.16").extracted);
+        assert_eq!(
+            score("1/6", None, "\\frac{2}{12}").extracted.as_deref(),
+            Some("0.166667")
+        );
+        assert_eq!(
+            score("16%", None, "16 percent").extracted,
+            score("16%", None, "0.16").extracted
+        );
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct Token {
     pub start: usize,
     pub end: usize,
     pub aside: bool,
+    /// Written as a percentage ("16%", "16 percent").
+    pub percent: bool,
 }
 
 /// Every number (or, for [`Want::Time`], every time of day) in `s`, in order.
@@ -83,7 +85,8 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 static TIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?P<h>\d{1,2}):(?P<m>\d{2})(?:\s*(?P<ap>[ap])\.?\s?m\b\.?)?").unwrap()
+    Regex::new(r"(?i)\b(?P<h>\d{1,2}):(?P<m>\d{2})(?:\s*(?P<ap>[ap])(?:\.\s?m\b\.?|\s?m\b))?")
+        .unwrap()
 });
 static PERCENT_MARK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)%|\bper\s?cent\b").unwrap());
@@ -98,8 +101,7 @@ static ENUM_GAP: LazyLock<Regex> =
 static STEP_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:step|part|case|stage|round|line|row|item)\s+$").unwrap()
 });
-static LIST_MARKER_AFTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[.)][ \t]+\S").unwrap());
+static LIST_MARKER_AFTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[.)][ \t]+\S").unwrap());
 static ORDINAL_AFTER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?i:st|nd|rd|th)(?:[^\p{L}]|$)").unwrap());
 
@@ -115,12 +117,10 @@ fn numbers(s: &str, want: Want) -> Vec<Token> {
                 start,
                 end,
                 aside: false,
+                percent: false,
             })
         };
-        if let (Some(n), Some(d)) = (
-            c.name("fn").or(c.name("sn")),
-            c.name("fd").or(c.name("sd")),
-        ) {
+        if let (Some(n), Some(d)) = (c.name("fn").or(c.name("sn")), c.name("fd").or(c.name("sd"))) {
             if let Some(v) = fraction(n.as_str(), d.as_str()) {
                 push(&mut out, whole.as_str(), start, end, v, 6);
             }
@@ -160,12 +160,10 @@ fn numbers(s: &str, want: Want) -> Vec<Token> {
                 continue;
             }
             if let Some(v) = word_value(w.as_str()) {
-                let (v, decimals) = if c.name("wpct").is_some() {
-                    (v / 100.0, 2)
-                } else {
-                    (v, 0)
-                };
+                let percent = c.name("wpct").is_some();
+                let (v, decimals) = if percent { (v / 100.0, 2) } else { (v, 0) };
                 push(&mut out, whole.as_str(), start, end, v, decimals);
+                out.last_mut().unwrap().percent = percent;
             }
             continue;
         }
@@ -210,6 +208,7 @@ fn numbers(s: &str, want: Want) -> Vec<Token> {
             start,
             end,
             aside: false,
+            percent: c.name("pct").is_some() && c.name("d").is_none(),
         });
     }
     merge_ratios(s, out, want)
@@ -228,7 +227,8 @@ fn merge_ratios(s: &str, tokens: Vec<Token>, want: Want) -> Vec<Token> {
             continue;
         }
         let prev = out.last_mut().unwrap();
-        let (Value::Number { value: a, .. }, Value::Number { value: b, .. }) = (prev.value, t.value)
+        let (Value::Number { value: a, .. }, Value::Number { value: b, .. }) =
+            (prev.value, t.value)
         else {
             out.push(t);
             continue;
@@ -395,6 +395,7 @@ fn times(s: &str) -> Vec<Token> {
                 start: whole.start(),
                 end: whole.end(),
                 aside: false,
+                percent: false,
             })
         })
         .collect()
@@ -407,7 +408,8 @@ fn mark_asides(s: &str, tokens: &mut [Token]) {
         let line_start = s[..start].rfind('\n').map(|p| p + 1).unwrap_or(0);
         let list_marker =
             s[line_start..start].trim().is_empty() && LIST_MARKER_AFTER.is_match(&s[end..]);
-        let enumerated = |a: &Token, b: &Token| a.end <= b.start && ENUM_GAP.is_match(&s[a.end..b.start]);
+        let enumerated =
+            |a: &Token, b: &Token| a.end <= b.start && ENUM_GAP.is_match(&s[a.end..b.start]);
         let in_list = (i > 0 && enumerated(&tokens[i - 1], &tokens[i]))
             || (i + 1 < tokens.len() && enumerated(&tokens[i], &tokens[i + 1]));
         if paren_depth(&s[..start]) > 0
@@ -444,17 +446,29 @@ mod tests {
     }
 
     fn asides(s: &str) -> Vec<bool> {
-        tokens(s, Want::Whole).into_iter().map(|t| t.aside).collect()
+        tokens(s, Want::Whole)
+            .into_iter()
+            .map(|t| t.aside)
+            .collect()
     }
 
     #[test]
     fn reads_digits_fractions_words_and_mixed_numbers() {
         assert_eq!(values("3, 12.5 and 1,000", Want::Real), [3.0, 12.5, 1000.0]);
-        assert_eq!(values("\\frac{1}{4} or \\dfrac34", Want::Real), [0.25, 0.75]);
+        assert_eq!(
+            values("\\frac{1}{4} or \\dfrac34", Want::Real),
+            [0.25, 0.75]
+        );
         assert_eq!(values("2 1/2 hours", Want::Real), [2.5]);
         assert_eq!(values("7½ degrees", Want::Real), [7.5]);
-        assert_eq!(values("one sixth, a quarter", Want::Real), [1.0 / 6.0, 0.25]);
-        assert_eq!(values("twenty-one, twice, thirteen", Want::Whole), [21.0, 2.0, 13.0]);
+        assert_eq!(
+            values("one sixth, a quarter", Want::Real),
+            [1.0 / 6.0, 0.25]
+        );
+        assert_eq!(
+            values("twenty-one, twice, thirteen", Want::Whole),
+            [21.0, 2.0, 13.0]
+        );
         assert_eq!(values("x = -4", Want::Whole), [-4.0]);
     }
 
@@ -485,8 +499,14 @@ mod tests {
 
     #[test]
     fn marks_asides() {
-        assert_eq!(asides("3 r's (positions 3, 8, 9)"), [false, true, true, true]);
-        assert_eq!(asides("at positions 3, 8 and 9, so 3"), [true, true, true, false]);
+        assert_eq!(
+            asides("3 r's (positions 3, 8, 9)"),
+            [false, true, true, true]
+        );
+        assert_eq!(
+            asides("at positions 3, 8 and 9, so 3"),
+            [true, true, true, false]
+        );
         assert_eq!(asides("1. count\n2. add 5"), [true, true, false]);
         assert_eq!(asides("Step 2: it is 7"), [true, false]);
         assert_eq!(asides("sqrt(25) = 5"), [true, false]);
@@ -495,6 +515,10 @@ mod tests {
     #[test]
     fn times_of_day() {
         let t = tokens("from 9:00 AM until 10:54 p.m. (not 25:00)", Want::Time);
+        assert_eq!(
+            (t[0].text.as_str(), t[1].text.as_str()),
+            ("9:00 AM", "10:54 p.m.")
+        );
         let got: Vec<Value> = t.iter().map(|t| t.value).collect();
         assert_eq!(
             got,

@@ -16,7 +16,7 @@ pub fn validate(checks: &TextChecks) -> Result<(), String> {
 
 pub fn score(checks: &TextChecks, answer: &str) -> Score {
     let mut outcome = checks.run(answer);
-    match sanity::check(answer, checks.max_words) {
+    match sanity::check(answer, checks.max_words.is_some()) {
         Ok(n) => outcome.passed.insert(0, format!("sane ({n} words)")),
         Err(e) => outcome.failed.insert(0, e),
     }
@@ -39,9 +39,17 @@ mod tests {
     #[test]
     fn passing_text_is_left_to_similarity() {
         let c = checks("require = [\"bridge\", \"repair|repairs\"]\nmax_words = 40");
-        let s = score(&c, "The Elm Street bridge closes on June 3 for six months of repairs.");
+        let s = score(
+            &c,
+            "The Elm Street bridge closes on June 3 for six months of repairs.",
+        );
         assert_eq!((s.correct, s.extracted.as_deref()), (None, None));
-        assert!(s.evidence.starts_with("passed: sane (13 words); has \"bridge\""), "{}", s.evidence);
+        assert!(
+            s.evidence
+                .starts_with("passed: sane (13 words); has \"bridge\""),
+            "{}",
+            s.evidence
+        );
     }
 
     #[test]
@@ -49,8 +57,15 @@ mod tests {
         let c = checks("require = [\"bridge\"]\nmin_words = 5");
         let s = score(&c, "The council met on Tuesday to discuss the budget.");
         assert_eq!(s.correct, Some(false));
-        assert!(s.evidence.starts_with("failed: missing \"bridge\""), "{}", s.evidence);
-        assert_eq!(s.extracted.as_deref(), Some("the council met on tuesday to discuss the budget"));
+        assert!(
+            s.evidence.starts_with("failed: missing \"bridge\""),
+            "{}",
+            s.evidence
+        );
+        assert_eq!(
+            s.extracted.as_deref(),
+            Some("the council met on tuesday to discuss the budget")
+        );
         let s = score(&TextChecks::default(), &"bridge ".repeat(20));
         assert!(s.evidence.contains("degenerate"), "{}", s.evidence);
         assert_eq!(score(&TextChecks::default(), "").correct, Some(false));
@@ -61,7 +76,10 @@ mod tests {
         let c = checks("language = \"fr\"\nrequire = [\"bibliothèque\"]");
         let s = score(&c, "La bibliothèque ouvre à neuf heures tous les matins.");
         assert_eq!(s.correct, None, "{}", s.evidence);
-        let s = score(&c, "The library (bibliothèque) opens at nine o'clock every morning.");
+        let s = score(
+            &c,
+            "The library (bibliothèque) opens at nine o'clock every morning.",
+        );
         assert_eq!(s.correct, Some(false));
         assert!(s.evidence.contains("not in language fr"), "{}", s.evidence);
     }

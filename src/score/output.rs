@@ -45,8 +45,7 @@ pub fn score(expected: &str, answer: &str) -> Score {
     )
 }
 
-static FENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?s)```[^\n`]*\n(.*?)```").unwrap());
+static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)```[^\n`]*\n(.*?)```").unwrap());
 static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\b(?:(?:the\s+)?(?:final\s+)?(?:output|result)(?:\s+(?:is|will be|would be|should be))?\s*:",
@@ -95,8 +94,14 @@ fn predict(answer: &str, want: &str) -> Option<(String, &'static str)> {
 /// Trim trailing spaces per line and blank lines at both ends.
 fn tidy(s: &str) -> String {
     let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
-    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |e| e + 1);
+    let start = lines
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(lines.len());
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(start, |e| e + 1);
     let body = lines[start..end].join("\n");
     // Leading indentation of a single line is never part of a printed value.
     if body.contains('\n') {
@@ -199,7 +204,11 @@ mod tests {
     #[test]
     fn quotes_and_periods_that_belong_to_the_output_are_kept() {
         check("'c-b-a'", &["'c-b-a'", "Output: 'c-b-a'"], &["c-b-a"]);
-        check("c-b-a", &["c-b-a", "\"c-b-a\"", "It prints c-b-a."], &["a-b-c", "c b a"]);
+        check(
+            "c-b-a",
+            &["c-b-a", "\"c-b-a\"", "It prints c-b-a."],
+            &["a-b-c", "c b a"],
+        );
         check("Done.", &["Done.", "Output: `Done.`"], &["Done"]);
     }
 
@@ -208,7 +217,8 @@ mod tests {
         let s = score("30", "The code prints 20.");
         assert_eq!(s.extracted.as_deref(), Some("20"));
         assert!(
-            s.evidence.contains("(after an output prefix); expected `30`"),
+            s.evidence
+                .contains("(after an output prefix); expected `30`"),
             "{}",
             s.evidence
         );

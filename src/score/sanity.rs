@@ -2,7 +2,8 @@
 //!
 //! Thresholds (a natural answer passes all of them with a wide margin):
 //! - empty: no word at all;
-//! - runaway: more than [`RUNAWAY_WORDS`] words (a prompt's own `max_words` replaces this);
+//! - runaway: more than [`RUNAWAY_WORDS`] words (when the prompt sets its own `max_words`, the
+//!   checks of `checks.rs` enforce that limit instead and this one is skipped);
 //! - stuck word: the same word [`STUCK_RUN`] or more times in a row ("the the the ...");
 //! - repeated line: the same line of at least three words [`REPEATED_LINES`] or more times;
 //! - repeated n-grams: in a text of at least [`NGRAM_MIN_WORDS`] words, fewer than
@@ -12,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::text::{normalize, words};
 
-/// More words than this is a runaway answer, unless the prompt sets `max_words`.
+/// More words than this is a runaway answer, unless the prompt sets its own `max_words`.
 pub const RUNAWAY_WORDS: usize = 1500;
 /// The same word this many times in a row is degenerate.
 pub const STUCK_RUN: usize = 8;
@@ -23,15 +24,18 @@ pub const NGRAM_MIN_WORDS: usize = 30;
 /// The least share of distinct word 4-grams in a long enough text.
 pub const NGRAM_MIN_DISTINCT: f64 = 0.5;
 
-/// Ok with the word count, or Err naming the failed check.
-pub fn check(text: &str, max_words: Option<usize>) -> Result<usize, String> {
+/// Ok with the word count, or Err naming the failed check. `own_limit`: the prompt sets its own
+/// `max_words`, so the runaway check is left to it.
+pub fn check(text: &str, own_limit: bool) -> Result<usize, String> {
     let all = words(text);
     if all.is_empty() {
         return Err("empty answer".into());
     }
-    let limit = max_words.unwrap_or(RUNAWAY_WORDS);
-    if all.len() > limit {
-        return Err(format!("runaway length: {} words (max {limit})", all.len()));
+    if !own_limit && all.len() > RUNAWAY_WORDS {
+        return Err(format!(
+            "runaway length: {} words (max {RUNAWAY_WORDS})",
+            all.len()
+        ));
     }
     let norm: Vec<String> = all.iter().map(|w| normalize(w)).collect();
     let mut run = 1;
@@ -82,25 +86,29 @@ mod tests {
         let story = "The keeper climbed the stairs one last time. Out in the fog a bell rang, \
                      slow and patient, and a ship he had never seen slid past the rocks. He lit \
                      the lamp anyway, the way his father had taught him, and waited for morning.";
-        assert_eq!(check(story, None), Ok(45));
+        assert_eq!(check(story, false), Ok(45));
         let poem = "Row, row, row your boat\nGently down the stream\nRow, row, row your boat";
-        assert!(check(poem, None).is_ok());
+        assert!(check(poem, false).is_ok());
     }
 
     #[test]
     fn degenerate_and_runaway_text_fails() {
-        assert_eq!(check("  \n ", None), Err("empty answer".into()));
-        assert!(check(&"the ".repeat(9), None)
+        assert_eq!(check("  \n ", false), Err("empty answer".into()));
+        assert!(check(&"the ".repeat(9), false)
             .unwrap_err()
             .contains("repeated 8 times in a row"));
         let looped = "I will light the lamp.\n".repeat(4);
-        assert!(check(&looped, None).unwrap_err().contains("line"));
+        assert!(check(&looped, false).unwrap_err().contains("line"));
         let phrase_loop = "and then the ship came back ".repeat(8);
-        assert!(check(&phrase_loop, None)
+        assert!(check(&phrase_loop, false)
             .unwrap_err()
             .contains("4-word sequences"));
-        let long = "word ".repeat(40);
-        assert!(check(&long, Some(30)).unwrap_err().contains("runaway"));
-        assert!(check(&"many different words here ".repeat(1), Some(3)).is_err());
+        let long: Vec<String> = (0..=RUNAWAY_WORDS).map(|i| format!("w{i}")).collect();
+        let long = long.join(" ");
+        assert!(check(&long, false).unwrap_err().contains("runaway"));
+        assert!(
+            check(&long, true).is_ok(),
+            "the prompt's own max_words decides"
+        );
     }
 }

@@ -103,7 +103,10 @@ mod tests {
     fn normalize_drops_case_punctuation_markdown_and_accents() {
         assert_eq!(normalize("  **George  Orwell**. "), "george orwell");
         assert_eq!(normalize("“Yes,” she said!"), "yes she said");
-        assert_eq!(normalize("La Bibliothèque ouvre à 9h"), "la bibliotheque ouvre a 9h");
+        assert_eq!(
+            normalize("La Bibliothèque ouvre à 9h"),
+            "la bibliotheque ouvre a 9h"
+        );
         assert_eq!(normalize("ÉCOLE"), "ecole");
     }
 

@@ -14,7 +14,7 @@ pub fn validate(checks: &TextChecks) -> Result<(), String> {
 
 pub fn score(checks: &TextChecks, answer: &str) -> Score {
     let mut outcome = checks.run(answer);
-    if let Err(e) = sanity::check(answer, checks.max_words) {
+    if let Err(e) = sanity::check(answer, checks.max_words.is_some()) {
         outcome.failed.insert(0, e);
     }
     let mut extracted = Some(clip(&normalize(answer), 80)).filter(|s| !s.is_empty());
@@ -61,8 +61,16 @@ mod tests {
             assert_eq!(score(&c, bad).correct, Some(false), "{bad}");
         }
         let s = score(&c, "Banana! 4");
-        assert!(s.evidence.contains("contains forbidden \"banana\""), "{}", s.evidence);
-        assert!(s.evidence.contains("passed: answer: found `4`"), "{}", s.evidence);
+        assert!(
+            s.evidence.contains("contains forbidden \"banana\""),
+            "{}",
+            s.evidence
+        );
+        assert!(
+            s.evidence.contains("passed: answer: found `4`"),
+            "{}",
+            s.evidence
+        );
     }
 
     #[test]
