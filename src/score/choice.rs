@@ -225,6 +225,9 @@ static CLAUSE_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)[.;!?](?:\s|$)|\n|,\s*and\s|\b(?:so|therefore|thus|hence|which means)\b")
         .unwrap()
 });
+static JUSTIFICATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:because|since|as|given|due to|which|while|whereas)\b").unwrap()
+});
 static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([^*\n]+)\*\*").unwrap());
 
 /// The options the answer picks and the rule that decided, or None when it names none.
@@ -239,17 +242,19 @@ fn decide(opts: &Compiled, answer: &str) -> Option<(BTreeSet<usize>, &'static st
     }
     if let Some(m) = MARKER.find_iter(answer).last() {
         let tail = &answer[m.end()..];
-        let clause = SENTENCE_END
-            .find(tail.trim_start())
-            .map(|e| &tail.trim_start()[..e.start()])
-            .unwrap_or(tail);
+        let clause = before_justification(
+            SENTENCE_END
+                .find(tail.trim_start())
+                .map(|e| &tail.trim_start()[..e.start()])
+                .unwrap_or(tail),
+        );
         let mut found = opts.mentions(clause, true);
         found.extend(opts.opening_label(clause));
         if let Some(found) = some(found, "\"answer is\"") {
             return Some(found);
         }
     }
-    let first_line = answer.trim().lines().next().unwrap_or("");
+    let first_line = before_justification(answer.trim().lines().next().unwrap_or(""));
     if first_line.split_whitespace().count() <= 5 {
         if let Some(found) = some(opts.mentions(first_line, true), "short answer") {
             return Some(found);
@@ -273,6 +278,13 @@ fn decide(opts: &Compiled, answer: &str) -> Option<(BTreeSet<usize>, &'static st
     clauses
         .into_iter()
         .find_map(|c| some(opts.mentions(c, false), "last clause naming an option"))
+}
+
+/// The part of a fragment before its justification ("A because B lies" -> "A").
+fn before_justification(fragment: &str) -> &str {
+    JUSTIFICATION
+        .find(fragment)
+        .map_or(fragment, |m| &fragment[..m.start()])
 }
 
 #[cfg(test)]
@@ -323,6 +335,8 @@ mod tests {
                 "\\boxed{B}",
                 "Answer: Paris",
                 "The correct option is B because France's capital is Paris.",
+                "B, because A is London.",
+                "I think it's B.",
             ],
             &[
                 "A",
@@ -374,12 +388,15 @@ mod tests {
                 "A knight always tells the truth, so the knight is A.",
                 "**A**",
                 "Answer: A",
+                "The answer is A because B lies.",
+                "A, since B's claim is false.",
             ],
             &[
                 "B",
                 "B is the knight.",
                 "B is the knight, because B says both are knights.",
                 "Suppose A is the knight. Then B is a knave... contradiction, so B is the knight.",
+                "The answer is B since A is lying.",
             ],
         );
     }

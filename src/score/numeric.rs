@@ -315,6 +315,12 @@ mod tests {
                 "The answer is:\n\n3",
                 "It appears *3* times.",
                 "3.0",
+                "I count 3 — at positions 3, 8 and 9.",
+                "Strawberry is spelled S-T-R-A-W-B-E-R-R-Y. There are 3 Rs.",
+                "## Answer\n\nThe letter **r** appears **3** times.",
+                "The letter 'r' appears **three times** in the word 'strawberry'.",
+                "Let's count:\n- s\n- t\n- r ← 1\n- a\n- w\n- b\n- e\n- r ← 2\n- r ← 3\n- y\n\nTotal: **3**",
+                "There are 2 r's... wait, let me recount: 3 r's.",
             ],
             &[
                 "13",
@@ -328,6 +334,12 @@ mod tests {
                 "It appears 5 times, not 3 as you might think... no wait, 5.",
                 "I cannot count letters.",
                 "",
+                "I count 2 — at positions 3 and 8.",
+                "The letter 'r' appears **twice** in the word 'strawberry'.",
+                "It appears 3 or 4 times.",
+                "Strawberry has 10 letters.",
+                "There are 3 r's... wait, let me recount: 2 r's.",
+                "three hundred",
             ],
         );
     }
@@ -413,6 +425,8 @@ mod tests {
                 "18 dollars",
                 "16 - 3 - 4 = 9 eggs are sold. 9 * $2 = $18.",
                 "She earns **$18** per day (9 eggs × $2).",
+                "Eggs left: 16 − 3 − 4 = 9. Money: 9 × $2 = $18.\n\n**Answer: $18**",
+                "#### 18",
             ],
             &["$26", "She sells 9 eggs for $2 each.", "$1.80"],
         );

@@ -356,7 +356,8 @@ fn word_value(w: &str) -> Option<f64> {
         return Some(i as f64);
     }
     let mut parts = w.split(['-', ' ']);
-    let tens = TENS.iter().position(|t| Some(*t) == parts.next())? as f64 * 10.0 + 20.0;
+    let first = parts.next();
+    let tens = TENS.iter().position(|t| Some(*t) == first)? as f64 * 10.0 + 20.0;
     let unit = match parts.next() {
         Some(u) => UNITS.iter().position(|x| *x == u)? as f64,
         None => 0.0,
