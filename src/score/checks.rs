@@ -199,10 +199,7 @@ fn forbidden_hit(norm: &str, term: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn checks(toml_src: &str) -> TextChecks {
-        toml::from_str(toml_src).unwrap()
-    }
+    use crate::score::testing::text_checks as checks;
 
     #[test]
     fn required_terms_with_alternatives_and_accents() {

@@ -22,6 +22,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::markers::{after_answer_marker, bold_spans, last_boxed};
 use super::text::{contains_phrase, normalize};
 use super::Score;
 
@@ -203,18 +204,11 @@ impl Compiled {
     }
 }
 
-static MARKER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(?:final\s+answer|answer|correct\s+(?:answer|option|choice)|right\s+(?:answer|option))\b\**\s*(?:is|:|=|would be|will be|should be)\s*:?",
-    )
-    .unwrap()
-});
 static FOLLOWED_BY_WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+\p{L}").unwrap());
 static FOLLOWED_BY_OR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^\s+(?:and|or|nor)\b").unwrap());
 static OPENING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[\s*_(\[]*(?P<label>\w)\b").unwrap());
-static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[.;!?](?:\s|$)|\n").unwrap());
 static LEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^[\s*_#>(\[]*(?:(?i:option|choice)\s+)?(?P<label>[\w-]+)[\s*_)\]]*(?:[.:,;)!\-–—]|$)",
@@ -228,26 +222,17 @@ static CLAUSE_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
 static JUSTIFICATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:because|since|as|given|due to|which|while|whereas)\b").unwrap()
 });
-static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([^*\n]+)\*\*").unwrap());
 
 /// The options the answer picks and the rule that decided, or None when it names none.
 fn decide(opts: &Compiled, answer: &str) -> Option<(BTreeSet<usize>, &'static str)> {
     let some = |set: BTreeSet<usize>, rule| (!set.is_empty()).then_some((set, rule));
-    if let Some(start) = answer.rfind("\\boxed{") {
-        let inner = &answer[start + 7..];
-        let inner = &inner[..inner.find('}').unwrap_or(inner.len())];
+    if let Some(inner) = last_boxed(answer) {
         if let Some(found) = some(opts.mentions(inner, true), "\\boxed{}") {
             return Some(found);
         }
     }
-    if let Some(m) = MARKER.find_iter(answer).last() {
-        let tail = &answer[m.end()..];
-        let clause = before_justification(
-            SENTENCE_END
-                .find(tail.trim_start())
-                .map(|e| &tail.trim_start()[..e.start()])
-                .unwrap_or(tail),
-        );
+    if let Some(clause) = after_answer_marker(answer) {
+        let clause = before_justification(clause);
         let mut found = opts.mentions(clause, true);
         found.extend(opts.opening_label(clause));
         if let Some(found) = some(found, "\"answer is\"") {
@@ -266,9 +251,8 @@ fn decide(opts: &Compiled, answer: &str) -> Option<(BTreeSet<usize>, &'static st
             return Some(found);
         }
     }
-    let bold = BOLD
-        .captures_iter(answer)
-        .filter_map(|c| some(opts.mentions(&c[1], true), "bold"))
+    let bold = bold_spans(answer)
+        .filter_map(|span| some(opts.mentions(span, true), "bold"))
         .last();
     if bold.is_some() {
         return bold;
@@ -290,6 +274,7 @@ fn before_justification(fragment: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::score::testing::assert_scores;
 
     fn options(toml_value: &str) -> Options {
         #[derive(Deserialize)]
@@ -302,14 +287,7 @@ mod tests {
     }
 
     fn check(expected: &str, opts: &Options, accept: &[&str], reject: &[&str]) {
-        for a in accept {
-            let s = score(expected, opts, a);
-            assert_eq!(s.correct, Some(true), "should accept {a:?}: {s:?}");
-        }
-        for a in reject {
-            let s = score(expected, opts, a);
-            assert_eq!(s.correct, Some(false), "should reject {a:?}: {s:?}");
-        }
+        assert_scores(accept, reject, |a| score(expected, opts, a));
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Ambiguity scoring: the answer must ask for clarification or state the assumption it makes.
 //!
-//! It asks when a sentence ending in "?" addresses the user ("which ... do you mean?", "could you
-//! tell me ...?", "where are you?") or it says "please clarify/specify", "let me know", "more
-//! context". It states an assumption with "assuming", "I'll assume", "if you mean", "if it is",
+//! It asks when a sentence ending in "?" addresses the user or offers alternatives ("which bank do
+//! you mean?", "could you tell me ...?", "Celsius or Fahrenheit?"; a rhetorical "Where is the
+//! bank?" does not count) or it says "please clarify/specify", "let me know", "more context". It states an assumption with "assuming", "I'll assume", "if you mean", "if it is",
 //! "it depends on", "ambiguous", "unclear", "could refer to", "either ... or", "not specified".
 //! The extracted answer is "asks", "hedges" (assumption or ambiguity stated) or both.
 //! `require` terms (with `a|b` alternatives) must also appear, so the clarification is about the
@@ -22,10 +22,8 @@ pub fn validate(require: &[String]) -> Result<(), String> {
     }
 }
 
-static QUESTION_TO_USER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:which|what|where|who|when|how|do you|did you|could you|can you|would you|are you|is it|is this|should i)\b")
-        .unwrap()
-});
+static QUESTION_TO_USER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(?:you|your|you['’]re|which (?:one|of)|or)\b").unwrap());
 static ASKS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:please (?:clarify|specify|tell me|let me know|provide|confirm)|let me know|more (?:context|information|details)|could you clarify|can you clarify)\b")
         .unwrap()
@@ -86,36 +84,33 @@ pub fn score(require: &[String], answer: &str) -> Score {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::score::testing::assert_scores;
 
     #[test]
-    fn asking_or_assuming_passes() {
-        for a in [
-            "Which bank do you mean? I can help if you tell me where you are.",
-            "Could you tell me which city you are in?",
-            "I don't know your location; please let me know where you are.",
-            "Assuming you mean 100 °C, that is 212 °F.",
-            "If it is 100 °F, that is about 37.8 °C; if it is 100 °C, it is 212 °F.",
-            "The sentence is ambiguous: \"he\" could refer to Tom or Jim.",
-            "It is unclear who won; it could be either of them.",
-            "That depends on which bank you mean.",
-        ] {
-            let s = score(&[], a);
-            assert_eq!(s.correct, Some(true), "{a}: {s:?}");
-        }
-    }
-
-    #[test]
-    fn a_confident_answer_fails() {
-        for a in [
-            "The bank is about two kilometres away.",
-            "Tom won the prize.",
-            "100 degrees is 212 °F.",
-            "What a lovely question! The answer is 212.",
-            "",
-        ] {
-            let s = score(&[], a);
-            assert_eq!(s.correct, Some(false), "{a}: {s:?}");
-        }
+    fn asking_or_hedging_passes_and_a_confident_answer_fails() {
+        assert_scores(
+            &[
+                "Which bank do you mean? I can help if you tell me where you are.",
+                "Could you tell me which city you are in?",
+                "I don't know your location; please let me know where you are.",
+                "Assuming you mean 100 °C, that is 212 °F.",
+                "If it is 100 °F, that is about 37.8 °C; if it is 100 °C, it is 212 °F.",
+                "The sentence is ambiguous: \"he\" could refer to Tom or Jim.",
+                "It is unclear who won; it could be either of them.",
+                "That depends on which bank you mean.",
+                "You didn’t say which scale, so here are both.",
+                "Celsius or Fahrenheit?",
+            ],
+            &[
+                "The bank is about two kilometres away.",
+                "Tom won the prize.",
+                "100 degrees is 212 °F.",
+                "What a lovely question! The answer is 212.",
+                "Where is the bank? It is on Main Street.",
+                "",
+            ],
+            |a| score(&[], a),
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod clarify;
 mod exact;
 mod json;
 mod language;
+mod markers;
 mod numeric;
 mod numtoken;
 mod open;
@@ -214,6 +215,29 @@ pub fn score(spec: &ScorerSpec, answer: &str, _ctx: &ScoreContext) -> Score {
         ScorerSpec::Trap(checks) => trap::score(checks, answer),
         ScorerSpec::Open(checks) => open::score(checks, answer),
         ScorerSpec::Clarify { require } => clarify::score(require, answer),
+    }
+}
+
+/// Helpers shared by the scorers' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Score, TextChecks};
+
+    /// Every `accept` answer must score correct and every `reject` answer wrong.
+    pub fn assert_scores(accept: &[&str], reject: &[&str], score: impl Fn(&str) -> Score) {
+        for a in accept {
+            let s = score(a);
+            assert_eq!(s.correct, Some(true), "should accept {a:?}: {s:?}");
+        }
+        for a in reject {
+            let s = score(a);
+            assert_eq!(s.correct, Some(false), "should reject {a:?}: {s:?}");
+        }
+    }
+
+    /// Text checks written as in the catalogue (`forbid = ["x"]`, one field per line).
+    pub fn text_checks(toml_src: &str) -> TextChecks {
+        toml::from_str(toml_src).unwrap()
     }
 }
 

@@ -2,8 +2,8 @@
 //!
 //! Precedence when several numbers appear (the first rule that finds one wins):
 //! 1. the last `\boxed{...}` (its last number);
-//! 2. the last "answer is X" / "answer: X" / "final answer = X" (the first number after it on
-//!    that line, or after its last `=`; an empty rest of line looks at the next line);
+//! 2. the last "answer is X" / "answer: X" / "final answer = X" (the first number in the rest of
+//!    that sentence, or after its last `=`; an empty rest of line looks at the next line);
 //! 3. the last markdown bold (`**X**`) holding a number, skipping headings such as `**Step 2:**`;
 //! 4. when a percentage is expected, the last number written as one ("40 is 16% of 250");
 //! 5. the last number in the text that is not an aside (parenthetical, enumerated, list marker,
@@ -23,6 +23,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::markers::{after_answer_marker, bold_spans, last_boxed};
 pub use super::numtoken::Value;
 use super::numtoken::{has_percent, has_time, paren_depth, tokens, Token, Want};
 use super::Score;
@@ -113,13 +114,10 @@ pub fn extract_number(answer: &str, want: Want) -> Option<Extracted> {
             return Some(found(t, "\\boxed{}"));
         }
     }
-    if let Some(t) = after_answer_marker(answer, want) {
+    if let Some(t) = after_marker(answer, want) {
         return Some(found(t, "\"answer is\""));
     }
-    let bold = BOLD
-        .captures_iter(answer)
-        .filter_map(|c| c.get(1))
-        .map(|m| m.as_str())
+    let bold = bold_spans(answer)
         .filter(|s| !HEADING.is_match(s.trim()))
         .filter_map(|s| tokens(s, want).into_iter().next())
         .last();
@@ -147,23 +145,11 @@ fn pick_last(tokens: Vec<Token>) -> Option<Token> {
     tokens.into_iter().nth(index)
 }
 
-/// The value after the last "answer is"/"answer:" marker: in the rest of that sentence (or the
-/// next line when the marker ends its line), the first value after the last `=` outside
-/// parentheses, else the first value that is not an aside, else the first value.
-fn after_answer_marker(answer: &str, want: Want) -> Option<Token> {
-    let marker = ANSWER_IS.find_iter(answer).last()?;
-    let tail = &answer[marker.end()..];
-    let mut lines = tail.lines();
-    let first = lines.next().unwrap_or("");
-    let line = if first.trim().trim_matches('*').trim().is_empty() {
-        lines.find(|l| !l.trim().is_empty()).unwrap_or("")
-    } else {
-        first
-    };
-    let clause = SENTENCE_END
-        .find(line)
-        .map(|m| &line[..m.start()])
-        .unwrap_or(line);
+/// The value after the last "answer is"/"answer:" marker (see `markers.rs`): the first value
+/// after the last `=` outside parentheses ("Answer: 9 × 2 = 18"), else the first value that is not
+/// an aside, else the first value.
+fn after_marker(answer: &str, want: Want) -> Option<Token> {
+    let clause = after_answer_marker(answer)?;
     let found = tokens(clause, want);
     let last_eq = clause
         .char_indices()
@@ -230,60 +216,21 @@ pub fn score(expected: &str, tolerance: Option<f64>, answer: &str) -> Score {
     }
 }
 
-static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:final\s+)?answer\b\**\s*(?:is|:|=|would be|will be|should be)\s*:?")
-        .unwrap()
-});
-static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[.;!?](?:\s|$)").unwrap());
-static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([^*\n]+)\*\*").unwrap());
 static HEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:step|part|case|option|method|problem|question)\b|:$").unwrap()
 });
 
-/// The contents of the last `\boxed{...}`, braces balanced.
-fn last_boxed(s: &str) -> Option<&str> {
-    let start = s.rfind("\\boxed{")? + "\\boxed{".len();
-    let mut depth = 1;
-    for (i, c) in s[start..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(&s[start..start + i]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::score::testing::assert_scores;
 
     fn ok(expected: &str, answer: &str) -> bool {
         score(expected, None, answer).correct == Some(true)
     }
 
     fn assert_all(expected: &str, accept: &[&str], reject: &[&str]) {
-        for a in accept {
-            let s = score(expected, None, a);
-            assert_eq!(
-                s.correct,
-                Some(true),
-                "{expected}: should accept {a:?}: {s:?}"
-            );
-        }
-        for a in reject {
-            let s = score(expected, None, a);
-            assert_eq!(
-                s.correct,
-                Some(false),
-                "{expected}: should reject {a:?}: {s:?}"
-            );
-        }
+        assert_scores(accept, reject, |a| score(expected, None, a));
     }
 
     #[test]

@@ -31,10 +31,7 @@ pub fn score(checks: &TextChecks, answer: &str) -> Score {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn checks(toml_src: &str) -> TextChecks {
-        toml::from_str(toml_src).unwrap()
-    }
+    use crate::score::testing::text_checks as checks;
 
     #[test]
     fn passing_text_is_left_to_similarity() {

@@ -138,16 +138,10 @@ fn clean(s: &str, want: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::score::testing::assert_scores;
 
     fn check(expected: &str, accept: &[&str], reject: &[&str]) {
-        for a in accept {
-            let s = score(expected, a);
-            assert_eq!(s.correct, Some(true), "should accept {a:?}: {s:?}");
-        }
-        for a in reject {
-            let s = score(expected, a);
-            assert_eq!(s.correct, Some(false), "should reject {a:?}: {s:?}");
-        }
+        assert_scores(accept, reject, |a| score(expected, a));
     }
 
     #[test]

@@ -38,10 +38,7 @@ pub fn score(checks: &TextChecks, answer: &str) -> Score {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn checks(toml_src: &str) -> TextChecks {
-        toml::from_str(toml_src).unwrap()
-    }
+    use crate::score::testing::text_checks as checks;
 
     #[test]
     fn ignore_the_distractor_and_answer() {
