@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use coherence::catalogue::{
     category_counts, load_catalogue, self_test, self_test_all, Catalogue, PromptRequest, Role,
 };
+use coherence::run::request::build_request;
 use coherence::score::{score, ScoreContext};
 use coherence::Exit;
 

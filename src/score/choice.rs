@@ -5,7 +5,8 @@
 //! (a label and its names) or `options = ["yes", "no"]` (labels only). A one-character label
 //! ("A") is only read where it cannot be the article "a" or the pronoun "I": in "(A)", "A)",
 //! "option A", or, case-sensitively, inside a boxed value, after "the answer is", in bold, or in a
-//! short first line. Names and word labels are matched as whole normalised phrases anywhere.
+//! short first line; even there "A" or "I" followed by a word ("A French city") is the English
+//! word. Names and word labels are matched as whole normalised phrases anywhere.
 //!
 //! Precedence (the first rule that mentions an option decides; mentioning several options there
 //! picks several, which is wrong):
@@ -15,6 +16,10 @@
 //! 4. the last bold span that mentions an option;
 //! 5. clauses from the end (split at sentence ends, line breaks, ";" and "so" / "therefore" /
 //!    "thus" / "hence" / ", and"): the last clause that mentions an option.
+//!
+//! In rules 2 and 3 a justification after the pick is ignored ("B, because A is London" picks B).
+//! An answer that names several options only in passing ("Jupiter is larger than Earth") picks
+//! several and is wrong, so prompts ask for the letter or the name alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
