@@ -301,6 +301,9 @@ fn multiturn_prompts_send_whole_conversations() {
             "{}",
             p.id
         );
+        let (_, body) = build_request(p, "m", 64, &serde_json::Map::new());
+        let sent = body["messages"].as_array().unwrap().len();
+        assert_eq!(sent, messages.len(), "{}", p.id);
     }
     let completions = catalogue
         .prompts
