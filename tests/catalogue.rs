@@ -403,6 +403,35 @@ fn prompts_check_fails_on_count_mismatches_alone() {
     assert_eq!(check_cli(dir.path()), Exit::Usage);
 }
 
+#[test]
+fn prompts_check_on_the_shipped_catalogue_finds_nothing_but_missing_code_generation() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args(["prompts", "check", "--catalogue"])
+        .arg(shipped_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("| counting_traps | 13 | 13 | ok |"),
+        "{stdout}"
+    );
+    if shipped_dir().join("code_generation.toml").exists() {
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    } else {
+        assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("| code_generation | 0 | 12 | MISMATCH |"),
+            "{stdout}"
+        );
+        assert!(stderr.contains("(1 problem)"), "{stderr}");
+        assert!(
+            stderr.contains("category `code_generation` holds 0 prompts; the spec says 12"),
+            "{stderr}"
+        );
+    }
+}
+
 // Ignored on the `catalogue` branch: code_generation.toml (12 JS prompts, `humaneval_close`
 // among them) lands from the js-scorer branch. Un-ignore after merging both; from then on
 // `coherence prompts check` must pass on the shipped catalogue.

@@ -74,9 +74,10 @@ pub fn check(args: &CatalogueArgs) -> Result<Exit, CliError> {
         );
         Ok(Exit::Coherent)
     } else {
+        let n = problems.len();
         Err(CliError::usage(anyhow::anyhow!(
-            "catalogue self-test failed ({} problems):\n  {}",
-            problems.len(),
+            "catalogue self-test failed ({n} problem{}):\n  {}",
+            if n == 1 { "" } else { "s" },
             problems.join("\n  ")
         )))
     }
