@@ -441,6 +441,12 @@ fn prompts_check_passes_on_the_shipped_catalogue() {
     let (catalogue, _) = shipped();
     assert_eq!(catalogue.prompts.len(), 100);
     assert!(catalogue.get("humaneval_close").is_some());
+    let originals = catalogue
+        .prompts
+        .iter()
+        .filter(|p| p.tags.iter().any(|t| t == "original"))
+        .count();
+    assert_eq!(originals, 16, "tag humaneval_close as original");
     assert!(category_counts(&catalogue.prompts)
         .iter()
         .all(|c| c.matches()));
