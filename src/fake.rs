@@ -424,7 +424,10 @@ fn answer_body(
         json!({"index": 0, "finish_reason": finish_reason,
                "message": {"role": "assistant", "content": content, "reasoning_content": reasoning}})
     };
-    let wants_logprobs = req.body.get("logprobs").is_some_and(|v| v == &json!(true) || v.is_u64());
+    let wants_logprobs = req
+        .body
+        .get("logprobs")
+        .is_some_and(|v| v == &json!(true) || v.is_u64());
     if let (true, Some(text)) = (wants_logprobs, &content) {
         let tokens = word_tokens(text);
         choice["logprobs"] = if req.is_raw_completion() {
