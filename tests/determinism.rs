@@ -26,7 +26,7 @@ fn repeats_reveal_a_flaky_counter_and_a_deployment_difference() {
     let (out, run) = compare(
         dir.path(),
         &[("full", &full), ("spark", &spark)],
-        &["--repeats", "5", "--logprobs"],
+        &["--repeats", "5", "--logprobs", "--concurrency", "1"],
     );
     assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
     let r = results(&run);
