@@ -119,6 +119,10 @@ pub struct CompareArgs {
     /// parses as JSON, else a string). Repeatable.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
+    /// When an answer comes back empty because the reasoning used the whole budget (content null,
+    /// finish_reason length, reasoning present), re-run that prompt once at this budget. 0 disables.
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub reasoning_retry_budget: u32,
     /// Request token logprobs so divergences are also located by token index.
     #[arg(long)]
     pub logprobs: bool,
