@@ -93,15 +93,21 @@ fn compare_throughput() {
 /// A run folder of `prompts x 2 endpoints x repeats` records over the shipped catalogue: endpoint
 /// `a` always gives the reference answer, `b` the wrong one on every third repeat.
 fn synthetic_run(dir: &Path, repeats: u32) -> usize {
-    use coherence::endpoint::EndpointSpec;
+    use coherence::endpoint::{Completion, EndpointSpec};
     use coherence::run::{CatalogueInfo, EndpointInfo, Manifest, Record, Sampling};
     use std::io::Write;
 
     let catalogue_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
-    let catalogue = coherence::catalogue::load_catalogue(&catalogue_dir).expect("shipped catalogue");
+    let catalogue =
+        coherence::catalogue::load_catalogue(&catalogue_dir).expect("shipped catalogue");
     let now = chrono::Utc::now();
     let endpoint = |name: &str| EndpointInfo {
-        spec: EndpointSpec { name: name.into(), base_url: format!("http://{name}.invalid/v1"), model: Some("m".into()), api_key_env: None },
+        spec: EndpointSpec {
+            name: name.into(),
+            base_url: format!("http://{name}.invalid/v1"),
+            model: Some("m".into()),
+            api_key_env: None,
+        },
         models: None,
     };
     let manifest = Manifest {
@@ -109,7 +115,10 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         created_at: now,
         updated_at: now,
         status: "finished".into(),
-        catalogue: CatalogueInfo { dir: catalogue_dir.display().to_string(), hash: catalogue.hash.clone() },
+        catalogue: CatalogueInfo {
+            dir: catalogue_dir.display().to_string(),
+            hash: catalogue.hash.clone(),
+        },
         endpoints: vec![endpoint("a"), endpoint("b")],
         sampling: Sampling::deterministic(1024),
         prompts: catalogue.prompts.iter().map(|p| p.id.clone()).collect(),
@@ -119,11 +128,22 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
     };
     std::fs::create_dir_all(dir).unwrap();
     manifest.write(dir).unwrap();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("records.jsonl")).unwrap());
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(dir.join("records.jsonl")).unwrap());
     let mut n = 0;
     for p in &catalogue.prompts {
         for repeat in 0..repeats {
-            for (endpoint, answer) in [("a", &p.reference), ("b", if repeat % 3 == 0 { &p.wrong } else { &p.reference })] {
+            for (endpoint, answer) in [
+                ("a", &p.reference),
+                (
+                    "b",
+                    if repeat % 3 == 0 {
+                        &p.wrong
+                    } else {
+                        &p.reference
+                    },
+                ),
+            ] {
                 let record = Record {
                     prompt: p.id.clone(),
                     endpoint: endpoint.into(),
@@ -136,17 +156,20 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
                     elapsed_ms: 100.0,
                     attempts: 1,
                     http_status: Some(200),
-                    content: Some(answer.clone()),
-                    answer: Some(answer.clone()),
-                    reasoning: None,
-                    finish_reason: Some("stop".into()),
-                    usage: None,
-                    model: Some("m".into()),
-                    system_fingerprint: None,
+                    completion: Completion {
+                        content: Some(answer.clone()),
+                        answer: Some(answer.clone()),
+                        finish_reason: Some("stop".into()),
+                        model: Some("m".into()),
+                        ..Completion::default()
+                    },
                     server: None,
                     error: None,
                     note: None,
-                    raw_body: Some(serde_json::json!({"choices": [{"message": {"content": answer}}]}).to_string()),
+                    raw_body: Some(
+                        serde_json::json!({"choices": [{"message": {"content": answer}}]})
+                            .to_string(),
+                    ),
                 };
                 serde_json::to_writer(&mut out, &record).unwrap();
                 out.write_all(b"\n").unwrap();
@@ -163,7 +186,8 @@ fn offline_scoring() {
     let run = dir.path().join("run");
     let records = synthetic_run(&run, 50);
     for command in ["score", "report"] {
-        let (wall, code, peak_kib) = run_measured(&[command.to_string(), run.display().to_string()]);
+        let (wall, code, peak_kib) =
+            run_measured(&[command.to_string(), run.display().to_string()]);
         println!(
             "{command}: {records} records ({} prompts x 2 endpoints x 50 repeats): wall {:.2} s, peak RSS {:.1} MiB, exit {code}",
             records / 100,

@@ -385,18 +385,22 @@ fn endpoint_prompt<'a>(
     let mut present: Vec<&Record> = Vec::new();
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
-        let s = r
-            .is_usable()
-            .then(|| score(&prompt.score, r.answer.as_deref().unwrap_or(""), ctx));
+        let s = r.is_usable().then(|| {
+            score(
+                &prompt.score,
+                r.completion.answer.as_deref().unwrap_or(""),
+                ctx,
+            )
+        });
         outcomes.push(Outcome {
             repeat: repeat as u32,
             key: s.as_ref().map(|s| {
                 s.extracted
                     .clone()
-                    .unwrap_or_else(|| r.answer.clone().unwrap_or_default())
+                    .unwrap_or_else(|| r.completion.answer.clone().unwrap_or_default())
             }),
             correct: s.as_ref().and_then(|s| s.correct),
-            completion: r.content.clone().unwrap_or_default(),
+            completion: r.completion.content.clone().unwrap_or_default(),
             tokens: r.raw_body.as_deref().and_then(logprob_tokens),
             failure: r.error.as_ref().map(|e| e.to_string()),
         });
@@ -422,12 +426,16 @@ fn endpoint_prompt<'a>(
     let rec = present[i];
     let answered = outcomes.iter().filter(|o| o.key.is_some()).count() as u32;
     let mut answer = AnswerResult {
-        answer: rec.answer.clone(),
-        reasoning_chars: rec.reasoning.as_ref().map_or(0, |t| t.chars().count()),
-        finish_reason: rec.finish_reason.clone(),
+        answer: rec.completion.answer.clone(),
+        reasoning_chars: rec
+            .completion
+            .reasoning
+            .as_ref()
+            .map_or(0, |t| t.chars().count()),
+        finish_reason: rec.completion.finish_reason.clone(),
         max_tokens: Some(rec.max_tokens),
         latency_ms: Some(rec.latency_ms),
-        completion_tokens: rec.usage.and_then(|u| u.completion_tokens),
+        completion_tokens: rec.completion.usage.and_then(|u| u.completion_tokens),
         note: rec.note.clone(),
         repeats_answered: answered,
         repeats_planned: planned,
@@ -477,8 +485,8 @@ fn prompt_result(
             };
             let first_divergence = match (reference.representative, other.representative) {
                 (Some(a), Some(b)) => first_divergence(
-                    a.content.as_deref().unwrap_or(""),
-                    b.content.as_deref().unwrap_or(""),
+                    a.completion.content.as_deref().unwrap_or(""),
+                    b.completion.content.as_deref().unwrap_or(""),
                     a.raw_body.as_deref().and_then(logprob_tokens).as_deref(),
                 ),
                 _ => None,
@@ -617,8 +625,8 @@ fn endpoint_summary(
         model: e.spec.model.clone(),
         listed_models: e.models.as_ref().map(|m| m.ids.clone()).unwrap_or_default(),
         max_model_len: e.models.as_ref().and_then(|m| m.max_model_len),
-        served_models: distinct(|r| r.model.as_ref()),
-        system_fingerprints: distinct(|r| r.system_fingerprint.as_ref()),
+        served_models: distinct(|r| r.completion.model.as_ref()),
+        system_fingerprints: distinct(|r| r.completion.system_fingerprint.as_ref()),
         servers: servers.into_iter().collect(),
         correct: 0,
         wrong: 0,

@@ -148,7 +148,6 @@ pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
     let (path, body) = build_request(&job.prompt, &target.model, job.max_tokens, sampling);
     let started_at = chrono::Utc::now();
     let ex = target.client.complete(path, &body).await;
-    let c = ex.completion.unwrap_or_default();
     Record {
         prompt: job.prompt.id.clone(),
         endpoint: target.name.clone(),
@@ -161,13 +160,7 @@ pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
         elapsed_ms: ex.elapsed.as_secs_f64() * 1000.0,
         attempts: ex.attempts,
         http_status: ex.status,
-        content: c.content,
-        answer: c.answer,
-        reasoning: c.reasoning,
-        finish_reason: c.finish_reason,
-        usage: c.usage,
-        model: c.model,
-        system_fingerprint: c.system_fingerprint,
+        completion: ex.completion.unwrap_or_default(),
         server: ex.server,
         error: ex.failure,
         note: job.note.clone(),

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::endpoint::{Failure, Usage};
+use crate::endpoint::{Completion, Failure};
 
 /// Records are merged on this key: the newest record per key wins.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -30,13 +30,10 @@ pub struct Record {
     pub elapsed_ms: f64,
     pub attempts: u32,
     pub http_status: Option<u16>,
-    pub content: Option<String>,
-    pub answer: Option<String>,
-    pub reasoning: Option<String>,
-    pub finish_reason: Option<String>,
-    pub usage: Option<Usage>,
-    pub model: Option<String>,
-    pub system_fingerprint: Option<String>,
+    /// What the response said (content, answer, reasoning, finish_reason, usage, model,
+    /// system_fingerprint), as fields of the record itself.
+    #[serde(flatten)]
+    pub completion: Completion,
     /// The `Server` response header.
     #[serde(default)]
     pub server: Option<String>,
