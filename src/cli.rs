@@ -25,6 +25,12 @@ pub enum Command {
         #[command(subcommand)]
         command: PromptsCommand,
     },
+    /// Benchmark one endpoint: decode, concurrency sweep, prefill, speculative-decoding acceptance.
+    Bench(BenchArgs),
+    /// Soak one endpoint with mixed agent-shaped traffic for a fixed time.
+    Soak(SoakArgs),
+    /// Check that endpoints list a model and answer an exact-reply chat test.
+    Smoke(SmokeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -112,4 +118,110 @@ pub struct CompareArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `coherence bench`. All requests are `stream: false`: tok/s is the server's
+/// `usage.completion_tokens` over wall time (streamed deltas count speculative steps, not tokens).
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// Warm-up decode requests before measuring (0 disables all warm-up). With warm-up on, one
+    /// round per concurrency level is also sent first; the cold numbers are reported, not hidden.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub warmup: u32,
+    /// Measured decode requests, one at a time (0 skips the decode phase).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub runs: u32,
+    /// Tokens to generate per decode and concurrency request.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_tokens: u32,
+    /// Concurrency levels to sweep, comma-separated, or `none`.
+    #[arg(long, value_name = "N,N", default_value = "1,2,4,6")]
+    pub concurrency: String,
+    /// Measured rounds per concurrency level.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub rounds: u32,
+    /// Prompt sizes for time to first token, comma-separated (`k` = 1024), or `none`.
+    #[arg(long, value_name = "SIZES", default_value = "8k,32k,100k")]
+    pub prefill: String,
+    /// Requests per prefill size, each with a unique prompt so a prefix cache cannot answer it.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub prefill_runs: u32,
+    /// Prometheus metrics URL (default: the server root of the endpoint + `/metrics`).
+    #[arg(long, value_name = "URL")]
+    pub metrics_url: Option<String>,
+    /// Compare with published claims or an earlier bench.json (see `coherence bench --help`).
+    #[arg(long, value_name = "FILE.json")]
+    pub baseline: Option<PathBuf>,
+    /// KEY=VALUE: an extra request field (VALUE is JSON when it parses), e.g. ignore_eos=true.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Run folder to create (default: runs/bench-<UTC timestamp>-<name>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print bench.json to stdout instead of the Markdown summary.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `coherence soak`.
+#[derive(Debug, Clone, Args)]
+pub struct SoakArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// How long to send traffic, e.g. 40m, 90s, 1h30m. Requests in flight at the end are awaited.
+    #[arg(long, value_name = "DURATION", default_value = "40m")]
+    pub duration: String,
+    /// Workers, each with one request in flight.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
+    #[arg(
+        long,
+        value_name = "KIND,KIND",
+        default_value = "tool,code,json,reasoning,long,chat"
+    )]
+    pub kinds: String,
+    /// Approximate prompt size of the `long` kind (`k` = 1024).
+    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    pub long_context: String,
+    /// KEY=VALUE: an extra request field (VALUE is JSON when it parses).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Run folder to create (default: runs/soak-<UTC timestamp>-<name>/).
+    #[arg(long, value_name = "DIR", conflicts_with = "report")]
+    pub out: Option<PathBuf>,
+    /// Send nothing: re-render the report of the soak in DIR from its soak.jsonl (works for an
+    /// interrupted or killed soak).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Print soak.json to stdout instead of the Markdown summary.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `coherence smoke`.
+#[derive(Debug, Clone, Args)]
+pub struct SmokeArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// Budget for the exact-reply test; generous because reasoning endpoints spend it first.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_tokens: u32,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }

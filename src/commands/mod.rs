@@ -1,7 +1,10 @@
 //! One file per subcommand: each wires a validated plan to the library and picks the exit code.
 
+pub mod bench;
 pub mod compare;
 pub mod prompts;
+pub mod smoke;
+pub mod soak;
 
 /// A multi-threaded runtime for the commands that talk to endpoints.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
