@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Send the catalogue to two or more endpoints and report where they diverge.
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
     /// List or check the prompt catalogue.
     Prompts {
         #[command(subcommand)]

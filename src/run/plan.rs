@@ -254,11 +254,15 @@ pub fn plan_compare(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         bail!("--only/--category: no prompt matches");
     }
 
+    let filtered = !args.only.is_empty() || !args.category.is_empty();
     let (dir, scope, repeats, default_max_tokens, params) = match &previous {
         Some(m) => {
+            // Resuming adds prompts to the run only when --only/--category name them.
             let mut scope: Vec<String> = m.prompts.clone();
-            let known: BTreeSet<String> = scope.iter().cloned().collect();
-            scope.extend(selected.iter().filter(|id| !known.contains(*id)).cloned());
+            if filtered {
+                let known: BTreeSet<String> = scope.iter().cloned().collect();
+                scope.extend(selected.iter().filter(|id| !known.contains(*id)).cloned());
+            }
             (
                 args.resume.clone().unwrap_or_default(),
                 scope,
@@ -289,7 +293,7 @@ pub fn plan_compare(args: &CompareArgs) -> anyhow::Result<RunPlan> {
             )
         }
     };
-    let send = if previous.is_some() && args.only.is_empty() && args.category.is_empty() {
+    let send = if previous.is_some() && !filtered {
         scope.clone()
     } else {
         selected
