@@ -71,9 +71,13 @@ impl Sample {
     }
 
     /// A one-line reason for a failed or empty request, or why the rate cannot be computed.
+    /// Errors carry their kind ("timeout: ..."); an empty reply just says what was empty.
     pub fn trouble(&self) -> Option<String> {
         if let Some(p) = &self.problem {
-            return Some(p.to_string());
+            return Some(match self.outcome {
+                Outcome::SoftEmpty => p.message.clone(),
+                _ => p.to_string(),
+            });
         }
         if self.completion_tokens.is_none() {
             return Some("the server reported no usage.completion_tokens".into());
@@ -101,13 +105,12 @@ pub fn from_exchange(ex: Exchange, start_s: f64, end_s: f64) -> Sample {
             } else {
                 Outcome::SoftEmpty
             };
-            let problem =
-                match outcome {
-                    Outcome::Ok => None,
-                    _ => Some(c.problem().unwrap_or_else(|| {
-                        Failure::new(FailureKind::NullContent, "content is empty")
-                    })),
-                };
+            let problem = match outcome {
+                Outcome::Ok => None,
+                _ => Some(c.problem().unwrap_or_else(|| {
+                    Failure::new(FailureKind::NullContent, "content is an empty string")
+                })),
+            };
             (outcome, c.answer, c.usage, c.finish_reason, problem)
         }
         None => (Outcome::Error, None, None, None, ex.failure),
