@@ -26,10 +26,20 @@ pub enum Command {
         command: PromptsCommand,
     },
     /// Benchmark one endpoint: decode, concurrency sweep, prefill, speculative-decoding acceptance.
-    Bench(BenchArgs),
+    #[command(after_help = BENCH_HELP)]
+    Bench(Box<BenchArgs>),
     /// Soak one endpoint with mixed agent-shaped traffic for a fixed time.
-    Soak(SoakArgs),
+    #[command(
+        after_help = "Writes soak.jsonl (one flushed line per request), soak-run.json, soak.json and soak.md.\n\
+                      Exit codes: 0 clean, 1 errors, soft-empty or degenerate replies, 2 usage error,\n\
+                      3 interrupted or killed (re-render with --report DIR)."
+    )]
+    Soak(Box<SoakArgs>),
     /// Check that endpoints list a model and answer an exact-reply chat test.
+    #[command(
+        after_help = "Exit codes: 0 every endpoint passed, 1 a reply was not exactly `COHERENCE SMOKE OK`,\n\
+                      2 usage error, 3 an endpoint could not be reached."
+    )]
     Smoke(SmokeArgs),
 }
 
@@ -119,6 +129,20 @@ pub struct CompareArgs {
     #[arg(long, short)]
     pub quiet: bool,
 }
+
+const BENCH_HELP: &str = "\
+Writes bench.json, bench.md and bench.jsonl (one line per request) into the run folder.
+tok/s counts the tokens the server reports (usage.completion_tokens) over wall time; add
+--param ignore_eos=true (vLLM, llama.cpp) to keep every run at the full --max-tokens.
+
+--baseline accepts an earlier bench.json, or a claims file:
+  {\"source\": \"guide\", \"claims\": {\"decode.peak_tps\": 84.3,
+    \"concurrency.c6.aggregate_tps\": 197.3, \"prefill.8k.prompt_tps\": 1513,
+    \"spec_decode.acceptance\": 0.602}}
+  keys: decode.{peak_tps,mean_tps,cold_tps}, concurrency.c<N>.{aggregate_tps,per_stream_tps,
+        cold_aggregate_tps}, prefill.<SIZE>.{prompt_tps,ttft_ms}, spec_decode.acceptance
+
+Exit codes: 0 every request measured, 2 usage error, 3 some requests failed (the rest is reported).";
 
 /// `coherence bench`. All requests are `stream: false`: tok/s is the server's
 /// `usage.completion_tokens` over wall time (streamed deltas count speculative steps, not tokens).
