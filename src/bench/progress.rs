@@ -62,6 +62,13 @@ impl Live {
         }
     }
 
+    /// What is happening now, shown only on a terminal (plain output would repeat it forever).
+    pub fn activity(&self, line: &str) {
+        if let Mode::Line(bar) = &self.mode {
+            bar.set_message(line.to_string());
+        }
+    }
+
     pub fn finish(&self) {
         if let Mode::Line(bar) = &self.mode {
             bar.finish_and_clear();

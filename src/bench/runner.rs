@@ -75,6 +75,11 @@ impl Bencher<'_> {
 
     /// Send `bodies` together; log every sample and remember every problem.
     pub async fn round(&mut self, phase: &str, index: u32, bodies: Vec<Value>) -> Round {
+        self.live.activity(&format!(
+            "{phase}: {} request(s) in flight, {:.0} s elapsed",
+            bodies.len(),
+            self.origin.elapsed().as_secs_f64()
+        ));
         let r = round(&self.target.client, &bodies, self.origin).await;
         for s in &r.samples {
             let line = Line {

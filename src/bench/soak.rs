@@ -163,6 +163,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
     let mut records = Vec::new();
     let mut tally = Tally::default();
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.tick().await; // the first tick is immediate; the first status comes after a second
     let interrupt = interrupted();
     tokio::pin!(interrupt);
     let mut announced_end = false;
