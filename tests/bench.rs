@@ -37,7 +37,8 @@ fn fake_prompt_tokens(req: &Incoming) -> u64 {
     (req.body.to_string().len() / 4) as u64
 }
 
-fn bench(dir: &Path, server: &FakeServer, extra: &[&str]) -> (std::process::Output, Value) {
+/// Run `bench --json --quiet` against `server` with the flags in `extra` (split on whitespace).
+fn bench(dir: &Path, server: &FakeServer, extra: &str) -> (std::process::Output, Value) {
     let url = format!("fake={}", server.url());
     let out_dir = dir.join("run").display().to_string();
     let mut args = vec![
@@ -51,7 +52,7 @@ fn bench(dir: &Path, server: &FakeServer, extra: &[&str]) -> (std::process::Outp
         "--backoff-ms",
         "10",
     ];
-    args.extend_from_slice(extra);
+    args.extend(extra.split_whitespace());
     let out = coherence(&args, dir, &[]);
     let json = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
         panic!(
@@ -88,20 +89,7 @@ fn decode_and_concurrency_rates_match_the_server_within_two_percent() {
     let (out, json) = bench(
         dir.path(),
         &server,
-        &[
-            "--warmup",
-            "0",
-            "--runs",
-            "2",
-            "--max-tokens",
-            "200",
-            "--concurrency",
-            "1,6",
-            "--rounds",
-            "1",
-            "--prefill",
-            "none",
-        ],
+        "--warmup 0 --runs 2 --max-tokens 200 --concurrency 1,6 --rounds 1 --prefill none",
     );
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     close(&json["decode"]["peak_tps"], RATE, 0.02, "decode peak");
@@ -164,20 +152,7 @@ fn cold_numbers_are_reported_next_to_the_steady_state() {
     let (out, json) = bench(
         dir.path(),
         &server,
-        &[
-            "--warmup",
-            "1",
-            "--runs",
-            "2",
-            "--max-tokens",
-            "100",
-            "--concurrency",
-            "2",
-            "--rounds",
-            "1",
-            "--prefill",
-            "none",
-        ],
+        "--warmup 1 --runs 2 --max-tokens 100 --concurrency 2 --rounds 1 --prefill none",
     );
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     close(&json["decode"]["cold_tps"], RATE * 0.7, 0.03, "cold decode");
@@ -236,18 +211,7 @@ fn prefill_follows_the_injected_time_to_first_token_and_skips_what_does_not_fit(
     let (out, json) = bench(
         dir.path(),
         &server,
-        &[
-            "--warmup",
-            "0",
-            "--runs",
-            "0",
-            "--concurrency",
-            "none",
-            "--prefill",
-            "1k,2k,8k",
-            "--prefill-runs",
-            "2",
-        ],
+        "--warmup 0 --runs 0 --concurrency none --prefill 1k,2k,8k --prefill-runs 2",
     );
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let injected = injected.lock().unwrap().clone();
@@ -296,6 +260,50 @@ fn prefill_follows_the_injected_time_to_first_token_and_skips_what_does_not_fit(
 }
 
 #[test]
+fn a_size_the_server_rejects_is_skipped_with_its_reason_and_larger_ones_are_not_sent() {
+    // Like llama.cpp: GET /models says nothing useful, the chat endpoint refuses long prompts.
+    let server = FakeServer::start("short-context", |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        if fake_prompt_tokens(req) > 3000 {
+            return Reply::status(400, "This model's maximum context length is 3000 tokens");
+        }
+        Reply::tokens(1)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, json) = bench(
+        dir.path(),
+        &server,
+        "--warmup 0 --runs 0 --concurrency none --prefill 1k,3k,3.5k --prefill-runs 2",
+    );
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "a rejected size is not a failure: {}",
+        stderr(&out)
+    );
+    assert!(json["problems"].as_array().unwrap().is_empty());
+    assert_eq!(json["prefill"].as_array().unwrap().len(), 1);
+    let skipped = json["prefill_skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(skipped[0]["tokens"], 3072);
+    let reason = skipped[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("rejected by the server")
+            && reason.contains("maximum context length is 3000"),
+        "{reason}"
+    );
+    assert_eq!(skipped[1]["tokens"], 3584);
+    assert!(skipped[1]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("rejected 3072"));
+    // 1k twice, 3k once (refused), 3.5k never.
+    assert_eq!(server.completion_requests().len(), 3);
+}
+
+#[test]
 fn speculative_acceptance_comes_from_the_metrics_window() {
     // Counters start high (earlier traffic). The warm-up request drafts 100 tokens and accepts
     // none; every measured request drafts 10 and accepts 6. Only the measured window counts.
@@ -328,18 +336,7 @@ fn speculative_acceptance_comes_from_the_metrics_window() {
     let (out, json) = bench(
         dir.path(),
         &server,
-        &[
-            "--warmup",
-            "1",
-            "--runs",
-            "2",
-            "--max-tokens",
-            "20",
-            "--concurrency",
-            "none",
-            "--prefill",
-            "none",
-        ],
+        "--warmup 1 --runs 2 --max-tokens 20 --concurrency none --prefill none",
     );
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let spec = &json["spec_decode"];
@@ -371,22 +368,8 @@ fn a_baseline_prints_claim_measured_and_delta() {
         r#"{"source": "the guide", "claims": {"decode.peak_tps": 250, "concurrency.1.aggregate_tps": 100, "prefill.8k.prompt_tps": 1513}}"#,
     )
     .unwrap();
-    let quick = [
-        "--warmup",
-        "0",
-        "--runs",
-        "1",
-        "--max-tokens",
-        "60",
-        "--concurrency",
-        "1",
-        "--rounds",
-        "1",
-        "--prefill",
-        "none",
-    ];
-    let mut args = quick.to_vec();
-    args.extend(["--baseline", claims.to_str().unwrap()]);
+    let quick = "--warmup 0 --runs 1 --max-tokens 60 --concurrency 1 --rounds 1 --prefill none";
+    let args = format!("{quick} --baseline {}", claims.display());
     let (out, json) = bench(dir.path(), &server, &args);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let rows = json["baseline"]["rows"].as_array().unwrap();
@@ -407,8 +390,7 @@ fn a_baseline_prints_claim_measured_and_delta() {
     // An earlier bench.json is a baseline too: the same server gives deltas near zero.
     let earlier = dir.path().join("run/bench.json");
     let again = tempfile::tempdir().unwrap();
-    let mut args = quick.to_vec();
-    args.extend(["--baseline", earlier.to_str().unwrap()]);
+    let args = format!("{quick} --baseline {}", earlier.display());
     let (out, json) = bench(again.path(), &server, &args);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let rows = json["baseline"]["rows"].as_array().unwrap();
@@ -426,20 +408,7 @@ fn failures_are_reported_and_exit_3() {
     let (out, json) = bench(
         dir.path(),
         &server,
-        &[
-            "--warmup",
-            "0",
-            "--runs",
-            "1",
-            "--max-tokens",
-            "10",
-            "--concurrency",
-            "none",
-            "--prefill",
-            "none",
-            "--retries",
-            "0",
-        ],
+        "--warmup 0 --runs 1 --max-tokens 10 --concurrency none --prefill none --retries 0",
     );
     assert_eq!(exit_code(&out), 3);
     assert!(json["decode"]["peak_tps"].is_null());

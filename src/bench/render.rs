@@ -30,7 +30,10 @@ pub fn bench_markdown(r: &BenchReport) -> String {
         r.tool,
         r.endpoint.model,
         r.endpoint.base_url,
-        int(r.endpoint.max_model_len),
+        r.endpoint
+            .max_model_len
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "not reported".into()),
         r.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
         if r.settings.warmup > 0 { "warm-up first, then" } else { "no warm-up;" },
     );

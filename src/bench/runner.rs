@@ -13,6 +13,7 @@ use super::baseline::{compare, flatten};
 use super::log::JsonLines;
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::BenchPlan;
+use super::prefill::Skipped;
 use super::progress::Live;
 use super::prompts::{chat_body, decode_prompt, sized_prompt, user};
 use super::report::{BenchReport, Settings};
@@ -91,7 +92,9 @@ impl Bencher<'_> {
             if let Err(e) = self.log.append(&line) {
                 self.problems.push(format!("{e:#}"));
             }
-            if let Some(t) = unmeasurable(s) {
+            // A prompt the server rejects as too long becomes a skipped size, not a failure.
+            let skipped_size = phase == "prefill" && prefill::rejection(s).is_some();
+            if let Some(t) = unmeasurable(s).filter(|_| !skipped_size) {
                 self.problems.push(format!(
                     "{phase} (n={}, round {}): {t}",
                     bodies.len(),
@@ -141,7 +144,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         "bench {} ({}, model {}), stream:false, tok/s = usage.completion_tokens / wall time",
         endpoint.name, endpoint.base_url, endpoint.model
     ));
-    let (sizes, skipped) = prefill::fit(&plan.prefill, endpoint.max_model_len);
+    let (sizes, mut skipped) = prefill::fit(&plan.prefill, endpoint.max_model_len);
     for s in &skipped {
         b.note(&format!("prefill {}: skipped, {}", s.tokens, s.reason));
     }
@@ -173,9 +176,26 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
     }
 
     let mut prefills = Vec::new();
+    let mut rejected: Option<u64> = None;
     for &tokens in &sizes {
+        if let Some(limit) = rejected.filter(|r| tokens >= *r) {
+            skipped.push(Skipped {
+                tokens,
+                reason: format!("not sent: the server rejected {limit} tokens"),
+            });
+            continue;
+        }
         let samples = prefill::run(&mut b, tokens, plan.prefill_runs).await;
-        prefills.push(prefill::summarize(tokens, &samples));
+        match samples.first().and_then(prefill::rejection) {
+            Some(reason) => {
+                rejected = Some(tokens);
+                skipped.push(Skipped {
+                    tokens,
+                    reason: format!("rejected by the server ({reason})"),
+                });
+            }
+            None => prefills.push(prefill::summarize(tokens, &samples)),
+        }
     }
 
     let after = probe.read().await;
