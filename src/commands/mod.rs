@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod compare;
 pub mod prompts;
+pub mod score;
 pub mod smoke;
 pub mod soak;
 

@@ -4,16 +4,16 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use super::journal::Journal;
+use super::manifest::Sampling;
 use super::progress::Progress;
 use super::record::Record;
 use super::request::{build_request, request_hash};
 use crate::catalogue::Prompt;
-use crate::endpoint::Client;
+use crate::endpoint::{Client, FailureKind};
 
 /// One request to make.
 #[derive(Debug, Clone)]
@@ -22,6 +22,22 @@ pub struct Job {
     pub endpoint: usize,
     pub max_tokens: u32,
     pub repeat: u32,
+    /// Why this request is made, when it is not part of the plan (a reasoning retry).
+    pub note: Option<String>,
+}
+
+impl Job {
+    /// The re-run of this job at `budget` after its reasoning used the whole budget, if it is larger.
+    pub fn reasoning_retry(&self, budget: u32) -> Option<Job> {
+        (budget > self.max_tokens).then(|| Job {
+            max_tokens: budget,
+            note: Some(format!(
+                "the reasoning used the whole budget of {} tokens; re-run automatically at {budget} (--reasoning-retry-budget)",
+                self.max_tokens
+            )),
+            ..self.clone()
+        })
+    }
 }
 
 /// An endpoint with its resolved model and client.
@@ -43,7 +59,8 @@ pub async fn execute(
     jobs: Vec<Job>,
     targets: &[Target],
     concurrency: usize,
-    params: &Map<String, Value>,
+    sampling: &Sampling,
+    reasoning_retry_budget: u32,
     journal: &mut Journal,
     progress: &mut Progress,
 ) -> anyhow::Result<Execution> {
@@ -52,19 +69,27 @@ pub async fn execute(
         .iter()
         .map(|_| Arc::new(Semaphore::new(concurrency)))
         .collect();
-    let params = Arc::new(params.clone());
+    let sampling = Arc::new(sampling.clone());
     let mut tasks = JoinSet::new();
     for job in jobs {
         let target = targets[job.endpoint].clone();
         let limit = limits[job.endpoint].clone();
         let tx = tx.clone();
-        let params = params.clone();
+        let sampling = sampling.clone();
         tasks.spawn(async move {
             let Ok(_permit) = limit.acquire_owned().await else {
                 return;
             };
-            let record = send(&target, &job, &params).await;
+            let record = send(&target, &job, &sampling).await;
+            let retry = record
+                .error
+                .as_ref()
+                .filter(|e| e.kind == FailureKind::ReasoningConsumedBudget)
+                .and_then(|_| job.reasoning_retry(reasoning_retry_budget));
             let _ = tx.send(record);
+            if let Some(retry) = retry {
+                let _ = tx.send(send(&target, &retry, &sampling).await);
+            }
         });
     }
     drop(tx);
@@ -119,8 +144,8 @@ pub async fn interrupted() {
 }
 
 /// Send one request (with the client's retries) and turn the exchange into a record.
-pub async fn send(target: &Target, job: &Job, params: &Map<String, Value>) -> Record {
-    let (path, body) = build_request(&job.prompt, &target.model, job.max_tokens, params);
+pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
+    let (path, body) = build_request(&job.prompt, &target.model, job.max_tokens, sampling);
     let started_at = chrono::Utc::now();
     let ex = target.client.complete(path, &body).await;
     let c = ex.completion.unwrap_or_default();
@@ -145,7 +170,7 @@ pub async fn send(target: &Target, job: &Job, params: &Map<String, Value>) -> Re
         system_fingerprint: c.system_fingerprint,
         server: ex.server,
         error: ex.failure,
-        note: None,
+        note: job.note.clone(),
         raw_body: ex.body,
     }
 }

@@ -15,11 +15,11 @@ use anyhow::Context;
 
 pub use executor::{execute, interrupted, send, Execution, Job, Target};
 pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, Sampling};
-pub use plan::{plan_compare, PlannedEndpoint, RunPlan};
+pub use plan::{plan_compare, Mode, PlannedEndpoint, RunPlan};
 pub use progress::Progress;
 pub use record::{Record, RecordKey};
 
-use crate::endpoint::{Client, ClientOptions, ModelsInfo};
+use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::error::CliError;
 
 /// Resolve each endpoint's model from `GET /models` unless `--model` named it. An endpoint whose
@@ -84,16 +84,36 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
                     max_tokens,
                     repeat,
                 };
-                let done = merged
-                    .get(&key)
-                    .is_some_and(|(_, r)| !r.is_request_failure());
-                if !done {
-                    jobs.push(Job {
-                        prompt: prompt.clone(),
-                        endpoint,
-                        max_tokens,
-                        repeat,
-                    });
+                let job = Job {
+                    prompt: prompt.clone(),
+                    endpoint,
+                    max_tokens,
+                    repeat,
+                    note: None,
+                };
+                let answered =
+                    |k: &RecordKey| merged.get(k).is_some_and(|(_, r)| !r.is_request_failure());
+                match merged.get(&key) {
+                    Some((_, r)) if !r.is_request_failure() => {
+                        // The reasoning used the budget and its automatic retry never finished: retry now.
+                        let consumed = r
+                            .error
+                            .as_ref()
+                            .is_some_and(|e| e.kind == FailureKind::ReasoningConsumedBudget);
+                        if let Some(retry) = job
+                            .reasoning_retry(plan.reasoning_retry_budget)
+                            .filter(|_| consumed)
+                        {
+                            let retry_key = RecordKey {
+                                max_tokens: retry.max_tokens,
+                                ..key
+                            };
+                            if !answered(&retry_key) {
+                                jobs.push(retry);
+                            }
+                        }
+                    }
+                    _ => jobs.push(job),
                 }
             }
         }
@@ -143,14 +163,10 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
                 hash: String::new(),
             },
             endpoints: Vec::new(),
-            sampling: Sampling {
-                temperature: 0.0,
-                stream: false,
-                max_tokens: plan.default_max_tokens,
-                params: Default::default(),
-            },
+            sampling: plan.sampling.clone(),
             prompts: Vec::new(),
             repeats: 1,
+            fail_on: String::new(),
             invocations: Vec::new(),
         },
     };
@@ -161,9 +177,10 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
         hash: plan.catalogue.hash.clone(),
     };
     manifest.endpoints = endpoints;
-    manifest.sampling.params = plan.params.clone();
+    manifest.sampling = plan.sampling.clone();
     manifest.prompts = plan.scope.clone();
     manifest.repeats = plan.repeats;
+    manifest.fail_on = plan.fail_on.clone();
     manifest.invocations.push(Invocation { at: now, args });
     manifest.write(&plan.dir).map_err(CliError::usage)?;
 
@@ -202,7 +219,8 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
         jobs,
         &targets,
         plan.concurrency,
-        &plan.params,
+        &plan.sampling,
+        plan.reasoning_retry_budget,
         &mut journal,
         &mut progress,
     )
