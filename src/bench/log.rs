@@ -1,5 +1,6 @@
-//! JSON Lines files: one line per request, written and flushed as each arrives (so a killed run
-//! keeps everything before the kill), read back skipping torn or unreadable lines.
+//! Files of a bench or soak run: JSON Lines (one line per request, written and flushed as each
+//! arrives so a killed run keeps everything before the kill; read back skipping torn lines) and
+//! whole report files.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -38,6 +39,15 @@ impl JsonLines {
             .and_then(|_| self.file.flush())
             .with_context(|| format!("cannot write to {}", self.path.display()))
     }
+}
+
+/// Write whole files (reports) into `dir`, naming the file in any error.
+pub fn write_files(dir: &Path, files: &[(&str, String)]) -> anyhow::Result<()> {
+    for (name, body) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Every readable line of `path`, plus a `file:line: reason` note for each line skipped.

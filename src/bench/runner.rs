@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::baseline::{compare, flatten};
-use super::log::JsonLines;
+use super::log::{write_files, JsonLines};
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::BenchPlan;
 use super::prefill::Skipped;
@@ -237,12 +237,11 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
 }
 
 fn write_report(dir: &Path, report: &BenchReport) -> anyhow::Result<()> {
-    for (name, body) in [
-        (REPORT_JSON, render::bench_json(report)),
-        (REPORT_MD, render::bench_markdown(report)),
-    ] {
-        let path = dir.join(name);
-        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    write_files(
+        dir,
+        &[
+            (REPORT_JSON, render::bench_json(report)),
+            (REPORT_MD, render::bench_markdown(report)),
+        ],
+    )
 }

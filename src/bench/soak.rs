@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::degenerate::is_degenerate;
-use super::log::{read, JsonLines};
+use super::log::{read, write_files, JsonLines};
 use super::plan::SoakPlan;
 use super::progress::Live;
 use super::render;
@@ -250,12 +250,11 @@ fn write_meta(dir: &Path, meta: &SoakMeta) -> anyhow::Result<()> {
 }
 
 fn write_report(dir: &Path, report: &SoakReport) -> anyhow::Result<()> {
-    for (name, body) in [
-        (REPORT_JSON, render::soak_json(report)),
-        (REPORT_MD, render::soak_markdown(report)),
-    ] {
-        let path = dir.join(name);
-        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    write_files(
+        dir,
+        &[
+            (REPORT_JSON, render::soak_json(report)),
+            (REPORT_MD, render::soak_markdown(report)),
+        ],
+    )
 }
