@@ -32,6 +32,22 @@ pub enum Command {
         #[command(subcommand)]
         command: PromptsCommand,
     },
+    /// Benchmark one endpoint: decode, concurrency sweep, prefill, speculative-decoding acceptance.
+    #[command(after_help = BENCH_HELP)]
+    Bench(Box<BenchArgs>),
+    /// Soak one endpoint with mixed agent-shaped traffic for a fixed time.
+    #[command(
+        after_help = "Writes soak.jsonl (one flushed line per request), soak-run.json, soak.json and soak.md.\n\
+                      Exit codes: 0 clean, 1 errors, soft-empty or degenerate replies, 2 usage error,\n\
+                      3 interrupted or killed (re-render with --report DIR)."
+    )]
+    Soak(Box<SoakArgs>),
+    /// Check that endpoints list a model and answer an exact-reply chat test.
+    #[command(
+        after_help = "Exit codes: 0 every endpoint passed, 1 a reply was not exactly `COHERENCE SMOKE OK`,\n\
+                      2 usage error, 3 an endpoint could not be reached."
+    )]
+    Smoke(SmokeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -165,4 +181,124 @@ pub struct ReportArgs {
     /// The run folder.
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
+}
+
+const BENCH_HELP: &str = "\
+Writes bench.json, bench.md and bench.jsonl (one line per request) into the run folder.
+tok/s counts the tokens the server reports (usage.completion_tokens) over wall time; add
+--param ignore_eos=true (vLLM, llama.cpp) to keep every run at the full --max-tokens.
+
+--baseline accepts an earlier bench.json, or a claims file:
+  {\"source\": \"guide\", \"claims\": {\"decode.peak_tps\": 84.3,
+    \"concurrency.c6.aggregate_tps\": 197.3, \"prefill.8k.prompt_tps\": 1513,
+    \"spec_decode.acceptance\": 0.602}}
+  keys: decode.{peak_tps,mean_tps,cold_tps}, concurrency.c<N>.{aggregate_tps,per_stream_tps,
+        cold_aggregate_tps}, prefill.<SIZE>.{prompt_tps,ttft_ms}, spec_decode.acceptance
+
+Exit codes: 0 every request measured, 2 usage error, 3 some requests failed (the rest is reported).";
+
+/// `coherence bench`. All requests are `stream: false`: tok/s is the server's
+/// `usage.completion_tokens` over wall time (streamed deltas count speculative steps, not tokens).
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// Warm-up decode requests before measuring (0 disables all warm-up). With warm-up on, one
+    /// round per concurrency level is also sent first; the cold numbers are reported, not hidden.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub warmup: u32,
+    /// Measured decode requests, one at a time (0 skips the decode phase).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub runs: u32,
+    /// Tokens to generate per decode and concurrency request.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_tokens: u32,
+    /// Concurrency levels to sweep, comma-separated, or `none`.
+    #[arg(long, value_name = "N,N", default_value = "1,2,4,6")]
+    pub concurrency: String,
+    /// Measured rounds per concurrency level.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub rounds: u32,
+    /// Prompt sizes for time to first token, comma-separated (`k` = 1024), or `none`.
+    #[arg(long, value_name = "SIZES", default_value = "8k,32k,100k")]
+    pub prefill: String,
+    /// Requests per prefill size, each with a unique prompt so a prefix cache cannot answer it.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub prefill_runs: u32,
+    /// Prometheus metrics URL (default: the server root of the endpoint + `/metrics`).
+    #[arg(long, value_name = "URL")]
+    pub metrics_url: Option<String>,
+    /// Compare with published claims or an earlier bench.json (see `coherence bench --help`).
+    #[arg(long, value_name = "FILE.json")]
+    pub baseline: Option<PathBuf>,
+    /// KEY=VALUE: an extra request field (VALUE is JSON when it parses), e.g. ignore_eos=true.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Run folder to create (default: runs/bench-<UTC timestamp>-<name>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print bench.json to stdout instead of the Markdown summary.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `coherence soak`.
+#[derive(Debug, Clone, Args)]
+pub struct SoakArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// How long to send traffic, e.g. 40m, 90s, 1h30m. Requests in flight at the end are awaited.
+    #[arg(long, value_name = "DURATION", default_value = "40m")]
+    pub duration: String,
+    /// Workers, each with one request in flight.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
+    #[arg(
+        long,
+        value_name = "KIND,KIND",
+        default_value = "tool,code,json,reasoning,long,chat"
+    )]
+    pub kinds: String,
+    /// Approximate prompt size of the `long` kind (`k` = 1024).
+    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    pub long_context: String,
+    /// KEY=VALUE: an extra request field (VALUE is JSON when it parses).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Run folder to create (default: runs/soak-<UTC timestamp>-<name>/).
+    #[arg(long, value_name = "DIR", conflicts_with = "report")]
+    pub out: Option<PathBuf>,
+    /// Send nothing: re-render the report of the soak in DIR from its soak.jsonl (works for an
+    /// interrupted or killed soak).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Print soak.json to stdout instead of the Markdown summary.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `coherence smoke`.
+#[derive(Debug, Clone, Args)]
+pub struct SmokeArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// Budget for the exact-reply test; generous because reasoning endpoints spend it first.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_tokens: u32,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -523,3 +523,14 @@ async fn read_request(stream: &mut TcpStream) -> Option<Incoming> {
         call: 0,
     })
 }
+
+impl Reply {
+    /// Any status with a plain-text body (for example a Prometheus `/metrics` page).
+    pub fn text(status: u16, body: &str) -> Self {
+        Reply::of(ReplyKind::Raw {
+            status,
+            content_type: "text/plain; version=0.0.4".into(),
+            body: body.as_bytes().to_vec(),
+        })
+    }
+}

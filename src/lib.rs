@@ -4,6 +4,7 @@
 //! `score` → `analysis` (verdicts) → `report` (Markdown, JSON).
 
 pub mod analysis;
+pub mod bench;
 pub mod catalogue;
 pub mod cli;
 mod commands;
@@ -54,5 +55,8 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
             cli::PromptsCommand::List(a) => commands::prompts::list(a),
             cli::PromptsCommand::Check(a) => commands::prompts::check(a),
         },
+        cli::Command::Bench(args) => commands::bench::bench(args),
+        cli::Command::Soak(args) => commands::soak::soak(args),
+        cli::Command::Smoke(args) => commands::smoke::smoke(args),
     }
 }

@@ -1,8 +1,11 @@
 //! One file per subcommand: each wires a validated plan to the library and picks the exit code.
 
+pub mod bench;
 pub mod compare;
 pub mod prompts;
 pub mod score;
+pub mod smoke;
+pub mod soak;
 
 /// A multi-threaded runtime for the commands that talk to endpoints.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -138,6 +138,12 @@ impl Client {
         })
     }
 
+    /// `GET` a path relative to the base URL (for example `metrics`), with retries. The body is
+    /// capped and redacted like every other; `failure` is set for non-2xx statuses.
+    pub async fn get(&self, path: &str) -> Exchange {
+        self.with_retries(None, path).await
+    }
+
     /// POST a completion request (`path` is `chat/completions` or `completions`) and parse it.
     pub async fn complete(&self, path: &str, body: &Value) -> Exchange {
         let mut ex = self.with_retries(Some(body), path).await;

@@ -124,7 +124,7 @@ pub async fn execute(
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-pub use executor::{execute, send, Execution, Job, Target};
+pub use executor::{execute, interrupted, send, Execution, Job, Target};
 pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, Sampling};
 pub use plan::{plan_compare, Mode, PlannedEndpoint, RunPlan};
 pub use progress::Progress;

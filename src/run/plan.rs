@@ -207,7 +207,8 @@ pub fn client_options(args: &ClientArgs) -> anyhow::Result<ClientOptions> {
 /// Fields a `--param` may not set, because the tool owns them.
 const RESERVED_PARAMS: &[&str] = &["model", "messages", "prompt", "stream", "max_tokens", "n"];
 
-fn parse_params(
+/// Parse `--param KEY=VALUE` flags on top of `params`; fields coherence owns are refused.
+pub fn parse_params(
     raw: &[String],
     mut params: Map<String, Value>,
 ) -> anyhow::Result<Map<String, Value>> {

@@ -1,0 +1,309 @@
+//! Pure renderers: bench and soak reports to JSON and Markdown.
+
+use super::metrics::SpecStatus;
+use super::report::BenchReport;
+use super::soak_report::SoakReport;
+use crate::report::markdown_table;
+
+pub fn bench_json(r: &BenchReport) -> String {
+    serde_json::to_string_pretty(r).expect("report serialises") + "\n"
+}
+
+pub fn soak_json(r: &SoakReport) -> String {
+    serde_json::to_string_pretty(r).expect("report serialises") + "\n"
+}
+
+fn num(v: Option<f64>, decimals: usize) -> String {
+    v.map(|x| format!("{x:.decimals$}"))
+        .unwrap_or_else(|| "–".into())
+}
+
+fn int(v: Option<u64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "–".into())
+}
+
+pub fn bench_markdown(r: &BenchReport) -> String {
+    let mut out = format!(
+        "# Bench: {} ({})\n\nModel `{}` at {}, max_model_len {}. Started {}, {} requests with `stream: false`; \
+         tok/s is the server's `usage.completion_tokens` over wall time.\n\n",
+        r.endpoint.name,
+        r.tool,
+        r.endpoint.model,
+        r.endpoint.base_url,
+        r.endpoint
+            .max_model_len
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "not reported".into()),
+        r.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        if r.settings.warmup > 0 { "warm-up first, then" } else { "no warm-up;" },
+    );
+    if let Some(c) = &r.baseline {
+        out.push_str(&format!("## Claim vs measured ({})\n\n", c.source));
+        let rows: Vec<Vec<String>> = c
+            .rows
+            .iter()
+            .map(|row| {
+                vec![
+                    row.metric.clone(),
+                    format!("{}", row.claim),
+                    num(row.measured, 2),
+                    row.delta_pct
+                        .map(|d| format!("{d:+.1}%"))
+                        .unwrap_or_else(|| "not measured".into()),
+                ]
+            })
+            .collect();
+        out.push_str(&markdown_table(
+            &["metric", "claim", "measured", "delta"],
+            &rows,
+        ));
+        out.push('\n');
+    }
+    if let Some(d) = &r.decode {
+        out.push_str(&format!(
+            "## Decode ({} runs, max_tokens {})\n\n",
+            d.runs.len(),
+            d.max_tokens
+        ));
+        out.push_str(&markdown_table(
+            &["peak tok/s", "mean tok/s", "cold tok/s", "cold from"],
+            &[vec![
+                num(d.peak_tps, 1),
+                num(d.mean_tps, 1),
+                num(d.cold_tps, 1),
+                d.cold_source.clone(),
+            ]],
+        ));
+        let runs: Vec<String> = d.runs.iter().map(|x| num(x.tps, 1)).collect();
+        out.push_str(&format!("\nRuns (tok/s): {}\n\n", runs.join(", ")));
+    }
+    if !r.concurrency.is_empty() {
+        out.push_str("## Concurrency\n\n");
+        let rows: Vec<Vec<String>> = r
+            .concurrency
+            .iter()
+            .map(|l| {
+                vec![
+                    format!("c{}", l.n),
+                    num(l.aggregate_tps, 1),
+                    match (l.min_aggregate_tps, l.max_aggregate_tps) {
+                        (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
+                        _ => "–".into(),
+                    },
+                    num(l.per_stream_tps, 1),
+                    num(l.cold_aggregate_tps, 1),
+                    l.errors.to_string(),
+                ]
+            })
+            .collect();
+        out.push_str(&markdown_table(
+            &[
+                "level",
+                "aggregate tok/s",
+                "range",
+                "per stream tok/s",
+                "cold aggregate",
+                "errors",
+            ],
+            &rows,
+        ));
+        out.push('\n');
+    }
+    if !r.prefill.is_empty() || !r.prefill_skipped.is_empty() {
+        out.push_str("## Prefill (max_tokens 1)\n\n");
+        let mut rows: Vec<Vec<String>> = r
+            .prefill
+            .iter()
+            .map(|p| {
+                vec![
+                    p.tokens.to_string(),
+                    int(p.prompt_tokens),
+                    num(p.ttft_ms, 0),
+                    num(p.prompt_tps, 0),
+                    num(p.first_ttft_ms, 0),
+                    p.errors.to_string(),
+                ]
+            })
+            .collect();
+        rows.extend(r.prefill_skipped.iter().map(|s| {
+            vec![
+                s.tokens.to_string(),
+                "–".into(),
+                format!("skipped: {}", s.reason),
+                "–".into(),
+                "–".into(),
+                "0".into(),
+            ]
+        }));
+        out.push_str(&markdown_table(
+            &[
+                "size",
+                "prompt tokens",
+                "TTFT ms",
+                "prompt tok/s",
+                "first TTFT ms",
+                "errors",
+            ],
+            &rows,
+        ));
+        out.push('\n');
+    }
+    let s = &r.spec_decode;
+    out.push_str("## Speculative decoding\n\n");
+    out.push_str(&match s.status {
+        SpecStatus::Measured => format!(
+            "Acceptance {:.1}% ({:.0}/{:.0} drafted tokens){} over the measured phases, from {}.\n",
+            s.acceptance.unwrap_or(0.0) * 100.0,
+            s.accepted.unwrap_or(0.0),
+            s.drafted.unwrap_or(0.0),
+            s.mean_acceptance_length
+                .map(|m| format!(", mean acceptance length {m:.2}"))
+                .unwrap_or_default(),
+            s.url
+        ),
+        SpecStatus::NotExposed => format!("Not exposed at {}.\n", s.url),
+        SpecStatus::NoDrafts | SpecStatus::Reset => format!("Not measured at {}.\n", s.url),
+    });
+    if let Some(note) = &s.note {
+        out.push_str(&format!("({note})\n"));
+    }
+    if let Some(w) = &r.warmup {
+        let tps: Vec<String> = w.decode_tps.iter().map(|t| num(*t, 1)).collect();
+        out.push_str(&format!(
+            "\n## Warm-up (cold numbers)\n\n{} sequential requests: {} tok/s.",
+            w.requests,
+            tps.join(", ")
+        ));
+        let levels: Vec<String> = w
+            .concurrency
+            .iter()
+            .map(|l| format!("c{} {}", l.n, num(l.aggregate_tps, 1)))
+            .collect();
+        if !levels.is_empty() {
+            out.push_str(&format!(
+                " Rounds (aggregate tok/s): {}.",
+                levels.join(", ")
+            ));
+        }
+        out.push('\n');
+    }
+    if !r.problems.is_empty() {
+        out.push_str(&format!("\n## Problems ({})\n\n", r.problems.len()));
+        for p in &r.problems {
+            out.push_str(&format!("- {p}\n"));
+        }
+    }
+    out
+}
+
+pub fn soak_markdown(r: &SoakReport) -> String {
+    let mut out = format!(
+        "# Soak: {} ({})\n\nModel `{}` at {}. Status **{}**: {:.0} s of {:.0} s, {} workers, kinds {}, \
+         `stream: false`.\n\n",
+        r.endpoint.name,
+        r.tool,
+        r.endpoint.model,
+        r.endpoint.base_url,
+        r.status,
+        r.wall_s,
+        r.settings.duration_s,
+        r.settings.concurrency,
+        r.settings
+            .kinds
+            .iter()
+            .map(|k| k.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let lat = r.latency_ms;
+    let ms = |f: fn(&super::stats::Percentiles) -> f64| num(lat.as_ref().map(f), 0);
+    out.push_str(&markdown_table(
+        &[
+            "requests",
+            "completion tokens",
+            "prompt tokens",
+            "aggregate tok/s",
+            "errors",
+            "soft-empty",
+            "degenerate",
+        ],
+        &[vec![
+            r.requests.to_string(),
+            r.completion_tokens.to_string(),
+            r.prompt_tokens.to_string(),
+            format!("{:.1}", r.aggregate_tps),
+            r.errors.to_string(),
+            r.soft_empty.to_string(),
+            r.degenerate.to_string(),
+        ]],
+    ));
+    out.push_str("\nWall latency (ms, requests with a completion):\n\n");
+    out.push_str(&markdown_table(
+        &["p50", "p90", "p95", "p99", "max", "mean"],
+        &[vec![
+            ms(|p| p.p50),
+            ms(|p| p.p90),
+            ms(|p| p.p95),
+            ms(|p| p.p99),
+            ms(|p| p.max),
+            ms(|p| p.mean),
+        ]],
+    ));
+    let workers: Vec<String> = r.per_worker_tps.iter().map(|t| format!("{t:.1}")).collect();
+    out.push_str(&format!("\nPer worker tok/s: {}\n\n", workers.join(", ")));
+    if !r.by_kind.is_empty() {
+        let rows: Vec<Vec<String>> = r
+            .by_kind
+            .iter()
+            .map(|k| {
+                vec![
+                    k.kind.label().to_string(),
+                    k.requests.to_string(),
+                    k.errors.to_string(),
+                    k.soft_empty.to_string(),
+                    k.degenerate.to_string(),
+                    num(k.p50_ms, 0),
+                    num(k.mean_completion_tokens, 0),
+                ]
+            })
+            .collect();
+        out.push_str(&markdown_table(
+            &[
+                "kind",
+                "requests",
+                "errors",
+                "soft-empty",
+                "degenerate",
+                "p50 ms",
+                "mean tokens",
+            ],
+            &rows,
+        ));
+        out.push('\n');
+    }
+    if !r.error_kinds.is_empty() {
+        let kinds: Vec<String> = r
+            .error_kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        out.push_str(&format!("Errors by kind: {}\n\n", kinds.join(", ")));
+    }
+    if !r.examples.is_empty() {
+        out.push_str("## Problem requests (first few)\n\n");
+        for e in &r.examples {
+            out.push_str(&format!(
+                "- #{} (worker {}, {}): {}\n",
+                e.seq,
+                e.worker,
+                e.kind.label(),
+                e.problem
+            ));
+        }
+        out.push('\n');
+    }
+    for n in &r.notes {
+        out.push_str(&format!("Note: {n}\n"));
+    }
+    out
+}

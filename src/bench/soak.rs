@@ -1,0 +1,260 @@
+//! Runs `coherence soak`: `--concurrency` workers send mixed agent-shaped traffic until
+//! `--duration` has passed (requests in flight then are awaited). Every answer is appended to
+//! `soak.jsonl` and flushed as it arrives, so Ctrl-C, SIGTERM or even a kill leaves a journal
+//! that `coherence soak --report DIR` turns into the report.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::degenerate::is_degenerate;
+use super::log::{read, write_files, JsonLines};
+use super::plan::SoakPlan;
+use super::progress::Live;
+use super::render;
+use super::sample::{measure, Outcome};
+use super::soak_report::{summarize, SoakMeta, SoakRecord, SoakReport, SoakSettings, SoakStatus};
+use super::target;
+use super::traffic::{self, BUDGETS, TEMPERATURES};
+use crate::error::CliError;
+use crate::run::interrupted;
+
+pub const RECORDS_FILE: &str = "soak.jsonl";
+pub const META_FILE: &str = "soak-run.json";
+pub const REPORT_JSON: &str = "soak.json";
+pub const REPORT_MD: &str = "soak.md";
+
+/// Running totals for the live line.
+#[derive(Default)]
+struct Tally {
+    requests: usize,
+    tokens: u64,
+    errors: usize,
+    soft_empty: usize,
+    degenerate: usize,
+}
+
+impl Tally {
+    fn add(&mut self, r: &SoakRecord) {
+        self.requests += 1;
+        match r.sample.outcome {
+            Outcome::Error => self.errors += 1,
+            Outcome::SoftEmpty => self.soft_empty += 1,
+            Outcome::Ok => {}
+        }
+        if r.sample.has_completion() {
+            self.tokens += r.sample.completion_tokens.unwrap_or(0);
+        }
+        self.degenerate += r.degenerate as usize;
+    }
+
+    fn line(&self, elapsed: Duration, total: Duration, in_flight: u64) -> String {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        format!(
+            "soak {}/{}: {} requests, {:.1} tok/s, {} errors, {} soft-empty, {} degenerate, {in_flight} in flight",
+            clock(elapsed),
+            clock(total),
+            self.requests,
+            self.tokens as f64 / secs,
+            self.errors,
+            self.soft_empty,
+            self.degenerate
+        )
+    }
+}
+
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
+    let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
+    std::fs::create_dir_all(&plan.dir)
+        .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
+        .map_err(CliError::usage)?;
+    let mut live = Live::new(plan.quiet, Duration::from_secs(10));
+    let long_context = match endpoint.max_model_len {
+        Some(limit) if plan.long_context + 1024 > limit => {
+            let fitted = limit.saturating_sub(1024).max(256);
+            live.note(&format!(
+                "--long-context {} does not fit max_model_len {limit} with an 800-token budget; using {fitted}",
+                plan.long_context
+            ));
+            fitted
+        }
+        _ => plan.long_context,
+    };
+    let mut meta = SoakMeta {
+        tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
+        endpoint,
+        settings: SoakSettings {
+            duration_s: plan.duration.as_secs_f64(),
+            concurrency: plan.concurrency,
+            kinds: plan.kinds.clone(),
+            long_context_tokens: long_context,
+            temperatures: TEMPERATURES.to_vec(),
+            budgets: BUDGETS.to_vec(),
+            stream: false,
+            params: plan.params.clone(),
+        },
+        started_at: chrono::Utc::now(),
+        finished_at: None,
+        status: SoakStatus::Running,
+    };
+    write_meta(&plan.dir, &meta).map_err(CliError::usage)?;
+    let mut log = JsonLines::create(&plan.dir.join(RECORDS_FILE)).map_err(CliError::usage)?;
+    live.note(&format!(
+        "soak {} ({}, model {}) for {}, {} workers; journal {}",
+        meta.endpoint.name,
+        meta.endpoint.base_url,
+        meta.endpoint.model,
+        clock(plan.duration),
+        plan.concurrency,
+        plan.dir.join(RECORDS_FILE).display()
+    ));
+
+    let origin = Instant::now();
+    let deadline = origin + plan.duration;
+    let started = Arc::new(AtomicU64::new(0));
+    let (tx, mut rx) = mpsc::unbounded_channel::<SoakRecord>();
+    let mut workers = JoinSet::new();
+    let kinds = Arc::new(plan.kinds.clone());
+    let params = Arc::new(plan.params.clone());
+    for worker in 0..plan.concurrency {
+        let (client, model) = (target.client.clone(), target.model.clone());
+        let (tx, started, kinds, params) =
+            (tx.clone(), started.clone(), kinds.clone(), params.clone());
+        workers.spawn(async move {
+            while Instant::now() < deadline {
+                let seq = started.fetch_add(1, Ordering::SeqCst);
+                let shape = traffic::shape(&kinds, seq);
+                let body = traffic::request(&model, shape, seq, long_context, &params);
+                let started_at = chrono::Utc::now();
+                let sample = measure(&client, &body, origin).await;
+                let degenerate = sample.outcome == Outcome::Ok
+                    && sample.answer.as_deref().is_some_and(is_degenerate);
+                let snippet = degenerate
+                    .then(|| crate::score::clip(sample.answer.as_deref().unwrap_or(""), 160));
+                let record = SoakRecord {
+                    worker,
+                    seq,
+                    kind: shape.kind,
+                    temperature: shape.temperature,
+                    max_tokens: shape.max_tokens,
+                    started_at,
+                    sample,
+                    degenerate,
+                    snippet,
+                };
+                if tx.send(record).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    drop(tx);
+
+    let mut records = Vec::new();
+    let mut tally = Tally::default();
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.tick().await; // the first tick is immediate; the first status comes after a second
+    let interrupt = interrupted();
+    tokio::pin!(interrupt);
+    let mut announced_end = false;
+    let mut write_error = None;
+    let mut keep = |r: SoakRecord, tally: &mut Tally, records: &mut Vec<SoakRecord>| {
+        if let Err(e) = log.append(&r) {
+            write_error.get_or_insert(e);
+        }
+        tally.add(&r);
+        records.push(r);
+    };
+    meta.status = loop {
+        tokio::select! {
+            next = rx.recv() => match next {
+                Some(r) => keep(r, &mut tally, &mut records),
+                None => break SoakStatus::Finished,
+            },
+            _ = ticker.tick() => {
+                let in_flight = started.load(Ordering::SeqCst).saturating_sub(tally.requests as u64);
+                if !announced_end && Instant::now() >= deadline {
+                    announced_end = true;
+                    live.note(&format!("duration reached; waiting for {in_flight} request(s) in flight"));
+                }
+                live.status(&tally.line(origin.elapsed(), plan.duration, in_flight), false);
+            }
+            _ = &mut interrupt => {
+                workers.abort_all();
+                while let Ok(r) = rx.try_recv() {
+                    keep(r, &mut tally, &mut records);
+                }
+                live.note("interrupted: writing the report from what has arrived");
+                break SoakStatus::Interrupted;
+            }
+        }
+    };
+    let in_flight = started
+        .load(Ordering::SeqCst)
+        .saturating_sub(tally.requests as u64);
+    live.status(
+        &tally.line(origin.elapsed(), plan.duration, in_flight),
+        true,
+    );
+    live.finish();
+    if let Some(e) = write_error {
+        return Err(CliError::incomplete(e));
+    }
+    meta.finished_at = Some(chrono::Utc::now());
+    write_meta(&plan.dir, &meta).map_err(CliError::incomplete)?;
+    let report = summarize(&meta, &records, &[]);
+    write_report(&plan.dir, &report).map_err(CliError::incomplete)?;
+    Ok(report)
+}
+
+/// Rebuild the report of the soak in `dir` from its journal (also after an interruption or kill).
+pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
+    let meta_path = dir.join(META_FILE);
+    let text = std::fs::read_to_string(&meta_path).with_context(|| {
+        format!(
+            "{} is not a soak run folder (cannot read {})",
+            dir.display(),
+            meta_path.display()
+        )
+    })?;
+    let meta: SoakMeta = serde_json::from_str(&text)
+        .with_context(|| format!("{}: invalid soak settings", meta_path.display()))?;
+    let path = dir.join(RECORDS_FILE);
+    let (records, skipped) = if path.exists() {
+        read::<SoakRecord>(&path)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let report = summarize(&meta, &records, &skipped);
+    write_report(dir, &report)?;
+    Ok(report)
+}
+
+/// Atomically (temp file + rename), so a kill never leaves half a file.
+fn write_meta(dir: &Path, meta: &SoakMeta) -> anyhow::Result<()> {
+    let path = dir.join(META_FILE);
+    let tmp = dir.join(format!(".{META_FILE}.tmp"));
+    let text = serde_json::to_string_pretty(meta)? + "\n";
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn write_report(dir: &Path, report: &SoakReport) -> anyhow::Result<()> {
+    write_files(
+        dir,
+        &[
+            (REPORT_JSON, render::soak_json(report)),
+            (REPORT_MD, render::soak_markdown(report)),
+        ],
+    )
+}

@@ -1,0 +1,40 @@
+//! `coherence soak`: run the soak (or re-render one with `--report DIR`), print the summary or
+//! JSON, pick the exit code.
+
+use crate::bench::plan::check_report_only;
+use crate::bench::{plan_soak, render, rerender, run_soak, soak, SoakReport};
+use crate::cli::SoakArgs;
+use crate::error::{CliError, Exit, UsageContext};
+
+pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
+    let (report, dir) = match &args.report {
+        Some(dir) => {
+            check_report_only(args).usage_err()?;
+            (rerender(dir).usage_err()?, dir.clone())
+        }
+        None => {
+            let plan = plan_soak(args).usage_err()?;
+            let rt = super::runtime().usage_err()?;
+            (rt.block_on(run_soak(&plan))?, plan.dir)
+        }
+    };
+    if args.json {
+        print!("{}", render::soak_json(&report));
+    } else {
+        print!("{}", render::soak_markdown(&report));
+        println!("\nreport: {}", dir.join(soak::REPORT_MD).display());
+    }
+    Ok(exit_for(&report))
+}
+
+/// 3 when the soak did not finish (or sent nothing), else 1 when any request failed, came back
+/// empty or degenerate, else 0.
+pub fn exit_for(r: &SoakReport) -> Exit {
+    if r.status != "finished" || r.requests == 0 {
+        Exit::Incomplete
+    } else if r.errors + r.soft_empty + r.degenerate > 0 {
+        Exit::Diverged
+    } else {
+        Exit::Coherent
+    }
+}

@@ -1,0 +1,541 @@
+//! `coherence bench` against fake endpoints that generate at a known rate: the measured numbers
+//! must match the truth, cold and steady numbers must both be reported, prefill must follow the
+//! injected time to first token, metrics acceptance must cover the measured window only.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use coherence::fake::ReplyKind;
+use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use serde_json::Value;
+
+/// A completion of `tokens` tokens generated at `rate` tok/s. The content is deliberately short,
+/// so only the server's `usage.completion_tokens` can give the right rate.
+fn generated(tokens: u64, rate: f64) -> Reply {
+    Reply {
+        kind: ReplyKind::Answer {
+            content: Some("Once upon a time".into()),
+            reasoning: None,
+            finish_reason: "length".into(),
+            completion_tokens: tokens,
+        },
+        delay: Duration::from_secs_f64(tokens as f64 / rate),
+        headers: Vec::new(),
+    }
+}
+
+fn is_metrics(req: &Incoming) -> bool {
+    req.path.ends_with("/metrics")
+}
+
+/// What the fake server reports as prompt_tokens for this request.
+fn fake_prompt_tokens(req: &Incoming) -> u64 {
+    (req.body.to_string().len() / 4) as u64
+}
+
+/// Run `bench --json --quiet` against `server` with the flags in `extra` (split on whitespace).
+fn bench(dir: &Path, server: &FakeServer, extra: &str) -> (std::process::Output, Value) {
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.join("run").display().to_string();
+    let mut args = vec![
+        "bench",
+        "--endpoint",
+        &url,
+        "--out",
+        &out_dir,
+        "--json",
+        "--quiet",
+        "--backoff-ms",
+        "10",
+    ];
+    args.extend(extra.split_whitespace());
+    let out = coherence(&args, dir, &[]);
+    let json = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            stdout(&out),
+            stderr(&out)
+        )
+    });
+    (out, json)
+}
+
+fn close(measured: &Value, truth: f64, tolerance: f64, what: &str) {
+    let m = measured
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: no number in {measured}"));
+    let err = (m - truth).abs() / truth;
+    assert!(
+        err <= tolerance,
+        "{what}: measured {m}, truth {truth} ({:.2}% off)",
+        err * 100.0
+    );
+}
+
+#[test]
+fn decode_and_concurrency_rates_match_the_server_within_two_percent() {
+    const RATE: f64 = 200.0;
+    let server = FakeServer::start("rate-model", |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        generated(req.max_tokens().unwrap_or(1), RATE)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, json) = bench(
+        dir.path(),
+        &server,
+        "--warmup 0 --runs 2 --max-tokens 200 --concurrency 1,6 --rounds 1 --prefill none",
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    close(&json["decode"]["peak_tps"], RATE, 0.02, "decode peak");
+    close(&json["decode"]["mean_tps"], RATE, 0.02, "decode mean");
+    let levels = json["concurrency"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    assert_eq!(levels[0]["n"], 1);
+    close(&levels[0]["aggregate_tps"], RATE, 0.02, "c1 aggregate");
+    close(&levels[0]["per_stream_tps"], RATE, 0.02, "c1 per stream");
+    assert_eq!(levels[1]["n"], 6);
+    close(
+        &levels[1]["aggregate_tps"],
+        6.0 * RATE,
+        0.02,
+        "c6 aggregate",
+    );
+    close(&levels[1]["per_stream_tps"], RATE, 0.02, "c6 per stream");
+    // With no warm-up the cold number is the first measured run, and says so.
+    assert!(json["warmup"].is_null());
+    assert!(json["decode"]["cold_source"]
+        .as_str()
+        .unwrap()
+        .contains("no warm-up"));
+    assert_eq!(json["spec_decode"]["status"], "not_exposed");
+    // 2 decode + 1 + 6 concurrency requests, all stream:false with the asked budget.
+    let sent = server.completion_requests();
+    assert_eq!(sent.len(), 9);
+    assert!(sent.iter().all(|r| r.body["stream"] == false));
+    assert!(sent.iter().all(|r| r.max_tokens() == Some(200)));
+    // The run folder holds the reports and one log line per request.
+    let run = dir.path().join("run");
+    let on_disk: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("bench.json")).unwrap()).unwrap();
+    assert_eq!(on_disk, json);
+    let md = std::fs::read_to_string(run.join("bench.md")).unwrap();
+    assert!(md.contains("## Decode") && md.contains("| c6 |"), "{md}");
+    let lines = std::fs::read_to_string(run.join("bench.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 9);
+}
+
+#[test]
+fn cold_numbers_are_reported_next_to_the_steady_state() {
+    const RATE: f64 = 200.0;
+    let calls = AtomicU64::new(0);
+    let server = FakeServer::start("jit-model", move |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        // The first request runs 30% slow, as before the JIT kernels are compiled; the first
+        // batch of two (the warm-up round at c2) runs at half speed.
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        let rate = match n {
+            0 => RATE * 0.7,
+            1 | 2 => RATE * 0.5,
+            _ => RATE,
+        };
+        generated(req.max_tokens().unwrap_or(1), rate)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, json) = bench(
+        dir.path(),
+        &server,
+        "--warmup 1 --runs 2 --max-tokens 100 --concurrency 2 --rounds 1 --prefill none",
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    close(&json["decode"]["cold_tps"], RATE * 0.7, 0.03, "cold decode");
+    close(&json["decode"]["mean_tps"], RATE, 0.03, "steady decode");
+    assert_eq!(json["warmup"]["requests"], 1);
+    close(
+        &json["warmup"]["decode_tps"][0],
+        RATE * 0.7,
+        0.03,
+        "warm-up request",
+    );
+    let c2 = &json["concurrency"][0];
+    close(&c2["cold_aggregate_tps"], 2.0 * RATE * 0.5, 0.03, "cold c2");
+    close(&c2["aggregate_tps"], 2.0 * RATE, 0.03, "steady c2");
+    let phases: Vec<String> = std::fs::read_to_string(dir.path().join("run/bench.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["phase"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "warmup",
+            "warmup",
+            "warmup",
+            "decode",
+            "decode",
+            "concurrency",
+            "concurrency"
+        ]
+    );
+}
+
+#[test]
+fn prefill_follows_the_injected_time_to_first_token_and_skips_what_does_not_fit() {
+    const PREFILL_RATE: f64 = 5000.0;
+    let injected = Arc::new(Mutex::new(Vec::new()));
+    let log = injected.clone();
+    let server = FakeServer::start("prefill-model", move |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        assert_eq!(req.max_tokens(), Some(1), "prefill asks for one token");
+        let tokens = fake_prompt_tokens(req);
+        let delay = tokens as f64 / PREFILL_RATE;
+        log.lock().unwrap().push((tokens, delay));
+        Reply::tokens(1).after(Duration::from_secs_f64(delay))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    // The fake server reports max_model_len 4096: 8k cannot fit.
+    let (out, json) = bench(
+        dir.path(),
+        &server,
+        "--warmup 0 --runs 0 --concurrency none --prefill 1k,2k,8k --prefill-runs 2",
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let injected = injected.lock().unwrap().clone();
+    assert_eq!(injected.len(), 4, "two runs of 1k and 2k, nothing for 8k");
+    let prefill = json["prefill"].as_array().unwrap();
+    assert_eq!(prefill.len(), 2);
+    for (i, p) in prefill.iter().enumerate() {
+        assert_eq!(p["tokens"], [1024, 2048][i]);
+        let runs = p["runs"].as_array().unwrap();
+        for (j, run) in runs.iter().enumerate() {
+            let (tokens, delay) = injected[i * 2 + j];
+            assert_eq!(run["prompt_tokens"], tokens, "the server's count is used");
+            let ttft = run["ttft_ms"].as_f64().unwrap();
+            let over = ttft - delay * 1000.0;
+            assert!(
+                (0.0..30.0).contains(&over),
+                "TTFT {ttft} ms vs injected {} ms",
+                delay * 1000.0
+            );
+            close(&run["prompt_tps"], PREFILL_RATE, 0.03, "prompt tok/s");
+        }
+        // The headline is the steady run (the second); the first is reported apart.
+        assert_eq!(p["ttft_ms"], runs[1]["ttft_ms"]);
+        assert_eq!(p["first_ttft_ms"], runs[0]["ttft_ms"]);
+        close(&p["prompt_tps"], PREFILL_RATE, 0.03, "prompt tok/s");
+    }
+    // The prompts are about the requested size, and no two share a prefix a cache could reuse.
+    let sent = server.completion_requests();
+    let texts: Vec<String> = sent.iter().map(Incoming::question).collect();
+    for (t, size) in texts.iter().zip([1024, 1024, 2048, 2048]) {
+        let words = t.split_whitespace().count();
+        assert!(
+            words > size * 9 / 10 && words <= size,
+            "{words} words for {size}"
+        );
+    }
+    assert_ne!(texts[0][..24], texts[1][..24]);
+    let skipped = json["prefill_skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["tokens"], 8192);
+    assert!(skipped[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("max_model_len 4096"));
+    assert!(json["decode"].is_null());
+}
+
+#[test]
+fn a_size_the_server_rejects_is_skipped_with_its_reason_and_larger_ones_are_not_sent() {
+    // Like llama.cpp: GET /models says nothing useful, the chat endpoint refuses long prompts.
+    let server = FakeServer::start("short-context", |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        if fake_prompt_tokens(req) > 3000 {
+            return Reply::status(400, "This model's maximum context length is 3000 tokens");
+        }
+        Reply::tokens(1)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, json) = bench(
+        dir.path(),
+        &server,
+        "--warmup 0 --runs 0 --concurrency none --prefill 1k,3k,3.5k --prefill-runs 2",
+    );
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "a rejected size is not a failure: {}",
+        stderr(&out)
+    );
+    assert!(json["problems"].as_array().unwrap().is_empty());
+    assert_eq!(json["prefill"].as_array().unwrap().len(), 1);
+    let skipped = json["prefill_skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(skipped[0]["tokens"], 3072);
+    let reason = skipped[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("rejected by the server")
+            && reason.contains("maximum context length is 3000"),
+        "{reason}"
+    );
+    assert_eq!(skipped[1]["tokens"], 3584);
+    assert!(skipped[1]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("rejected 3072"));
+    // 1k twice, 3k once (refused), 3.5k never.
+    assert_eq!(server.completion_requests().len(), 3);
+}
+
+#[test]
+fn speculative_acceptance_comes_from_the_metrics_window() {
+    // Counters start high (earlier traffic). The warm-up request drafts 100 tokens and accepts
+    // none; every measured request drafts 10 and accepts 6. Only the measured window counts.
+    let accepted = Arc::new(AtomicU64::new(1000));
+    let drafted = Arc::new(AtomicU64::new(5000));
+    let (a, d) = (accepted.clone(), drafted.clone());
+    let completions = AtomicU64::new(0);
+    let server = FakeServer::start("spec-model", move |req| {
+        if is_metrics(req) {
+            return Reply::text(
+                200,
+                &format!(
+                    "# TYPE vllm:spec_decode_num_accepted_tokens_total counter\n\
+                     vllm:spec_decode_num_accepted_tokens_total{{engine=\"0\",model_name=\"spec-model\"}} {}.0\n\
+                     vllm:spec_decode_num_draft_tokens_total{{engine=\"0\",model_name=\"spec-model\"}} {}.0\n",
+                    a.load(Ordering::SeqCst),
+                    d.load(Ordering::SeqCst)
+                ),
+            );
+        }
+        if completions.fetch_add(1, Ordering::SeqCst) == 0 {
+            d.fetch_add(100, Ordering::SeqCst);
+        } else {
+            a.fetch_add(6, Ordering::SeqCst);
+            d.fetch_add(10, Ordering::SeqCst);
+        }
+        generated(req.max_tokens().unwrap_or(1), 2000.0)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, json) = bench(
+        dir.path(),
+        &server,
+        "--warmup 1 --runs 2 --max-tokens 20 --concurrency none --prefill none",
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let spec = &json["spec_decode"];
+    assert_eq!(spec["status"], "measured", "{spec}");
+    assert_eq!(spec["accepted"], 12.0);
+    assert_eq!(spec["drafted"], 20.0);
+    assert_eq!(spec["acceptance"], 0.6);
+    // Metrics live at the server root, not under /v1.
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.iter().any(|p| p == "/metrics"), "{paths:?}");
+    assert!(!paths.iter().any(|p| p == "/v1/metrics"));
+    let md = std::fs::read_to_string(dir.path().join("run/bench.md")).unwrap();
+    assert!(md.contains("Acceptance 60.0% (12/20"), "{md}");
+}
+
+#[test]
+fn a_baseline_prints_claim_measured_and_delta() {
+    const RATE: f64 = 200.0;
+    let server = FakeServer::start("base-model", |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        generated(req.max_tokens().unwrap_or(1), RATE)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let claims = dir.path().join("claims.json");
+    std::fs::write(
+        &claims,
+        r#"{"source": "the guide", "claims": {"decode.peak_tps": 250, "concurrency.1.aggregate_tps": 100, "prefill.8k.prompt_tps": 1513}}"#,
+    )
+    .unwrap();
+    let quick = "--warmup 0 --runs 1 --max-tokens 60 --concurrency 1 --rounds 1 --prefill none";
+    let args = format!("{quick} --baseline {}", claims.display());
+    let (out, json) = bench(dir.path(), &server, &args);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let rows = json["baseline"]["rows"].as_array().unwrap();
+    assert_eq!(json["baseline"]["source"], "the guide");
+    assert_eq!(rows[0]["metric"], "decode.peak_tps");
+    close(&rows[0]["delta_pct"], -20.0, 0.1, "peak delta");
+    assert_eq!(rows[1]["metric"], "concurrency.c1.aggregate_tps");
+    close(&rows[1]["delta_pct"], 100.0, 0.05, "c1 delta");
+    assert_eq!(rows[2]["metric"], "prefill.8192.prompt_tps");
+    assert!(rows[2]["measured"].is_null());
+    let md = std::fs::read_to_string(dir.path().join("run/bench.md")).unwrap();
+    assert!(md.contains("Claim vs measured (the guide)"), "{md}");
+    assert!(
+        md.contains("| prefill.8192.prompt_tps | 1513 | – | not measured |"),
+        "{md}"
+    );
+
+    // An earlier bench.json is a baseline too: the same server gives deltas near zero.
+    let earlier = dir.path().join("run/bench.json");
+    let again = tempfile::tempdir().unwrap();
+    let args = format!("{quick} --baseline {}", earlier.display());
+    let (out, json) = bench(again.path(), &server, &args);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let rows = json["baseline"]["rows"].as_array().unwrap();
+    let peak = rows
+        .iter()
+        .find(|r| r["metric"] == "decode.peak_tps")
+        .unwrap();
+    assert!(peak["delta_pct"].as_f64().unwrap().abs() < 3.0, "{peak}");
+}
+
+#[test]
+fn failures_are_reported_and_exit_3() {
+    let server = FakeServer::start("down-model", |_| Reply::status(503, "overloaded"));
+    let dir = tempfile::tempdir().unwrap();
+    let (out, json) = bench(
+        dir.path(),
+        &server,
+        "--warmup 0 --runs 1 --max-tokens 10 --concurrency none --prefill none --retries 0",
+    );
+    assert_eq!(exit_code(&out), 3);
+    assert!(json["decode"]["peak_tps"].is_null());
+    assert_eq!(json["decode"]["errors"], 1);
+    let problems = json["problems"].as_array().unwrap();
+    assert!(
+        problems[0].as_str().unwrap().contains("503"),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn bad_flags_are_usage_errors_that_name_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "bench",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--endpoint",
+                "b=http://127.0.0.1:9/v1",
+            ],
+            "--endpoint",
+        ),
+        (&["bench"], "--endpoint"),
+        (
+            &[
+                "bench",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--prefill",
+                "8q",
+            ],
+            "--prefill",
+        ),
+        (
+            &[
+                "bench",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--concurrency",
+                "0",
+            ],
+            "--concurrency",
+        ),
+        (
+            &[
+                "bench",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--baseline",
+                "/nonexistent.json",
+            ],
+            "--baseline",
+        ),
+        (
+            &[
+                "bench",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--runs",
+                "0",
+                "--concurrency",
+                "none",
+                "--prefill",
+                "none",
+            ],
+            "nothing left",
+        ),
+    ];
+    for (args, flag) in cases {
+        let out = coherence(args, dir.path(), &[]);
+        assert_eq!(exit_code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(flag), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn the_api_key_is_sent_but_never_written() {
+    const KEY: &str = "sk-bench-secret-4242";
+    let server = FakeServer::start("key-model", |req| {
+        let auth = req.header("authorization").unwrap_or("none").to_string();
+        if is_metrics(req) {
+            return Reply::text(404, &format!("no metrics for {auth}"));
+        }
+        Reply::content(&format!("you sent {auth}"))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run");
+    let out = coherence(
+        &[
+            "bench",
+            "--endpoint",
+            &url,
+            "--api-key-env",
+            "fake=BENCH_KEY",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--warmup",
+            "1",
+            "--runs",
+            "1",
+            "--max-tokens",
+            "8",
+            "--concurrency",
+            "1",
+            "--rounds",
+            "1",
+            "--prefill",
+            "1k",
+            "--prefill-runs",
+            "1",
+        ],
+        dir.path(),
+        &[("BENCH_KEY", KEY)],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(server
+        .completion_requests()
+        .iter()
+        .all(|r| r.header("authorization") == Some(&format!("Bearer {KEY}"))));
+    assert!(!stdout(&out).contains(KEY) && !stderr(&out).contains(KEY));
+    for entry in std::fs::read_dir(&out_dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(KEY), "{} holds the key", path.display());
+    }
+}

@@ -1,0 +1,440 @@
+//! `coherence soak` against fake endpoints with known latencies and known problems: rates and
+//! latency percentiles must match what the server injected, problems must be counted exactly,
+//! and an interrupted or killed soak must still yield its report.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use serde_json::{json, Value};
+
+/// `n` distinct words: `n` completion tokens and nothing repetitive.
+fn words(n: u64) -> String {
+    (0..n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Independent of the crate: the p-th percentile with linear interpolation between ranks.
+fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let rank = p / 100.0 * (v.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+}
+
+fn soak_args<'a>(url: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "soak",
+        "--endpoint",
+        url,
+        "--out",
+        out,
+        "--backoff-ms",
+        "10",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+fn jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn rates_and_latency_percentiles_match_the_injected_ones() {
+    const RATE: f64 = 100.0;
+    let injected = Arc::new(Mutex::new(Vec::new()));
+    let log = injected.clone();
+    let calls = AtomicU64::new(0);
+    let server = FakeServer::start("soak-model", move |_req| {
+        // Latencies cycle through 100..1000 ms; tokens follow at RATE tok/s per stream.
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        let delay = 0.1 * (1 + n % 10) as f64;
+        log.lock().unwrap().push(delay * 1000.0);
+        Reply::content(&words((delay * RATE) as u64)).after(Duration::from_secs_f64(delay))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let started = Instant::now();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &["--duration", "3s", "--concurrency", "4", "--json"],
+        ),
+        dir.path(),
+        &[],
+    );
+    let took = started.elapsed();
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(
+        took < Duration::from_secs(6),
+        "the soak stops by itself ({took:?})"
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let injected = injected.lock().unwrap().clone();
+    assert_eq!(r["status"], "finished");
+    assert_eq!(
+        r["requests"],
+        injected.len(),
+        "every request sent is reported"
+    );
+    assert_eq!(r["errors"], 0);
+    assert_eq!(r["soft_empty"], 0);
+    assert_eq!(r["degenerate"], 0);
+    for p in [50.0, 90.0, 95.0, 99.0, 100.0] {
+        let key = if p == 100.0 {
+            "max".to_string()
+        } else {
+            format!("p{p}")
+        };
+        let measured = r["latency_ms"][&key].as_f64().unwrap();
+        let truth = percentile(&injected, p);
+        assert!(
+            (truth..truth + 30.0).contains(&measured),
+            "{key}: measured {measured} ms, injected {truth} ms"
+        );
+    }
+    let per_worker = r["per_worker_tps"].as_array().unwrap();
+    assert_eq!(per_worker.len(), 4);
+    for w in per_worker {
+        let w = w.as_f64().unwrap();
+        assert!((w - RATE).abs() / RATE < 0.03, "per worker {w} vs {RATE}");
+    }
+    let agg = r["aggregate_tps"].as_f64().unwrap();
+    assert!(
+        (agg - 4.0 * RATE).abs() / (4.0 * RATE) < 0.03,
+        "aggregate {agg}"
+    );
+    let tokens: u64 = injected.iter().map(|d| (d / 1000.0 * RATE) as u64).sum();
+    assert_eq!(r["completion_tokens"], tokens);
+
+    // The journal has one line per request; the traffic is mixed and never streamed.
+    let run = dir.path().join("run");
+    assert_eq!(jsonl(&run.join("soak.jsonl")).len(), injected.len());
+    let sent = server.completion_requests();
+    assert!(sent.iter().all(|q| q.body["stream"] == false));
+    let temps: std::collections::BTreeSet<String> = sent
+        .iter()
+        .map(|q| q.body["temperature"].to_string())
+        .collect();
+    assert_eq!(temps.len(), 3, "{temps:?}");
+    let budgets: std::collections::BTreeSet<u64> =
+        sent.iter().filter_map(Incoming::max_tokens).collect();
+    assert!(budgets.is_subset(&[300, 500, 800].into()), "{budgets:?}");
+    assert!(
+        sent.iter().any(|q| q.body.get("tools").is_some()),
+        "tool calls are part of the mix"
+    );
+    let md = std::fs::read_to_string(run.join("soak.md")).unwrap();
+    assert!(
+        md.contains("| p50 | p90 | p95 | p99 | max | mean |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn errors_soft_empty_and_degenerate_replies_are_counted_exactly() {
+    #[derive(Default)]
+    struct Served {
+        errors: u64,
+        empty: u64,
+        looped: u64,
+        tool_calls: u64,
+    }
+    let served = Arc::new(Mutex::new(Served::default()));
+    let tally = served.clone();
+    let calls = AtomicU64::new(0);
+    let server = FakeServer::start("flaky-model", move |req| {
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        let mut s = tally.lock().unwrap();
+        let reply = if req.body.get("tools").is_some() && n % 2 == 0 {
+            // A tool call with null content is an answer, not an empty reply.
+            s.tool_calls += 1;
+            Reply::json(
+                200,
+                json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Lisbon\"}"}}]}}],
+                    "usage": {"prompt_tokens": 50, "completion_tokens": 12}}),
+            )
+        } else {
+            match n % 5 {
+                1 => {
+                    s.empty += 1;
+                    Reply::content("")
+                }
+                2 => {
+                    s.looped += 1;
+                    Reply::content(&"I will check the file again. ".repeat(20))
+                }
+                3 => {
+                    s.errors += 1;
+                    Reply::status(500, "engine died")
+                }
+                _ => Reply::content(&words(30)),
+            }
+        };
+        reply.after(Duration::from_millis(40))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "2s",
+                "--concurrency",
+                "3",
+                "--retries",
+                "0",
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&out),
+        1,
+        "problems make the soak fail: {}",
+        stderr(&out)
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let s = served.lock().unwrap();
+    assert!(s.errors > 0 && s.empty > 0 && s.looped > 0 && s.tool_calls > 0);
+    assert_eq!(r["errors"], s.errors);
+    assert_eq!(r["error_kinds"]["server error (5xx)"], s.errors);
+    assert_eq!(r["soft_empty"], s.empty);
+    assert_eq!(r["degenerate"], s.looped);
+    let examples = r["examples"].as_array().unwrap();
+    assert!(examples.iter().any(|e| e["problem"]
+        .as_str()
+        .unwrap()
+        .starts_with("degenerate: I will check")));
+    assert!(stderr(&out).is_empty(), "--quiet: {}", stderr(&out));
+}
+
+#[test]
+fn a_killed_soak_is_reported_from_its_journal() {
+    let server = FakeServer::start("slow-model", |_| {
+        Reply::content(&words(20)).after(Duration::from_millis(30))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("fake={}", server.url());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args(soak_args(
+            &url,
+            run.to_str().unwrap(),
+            &["--duration", "60s", "--concurrency", "2"],
+        ))
+        .env_remove("OPENAI_API_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = run.join("soak.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while jsonl(&journal).len() < 10 {
+        assert!(Instant::now() < deadline, "the soak journals as it goes");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to write a report
+    child.wait().unwrap();
+    assert!(!run.join("soak.json").exists());
+    // A line torn by the kill is skipped and noted.
+    let mut raw = std::fs::read(&journal).unwrap();
+    raw.extend_from_slice(b"{\"worker\": 0, \"seq\"");
+    std::fs::write(&journal, raw).unwrap();
+    let lines = jsonl(&journal).len();
+
+    let out = coherence(
+        &["soak", "--report", run.to_str().unwrap(), "--json"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&out),
+        3,
+        "an unfinished soak is incomplete: {}",
+        stderr(&out)
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(r["status"], "unfinished");
+    assert_eq!(r["requests"], lines);
+    assert_eq!(r["completion_tokens"], lines * 20);
+    assert!(r["latency_ms"]["p50"].as_f64().unwrap() >= 30.0);
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("skipped") && notes.contains("did not end cleanly"),
+        "{notes}"
+    );
+    assert!(run.join("soak.json").exists() && run.join("soak.md").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_the_soak_and_writes_the_report() {
+    let server = FakeServer::start("slow-model", |_| {
+        Reply::content(&words(10)).after(Duration::from_millis(30))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("fake={}", server.url());
+    let child = Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args(soak_args(
+            &url,
+            run.to_str().unwrap(),
+            &["--duration", "60s", "--concurrency", "3"],
+        ))
+        .env_remove("OPENAI_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let journal = run.join("soak.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while jsonl(&journal).len() < 5 {
+        assert!(Instant::now() < deadline, "the soak journals as it goes");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let signalled = Instant::now();
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_secs(5));
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("soak.json")).unwrap()).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(r["requests"], jsonl(&journal).len());
+    assert!(
+        stdout(&out).contains("Status **interrupted**"),
+        "{}",
+        stdout(&out)
+    );
+    // Plain progress lines, since stderr is not a terminal.
+    assert!(stderr(&out).contains("requests,"), "{}", stderr(&out));
+}
+
+#[test]
+fn report_needs_a_soak_folder_and_flags_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["soak", "--report", d], "not a soak run folder"),
+        (
+            &[
+                "soak",
+                "--report",
+                d,
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+            ],
+            "--endpoint",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--duration",
+                "soon",
+            ],
+            "--duration",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--kinds",
+                "poetry",
+            ],
+            "--kinds",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--concurrency",
+                "0",
+            ],
+            "--concurrency",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = coherence(args, dir.path(), &[]);
+        assert_eq!(exit_code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn the_api_key_never_reaches_the_journal_or_report() {
+    const KEY: &str = "sk-soak-secret-777";
+    let server = FakeServer::start("key-model", |req| {
+        let auth = req.header("authorization").unwrap_or("none").to_string();
+        // Echo the key in a degenerate reply (so it would land in the snippet) and in errors.
+        if req.body["max_tokens"] == 300 {
+            Reply::status(400, &format!("bad request from {auth}"))
+        } else {
+            Reply::content(&format!("{auth} ").repeat(20))
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let run = dir.path().join("run");
+    let out = coherence(
+        &soak_args(
+            &url,
+            run.to_str().unwrap(),
+            &[
+                "--duration",
+                "1s",
+                "--concurrency",
+                "2",
+                "--api-key-env",
+                "fake=SOAK_KEY",
+                "--retries",
+                "0",
+            ],
+        ),
+        dir.path(),
+        &[("SOAK_KEY", KEY)],
+    );
+    assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
+    assert!(
+        server.completion_requests()[0].header("authorization") == Some(&format!("Bearer {KEY}"))
+    );
+    assert!(!stdout(&out).contains(KEY) && !stderr(&out).contains(KEY));
+    let journal = std::fs::read_to_string(run.join("soak.jsonl")).unwrap();
+    assert!(
+        journal.contains("[REDACTED]"),
+        "the echo was recorded, redacted"
+    );
+    for entry in std::fs::read_dir(&run).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(KEY), "{} holds the key", path.display());
+    }
+}
