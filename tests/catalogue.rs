@@ -206,6 +206,24 @@ const PHRASINGS: &[(&str, &str, bool)] = &[
     ),
     ("cnt_palindrome", "Yes, 'rotator' is a palindrome.", true),
     ("cnt_palindrome", "No.", false),
+    // Seen from SmolLM2-135M on llama.cpp: a sentence instead of yes/no.
+    (
+        "cnt_palindrome",
+        "The word \"rotator\" is a palindrome.",
+        true,
+    ),
+    (
+        "cnt_palindrome",
+        "No, the word 'rotator' does not have a palindrome reading.",
+        false,
+    ),
+    ("cnt_palindrome", "Rotator is not a palindrome.", false),
+    (
+        "logic_syllogism",
+        "It does not follow: some razzies are lazzies only.",
+        true,
+    ),
+    ("logic_syllogism", "Yes, it follows.", false),
     ("cnt_reverse", "ecnerehoc", true),
     ("cnt_reverse", "`ecnerehoc`", true),
     ("cnt_reverse", "ecnerehco", false),

@@ -55,6 +55,17 @@ pub fn pair_verdict(a: Side, b: Side) -> (Verdict, String, Option<f64>) {
             };
             (Verdict::Diff, reason.into(), None)
         }
+        (Some(_), Some(_)) if a.extracted.is_none() && b.extracted.is_none() => {
+            if a.answer.trim() == b.answer.trim() {
+                (Verdict::Same, "both wrong with the same text".into(), None)
+            } else {
+                (
+                    Verdict::Diff,
+                    "both wrong; no answer could be read from either and the texts differ".into(),
+                    None,
+                )
+            }
+        }
         (Some(_), Some(_)) => {
             if a.extracted.is_some() && a.extracted == b.extracted {
                 (
@@ -120,6 +131,26 @@ mod tests {
             extracted: Some(extracted),
             answer: extracted,
         }
+    }
+
+    #[test]
+    fn two_unreadable_wrong_answers_are_compared_by_text() {
+        let unreadable = |text: &'static str| Side {
+            usable: true,
+            correct: Some(false),
+            extracted: None,
+            answer: text,
+        };
+        let (v, reason, _) = pair_verdict(
+            unreadable("The quick brown fox."),
+            unreadable("The quick fox."),
+        );
+        assert_eq!(v, Verdict::Diff);
+        assert!(reason.contains("no answer could be read"));
+        assert_eq!(
+            pair_verdict(unreadable("Same."), unreadable("Same.")).0,
+            Verdict::Same
+        );
     }
 
     #[test]
