@@ -25,6 +25,9 @@ pub enum Command {
         #[command(subcommand)]
         command: PromptsCommand,
     },
+    /// Internal: the sandboxed JS test runner (job on stdin, results on stdout).
+    #[command(name = "__js-worker", hide = true)]
+    JsWorker,
 }
 
 #[derive(Debug, Subcommand)]

@@ -49,5 +49,10 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
             cli::PromptsCommand::List(a) => commands::prompts::list(a),
             cli::PromptsCommand::Check(a) => commands::prompts::check(a),
         },
+        cli::Command::JsWorker => Ok(if score::js::run_worker() {
+            Exit::Coherent
+        } else {
+            Exit::Usage
+        }),
     }
 }

@@ -1,6 +1,7 @@
 //! Deterministic scorers: pure functions from (scorer spec, answer text) to a score with evidence.
 
 mod exact;
+pub(crate) mod js;
 mod json;
 mod numeric;
 mod text;
@@ -40,6 +41,9 @@ pub enum ScorerSpec {
         #[serde(default)]
         values: BTreeMap<String, serde_json::Value>,
     },
+    /// The JavaScript function `function` extracted from the answer must pass every test of
+    /// `suite` (a file under `scorers/`), run in a sandboxed worker process.
+    Js { suite: String, function: String },
 }
 
 impl ScorerSpec {
@@ -74,6 +78,7 @@ impl ScorerSpec {
                 }
                 Ok(())
             }
+            ScorerSpec::Js { suite, function } => js::validate_spec(suite, function),
         }
     }
 
@@ -83,6 +88,7 @@ impl ScorerSpec {
             ScorerSpec::Numeric { .. } => "numeric",
             ScorerSpec::Exact { .. } => "exact",
             ScorerSpec::Json { .. } => "json",
+            ScorerSpec::Js { .. } => "js",
         }
     }
 
@@ -96,6 +102,7 @@ impl ScorerSpec {
                 let keys: Vec<&str> = required.keys().map(String::as_str).collect();
                 format!("JSON with {}", keys.join(", "))
             }
+            ScorerSpec::Js { function, .. } => format!("{function} passes all tests"),
         }
     }
 }
@@ -150,7 +157,7 @@ impl ScoreContext {
 }
 
 /// Score one answer (the model's content with any reasoning removed) against a spec.
-pub fn score(spec: &ScorerSpec, answer: &str, _ctx: &ScoreContext) -> Score {
+pub fn score(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
     match spec {
         ScorerSpec::Numeric {
             expected,
@@ -158,5 +165,6 @@ pub fn score(spec: &ScorerSpec, answer: &str, _ctx: &ScoreContext) -> Score {
         } => numeric::score(expected, *tolerance, answer),
         ScorerSpec::Exact { expected, aliases } => exact::score(expected, aliases, answer),
         ScorerSpec::Json { required, values } => json::score(required, values, answer),
+        ScorerSpec::Js { suite, function } => js::score(suite, function, answer, ctx),
     }
 }
