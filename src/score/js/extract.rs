@@ -47,16 +47,16 @@ pub fn extract(answer: &str, function: &str) -> Option<Extraction> {
         .collect();
     let (code, lang, source) = if blocks.is_empty() {
         let code = unfenced(answer, function)?;
-        (code, "", "unfenced code".to_string())
+        (code, "", "unfenced".to_string())
     } else {
         let chosen = blocks
             .iter()
             .rposition(|f| definition_at(f.body, function).is_some())
             .unwrap_or(0);
         let source = if blocks.len() == 1 {
-            "the code block".to_string()
+            "fenced block".to_string()
         } else {
-            format!("code block {} of {}", chosen + 1, blocks.len())
+            format!("fenced block {} of {}", chosen + 1, blocks.len())
         };
         let f = &blocks[chosen];
         (f.body, f.lang.as_str(), source)
@@ -236,7 +236,7 @@ mod tests {
         );
         let e = extract(&answer, "hasCloseElements").unwrap();
         assert_eq!(e.code, FN);
-        assert_eq!(e.source, "the code block");
+        assert_eq!(e.source, "fenced block");
     }
 
     #[test]
@@ -246,7 +246,7 @@ mod tests {
         );
         let e = extract(&answer, "hasCloseElements").unwrap();
         assert_eq!(e.code, FN);
-        assert_eq!(e.source, "code block 1 of 2");
+        assert_eq!(e.source, "fenced block 1 of 2");
     }
 
     #[test]
@@ -258,7 +258,7 @@ mod tests {
             "{}",
             e.code
         );
-        assert_eq!(e.source, "code block 2 of 2");
+        assert_eq!(e.source, "fenced block 2 of 2");
     }
 
     #[test]
@@ -268,7 +268,7 @@ mod tests {
         );
         let e = extract(&answer, "hasCloseElements").unwrap();
         assert_eq!(e.code, FN);
-        assert_eq!(e.source, "unfenced code");
+        assert_eq!(e.source, "unfenced");
         assert_eq!(code(FN), FN);
     }
 

@@ -74,6 +74,6 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
     Score::new(
         Some(outcome.all_passed()),
         Some(outcome.pattern()),
-        format!("{} ({})", outcome.evidence(), candidate.source),
+        format!("{}; code: {}", outcome.evidence(), candidate.source),
     )
 }

@@ -68,6 +68,8 @@ pub fn run(worker: &Path, job: &Job, limits: ProcessLimits) -> Result<Outcome, S
 fn spawn(worker: &Path, limits: ProcessLimits) -> std::io::Result<Child> {
     let mut cmd = Command::new(worker);
     cmd.arg("__js-worker")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
