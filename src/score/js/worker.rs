@@ -139,10 +139,34 @@ fn run_test(ctx: &mut Context, test: &str) -> (Verdict, String) {
     }
 }
 
-/// The first line of an error, bounded.
+/// The first line of an error, bounded, without boa's `(name at :line:col)` position suffix
+/// (positions in the candidate's script add noise, not information).
 fn error_text(e: &JsError) -> String {
     let text = bounded(e);
-    text.lines().next().unwrap_or_default().trim().to_string()
+    let line = text.lines().next().unwrap_or_default().trim();
+    without_position(line).to_string()
+}
+
+fn without_position(line: &str) -> &str {
+    let Some(open) = line.rfind(" (") else {
+        return line;
+    };
+    let is_position = line[open + 2..]
+        .strip_suffix(')')
+        .and_then(|inner| inner.split_once(" at "))
+        .is_some_and(|(_, place)| {
+            let mut parts = place.rsplit(':');
+            let col = parts.next().unwrap_or_default();
+            let row = parts.next().unwrap_or_default();
+            [col, row]
+                .iter()
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        });
+    if is_position {
+        &line[..open]
+    } else {
+        line
+    }
 }
 
 fn value_text(v: &JsValue) -> String {
@@ -242,6 +266,19 @@ mod tests {
     fn async_results_are_awaited() {
         let events = run("async function f(x) { return x === 1; }", &["f(1)", "f(2)"]);
         assert_eq!(verdicts(&events), vec![Verdict::Pass, Verdict::Fail]);
+    }
+
+    #[test]
+    fn error_positions_are_dropped() {
+        assert_eq!(
+            without_position("Error: boom (unknown at :1:2)"),
+            "Error: boom"
+        );
+        assert_eq!(without_position("Error: f (x) at y"), "Error: f (x) at y");
+        assert_eq!(
+            without_position("TypeError: (a at b)"),
+            "TypeError: (a at b)"
+        );
     }
 
     #[test]
