@@ -19,7 +19,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Send the catalogue to two or more endpoints and report where they diverge.
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
+    /// Repeat the catalogue on one or more endpoints to measure sampler determinism at temperature 0
+    /// (compare with --repeats 5 by default; one endpoint is enough).
+    Determinism(Box<CompareArgs>),
+    /// Re-score a run folder from its saved records (no network) and rewrite its reports.
+    Score(ScoreArgs),
+    /// Re-render a run folder's reports from its results.json (no network).
+    Report(ReportArgs),
     /// List or check the prompt catalogue.
     Prompts {
         #[command(subcommand)]
@@ -94,9 +101,9 @@ pub struct CompareArgs {
     /// Token budget for every prompt (default: the prompt's own `max_tokens`, else 1024).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u32>,
-    /// Independent requests per prompt and endpoint.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub repeats: u32,
+    /// Independent requests per prompt and endpoint [default: 1 for compare, 5 for determinism].
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<u32>,
     /// Requests in flight per endpoint.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub concurrency: usize,
@@ -106,13 +113,46 @@ pub struct CompareArgs {
     /// parses as JSON, else a string). Repeatable.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
+    /// Request token logprobs so divergences are also located by token index.
+    #[arg(long)]
+    pub logprobs: bool,
     /// Run folder to create (default: runs/<UTC timestamp>-<names>/).
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     pub out: Option<PathBuf>,
     /// Continue the run in DIR: send only what is missing (or what the flags add).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GateArgs {
+    /// Conditions that make the exit code 1, comma-separated METRIC OP NUMBER; any one holding fails
+    /// the gate. Metrics: same, diff, review, fail, nondeterministic, deployment, p.
+    /// [default: diff>0,fail>0 for compare; nondeterministic>0,fail>0 for determinism]
+    #[arg(long, value_name = "EXPR")]
+    pub fail_on: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ScoreArgs {
+    /// The run folder.
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// Catalogue to score with (default: the run's own catalogue folder).
+    #[arg(long, value_name = "DIR")]
+    pub catalogue: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The run folder.
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
 }

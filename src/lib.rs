@@ -44,7 +44,12 @@ pub fn main_with_args(argv: Vec<String>) -> Exit {
 /// Dispatch a parsed command line.
 pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
     match &cli.command {
-        cli::Command::Compare(args) => commands::compare::compare(args, argv),
+        cli::Command::Compare(args) => commands::compare::compare(args, argv, run::Mode::Compare),
+        cli::Command::Determinism(args) => {
+            commands::compare::compare(args, argv, run::Mode::Determinism)
+        }
+        cli::Command::Score(args) => commands::score::score(args),
+        cli::Command::Report(args) => commands::score::report(args),
         cli::Command::Prompts { command } => match command {
             cli::PromptsCommand::List(a) => commands::prompts::list(a),
             cli::PromptsCommand::Check(a) => commands::prompts::check(a),

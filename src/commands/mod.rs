@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod prompts;
+pub mod score;
 
 /// A multi-threaded runtime for the commands that talk to endpoints.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -1,5 +1,7 @@
 //! Renderers: results to bytes (Markdown report, comparison table, JSON), and writing the run folder's reports.
 
+mod diff;
+mod junit;
 mod markdown;
 mod table;
 
@@ -7,7 +9,9 @@ use std::path::Path;
 
 use anyhow::Context;
 
-pub use markdown::{render_report, render_table};
+pub use diff::inline_word_diff;
+pub use junit::render_junit;
+pub use markdown::{fingerprint_differences, render_report, render_table};
 pub use table::markdown_table;
 
 use crate::analysis::Results;
@@ -15,21 +19,40 @@ use crate::analysis::Results;
 pub const RESULTS_FILE: &str = "results.json";
 pub const REPORT_FILE: &str = "report.md";
 pub const TABLE_FILE: &str = "comparison_table.md";
+pub const JUNIT_FILE: &str = "junit.xml";
 
 pub fn render_json(results: &Results) -> String {
     serde_json::to_string_pretty(results).expect("results serialise") + "\n"
 }
 
-/// Write results.json, report.md and comparison_table.md into the run folder.
+/// Write results.json and the rendered reports into the run folder.
 pub fn write_all(dir: &Path, results: &Results) -> anyhow::Result<()> {
-    let files = [
-        (RESULTS_FILE, render_json(results)),
-        (REPORT_FILE, render_report(results)),
-        (TABLE_FILE, render_table(results)),
-    ];
-    for (name, body) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    write_file(dir, RESULTS_FILE, &render_json(results))?;
+    write_rendered(dir, results)
+}
+
+/// Write report.md, comparison_table.md and junit.xml (not results.json).
+pub fn write_rendered(dir: &Path, results: &Results) -> anyhow::Result<()> {
+    write_file(dir, REPORT_FILE, &render_report(results))?;
+    write_file(dir, TABLE_FILE, &render_table(results))?;
+    write_file(dir, JUNIT_FILE, &render_junit(results))
+}
+
+fn write_file(dir: &Path, name: &str, body: &str) -> anyhow::Result<()> {
+    let path = dir.join(name);
+    std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Read a run folder's results.json.
+pub fn read_results(dir: &Path) -> anyhow::Result<Results> {
+    let path = dir.join(RESULTS_FILE);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "cannot read {}; score the run first with `coherence score {}`",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a results file of this version", path.display()))
 }

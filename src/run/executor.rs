@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use super::journal::Journal;
+use super::manifest::Sampling;
 use super::progress::Progress;
 use super::record::Record;
 use super::request::{build_request, request_hash};
@@ -43,7 +43,7 @@ pub async fn execute(
     jobs: Vec<Job>,
     targets: &[Target],
     concurrency: usize,
-    params: &Map<String, Value>,
+    sampling: &Sampling,
     journal: &mut Journal,
     progress: &mut Progress,
 ) -> anyhow::Result<Execution> {
@@ -52,18 +52,18 @@ pub async fn execute(
         .iter()
         .map(|_| Arc::new(Semaphore::new(concurrency)))
         .collect();
-    let params = Arc::new(params.clone());
+    let sampling = Arc::new(sampling.clone());
     let mut tasks = JoinSet::new();
     for job in jobs {
         let target = targets[job.endpoint].clone();
         let limit = limits[job.endpoint].clone();
         let tx = tx.clone();
-        let params = params.clone();
+        let sampling = sampling.clone();
         tasks.spawn(async move {
             let Ok(_permit) = limit.acquire_owned().await else {
                 return;
             };
-            let record = send(&target, &job, &params).await;
+            let record = send(&target, &job, &sampling).await;
             let _ = tx.send(record);
         });
     }
@@ -119,8 +119,8 @@ async fn interrupted() {
 }
 
 /// Send one request (with the client's retries) and turn the exchange into a record.
-pub async fn send(target: &Target, job: &Job, params: &Map<String, Value>) -> Record {
-    let (path, body) = build_request(&job.prompt, &target.model, job.max_tokens, params);
+pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
+    let (path, body) = build_request(&job.prompt, &target.model, job.max_tokens, sampling);
     let started_at = chrono::Utc::now();
     let ex = target.client.complete(path, &body).await;
     let c = ex.completion.unwrap_or_default();

@@ -26,6 +26,9 @@ pub struct Manifest {
     /// Every prompt id in the run's scope (what the report covers).
     pub prompts: Vec<String>,
     pub repeats: u32,
+    /// The `--fail-on` gate in force.
+    #[serde(default)]
+    pub fail_on: String,
     /// Each invocation that wrote to this folder, with its arguments (which never hold a key).
     pub invocations: Vec<Invocation>,
 }
@@ -53,6 +56,22 @@ pub struct Sampling {
     pub max_tokens: u32,
     /// Extra fields from `--param`, sent identically to every endpoint.
     pub params: Map<String, Value>,
+    /// Whether token logprobs are requested (`--logprobs`).
+    #[serde(default)]
+    pub logprobs: bool,
+}
+
+impl Sampling {
+    /// temperature 0, no streaming, the given default budget, nothing extra.
+    pub fn deterministic(max_tokens: u32) -> Self {
+        Sampling {
+            temperature: 0.0,
+            stream: false,
+            max_tokens,
+            params: Map::new(),
+            logprobs: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,7 +15,7 @@ use anyhow::Context;
 
 pub use executor::{execute, send, Execution, Job, Target};
 pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, Sampling};
-pub use plan::{plan_compare, PlannedEndpoint, RunPlan};
+pub use plan::{plan_compare, Mode, PlannedEndpoint, RunPlan};
 pub use progress::Progress;
 pub use record::{Record, RecordKey};
 
@@ -143,14 +143,10 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
                 hash: String::new(),
             },
             endpoints: Vec::new(),
-            sampling: Sampling {
-                temperature: 0.0,
-                stream: false,
-                max_tokens: plan.default_max_tokens,
-                params: Default::default(),
-            },
+            sampling: plan.sampling.clone(),
             prompts: Vec::new(),
             repeats: 1,
+            fail_on: String::new(),
             invocations: Vec::new(),
         },
     };
@@ -161,9 +157,10 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
         hash: plan.catalogue.hash.clone(),
     };
     manifest.endpoints = endpoints;
-    manifest.sampling.params = plan.params.clone();
+    manifest.sampling = plan.sampling.clone();
     manifest.prompts = plan.scope.clone();
     manifest.repeats = plan.repeats;
+    manifest.fail_on = plan.fail_on.clone();
     manifest.invocations.push(Invocation { at: now, args });
     manifest.write(&plan.dir).map_err(CliError::usage)?;
 
@@ -202,7 +199,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
         jobs,
         &targets,
         plan.concurrency,
-        &plan.params,
+        &plan.sampling,
         &mut journal,
         &mut progress,
     )

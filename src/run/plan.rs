@@ -8,7 +8,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{Map, Value};
 
-use super::manifest::Manifest;
+use super::manifest::{Manifest, Sampling};
+use crate::analysis::{parse_gate, DEFAULT_COMPARE_GATE, DEFAULT_DETERMINISM_GATE};
 use crate::catalogue::{load_catalogue, Catalogue};
 use crate::cli::{ClientArgs, CompareArgs, EndpointArgs};
 use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
@@ -38,11 +39,22 @@ pub struct RunPlan {
     pub repeats: u32,
     /// `--max-tokens`, which overrides each prompt's own budget.
     pub max_tokens_override: Option<u32>,
-    pub default_max_tokens: u32,
-    pub params: Map<String, Value>,
+    /// What every request carries: temperature 0, no streaming, the default budget, `--param`s.
+    pub sampling: Sampling,
     pub concurrency: usize,
     pub client: ClientOptions,
     pub quiet: bool,
+    /// The validated `--fail-on` expression.
+    pub fail_on: String,
+}
+
+/// What the run is for: it decides the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// At least two endpoints, one repeat, gate `diff>0,fail>0`.
+    Compare,
+    /// One endpoint or more, five repeats, gate `nondeterministic>0,fail>0`.
+    Determinism,
 }
 
 impl RunPlan {
@@ -50,7 +62,7 @@ impl RunPlan {
     pub fn max_tokens_for(&self, prompt_max: Option<u32>) -> u32 {
         self.max_tokens_override
             .or(prompt_max)
-            .unwrap_or(self.default_max_tokens)
+            .unwrap_or(self.sampling.max_tokens)
     }
 }
 
@@ -213,11 +225,16 @@ fn parse_params(
     Ok(params)
 }
 
-/// Build the plan for `coherence compare`.
-pub fn plan_compare(args: &CompareArgs) -> anyhow::Result<RunPlan> {
+/// Build the plan for `coherence compare` or `coherence determinism`.
+pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
+    let (min_endpoints, default_repeats, default_gate) = match mode {
+        Mode::Compare => (2, 1, DEFAULT_COMPARE_GATE),
+        Mode::Determinism => (1, 5, DEFAULT_DETERMINISM_GATE),
+    };
+    let repeats_flag = args.repeats.unwrap_or(default_repeats);
     for (flag, value) in [
         ("--concurrency", args.concurrency as u64),
-        ("--repeats", args.repeats as u64),
+        ("--repeats", repeats_flag as u64),
     ] {
         if value == 0 {
             bail!("{flag} must be at least 1");
@@ -232,8 +249,13 @@ pub fn plan_compare(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         .map(|m| m.endpoints.iter().map(|e| e.spec.clone()).collect())
         .unwrap_or_default();
     let specs = endpoint_specs(&args.endpoints, base_specs)?;
-    if specs.len() < 2 {
-        bail!("--endpoint: give at least two endpoints (NAME=URL); the first is the reference");
+    if specs.len() < min_endpoints {
+        match mode {
+            Mode::Compare => bail!(
+                "--endpoint: give at least two endpoints (NAME=URL); the first is the reference"
+            ),
+            Mode::Determinism => bail!("--endpoint: give at least one endpoint (NAME=URL)"),
+        }
     }
     let endpoints = with_keys(specs)?;
 
@@ -253,17 +275,20 @@ pub fn plan_compare(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         bail!("--only/--category: no prompt matches");
     }
 
-    let (dir, scope, repeats, default_max_tokens, params) = match &previous {
+    let filtered = !args.only.is_empty() || !args.category.is_empty();
+    let (dir, scope, repeats, mut sampling) = match &previous {
         Some(m) => {
+            // Resuming adds prompts to the run only when --only/--category name them.
             let mut scope: Vec<String> = m.prompts.clone();
-            let known: BTreeSet<String> = scope.iter().cloned().collect();
-            scope.extend(selected.iter().filter(|id| !known.contains(*id)).cloned());
+            if filtered {
+                let known: BTreeSet<String> = scope.iter().cloned().collect();
+                scope.extend(selected.iter().filter(|id| !known.contains(*id)).cloned());
+            }
             (
                 args.resume.clone().unwrap_or_default(),
                 scope,
-                m.repeats.max(args.repeats),
-                m.sampling.max_tokens,
-                parse_params(&args.params, m.sampling.params.clone())?,
+                m.repeats.max(args.repeats.unwrap_or(0)),
+                m.sampling.clone(),
             )
         }
         None => {
@@ -282,17 +307,26 @@ pub fn plan_compare(args: &CompareArgs) -> anyhow::Result<RunPlan> {
             (
                 dir,
                 selected.clone(),
-                args.repeats,
-                DEFAULT_MAX_TOKENS,
-                parse_params(&args.params, Map::new())?,
+                repeats_flag,
+                Sampling::deterministic(DEFAULT_MAX_TOKENS),
             )
         }
     };
-    let send = if previous.is_some() && args.only.is_empty() && args.category.is_empty() {
+    let send = if previous.is_some() && !filtered {
         scope.clone()
     } else {
         selected
     };
+    sampling.params = parse_params(&args.params, std::mem::take(&mut sampling.params))?;
+    sampling.logprobs |= args.logprobs;
+    let fail_on = resolve_gate(
+        args.gate.fail_on.as_deref(),
+        previous
+            .as_ref()
+            .map(|m| m.fail_on.as_str())
+            .filter(|g| !g.is_empty()),
+        default_gate,
+    )?;
     Ok(RunPlan {
         dir,
         previous,
@@ -302,12 +336,23 @@ pub fn plan_compare(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         scope,
         repeats,
         max_tokens_override: args.max_tokens,
-        default_max_tokens,
-        params,
+        sampling,
         concurrency: args.concurrency,
         client: client_options(&args.client)?,
         quiet: args.quiet,
+        fail_on,
     })
+}
+
+/// The gate in force: the flag, else the run's own, else the mode's default; validated.
+pub fn resolve_gate(
+    flag: Option<&str>,
+    previous: Option<&str>,
+    default: &str,
+) -> anyhow::Result<String> {
+    let expr = flag.or(previous).unwrap_or(default).to_string();
+    parse_gate(&expr).map_err(|e| anyhow!(e))?;
+    Ok(expr)
 }
 
 fn default_run_dir(names: &[&str]) -> PathBuf {

@@ -1,8 +1,9 @@
 //! The exact request body each endpoint receives: identical sampling everywhere.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use super::manifest::Sampling;
 use crate::catalogue::{Prompt, PromptRequest};
 
 /// The API path (relative to the base URL) and JSON body for one prompt.
@@ -10,7 +11,7 @@ pub fn build_request(
     prompt: &Prompt,
     model: &str,
     max_tokens: u32,
-    params: &Map<String, Value>,
+    sampling: &Sampling,
 ) -> (&'static str, Value) {
     let (path, mut body) = match &prompt.request {
         PromptRequest::Chat { messages } => (
@@ -22,10 +23,22 @@ pub fn build_request(
         }
     };
     let obj = body.as_object_mut().expect("object");
-    obj.insert("temperature".into(), json!(0));
+    obj.insert("temperature".into(), json!(sampling.temperature));
     obj.insert("max_tokens".into(), json!(max_tokens));
-    obj.insert("stream".into(), json!(false));
-    for (k, v) in params {
+    obj.insert("stream".into(), json!(sampling.stream));
+    if sampling.logprobs {
+        // Chat takes a flag plus a count; raw completions take the count alone.
+        match path {
+            "chat/completions" => {
+                obj.insert("logprobs".into(), json!(true));
+                obj.insert("top_logprobs".into(), json!(1));
+            }
+            _ => {
+                obj.insert("logprobs".into(), json!(1));
+            }
+        }
+    }
+    for (k, v) in &sampling.params {
         obj.insert(k.clone(), v.clone());
     }
     (path, body)
@@ -71,11 +84,13 @@ mod tests {
                 content: "hi".into(),
             }],
         });
-        let mut params = Map::new();
-        params.insert("seed".into(), json!(7));
-        let (path, body) = build_request(&chat, "m", 64, &params);
+        let mut sampling = Sampling::deterministic(1024);
+        sampling.params.insert("seed".into(), json!(7));
+        sampling.logprobs = true;
+        let (path, body) = build_request(&chat, "m", 64, &sampling);
+        assert_eq!(body["top_logprobs"], json!(1));
         assert_eq!(path, "chat/completions");
-        assert_eq!(body["temperature"], json!(0));
+        assert_eq!(body["temperature"], json!(0.0));
         assert_eq!(body["stream"], json!(false));
         assert_eq!(body["max_tokens"], json!(64));
         assert_eq!(body["seed"], json!(7));
@@ -83,7 +98,8 @@ mod tests {
         let raw = prompt(PromptRequest::Completion {
             prompt: "Once".into(),
         });
-        let (path, body) = build_request(&raw, "m", 64, &params);
+        let (path, body) = build_request(&raw, "m", 64, &sampling);
+        assert_eq!(body["logprobs"], json!(1));
         assert_eq!(path, "completions");
         assert_eq!(body["prompt"], json!("Once"));
         assert_eq!(request_hash(&body), request_hash(&body.clone()));

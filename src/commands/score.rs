@@ -1,0 +1,123 @@
+//! `coherence score RUN_DIR` and `coherence report RUN_DIR`: offline re-scoring and re-rendering,
+//! and the scoring step every run ends with.
+
+use std::path::{Path, PathBuf};
+
+use crate::analysis::{analyze, parse_gate, Results, DEFAULT_COMPARE_GATE};
+use crate::catalogue::Catalogue;
+use crate::cli::{ReportArgs, ScoreArgs};
+use crate::error::{CliError, Exit, UsageContext};
+use crate::report;
+use crate::run::plan::{load_catalogue_for, resolve_gate};
+use crate::run::{journal, Manifest};
+
+/// Score the run's records, write results.json and the reports.
+pub fn score_run(
+    dir: &Path,
+    catalogue: &Catalogue,
+    manifest: &Manifest,
+    gate: &str,
+    mut warnings: Vec<String>,
+) -> Result<Results, CliError> {
+    let loaded = journal::load(dir).map_err(CliError::incomplete)?;
+    for w in loaded.skipped {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    if !manifest.catalogue.hash.is_empty() && manifest.catalogue.hash != catalogue.hash {
+        warnings.push(format!(
+            "the catalogue in {} changed since the run (hash {} then, {} now); answers were scored with the current one",
+            catalogue.dir.display(),
+            short(&manifest.catalogue.hash),
+            short(&catalogue.hash)
+        ));
+    }
+    let conditions = parse_gate(gate).map_err(|e| CliError::usage(anyhow::anyhow!(e)))?;
+    let results = analyze(catalogue, manifest, &loaded.records, warnings, &conditions);
+    report::write_all(dir, &results).map_err(CliError::incomplete)?;
+    Ok(results)
+}
+
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// 3 when anything is missing or failed, else 1 when the gate failed, else 0.
+pub fn exit_for(results: &Results, interrupted: bool) -> Exit {
+    if interrupted || !results.complete {
+        Exit::Incomplete
+    } else if !results.gate.failed.is_empty() {
+        Exit::Diverged
+    } else {
+        Exit::Coherent
+    }
+}
+
+pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) {
+    println!("{}", results.summary.headline());
+    for c in &results.categories {
+        if c.summary.diff + c.summary.fail + c.summary.review > 0 {
+            println!(
+                "  {}: {} same, {} diff, {} review, {} fail",
+                c.category, c.summary.same, c.summary.diff, c.summary.review, c.summary.fail
+            );
+        }
+    }
+    for s in &results.statistics {
+        for c in s.categories.iter().filter(|c| c.p_value < 0.05) {
+            println!("  {}", c.statement);
+        }
+    }
+    if results.sampling.repeats > 1 {
+        println!(
+            "non-deterministic prompt/endpoint pairs: {}",
+            results.nondeterministic
+        );
+    }
+    if !results.gate.failed.is_empty() {
+        println!("gate failed: {}", results.gate.failed.join(", "));
+    }
+    if interrupted {
+        println!(
+            "interrupted: every finished request is saved; continue with --resume {}",
+            dir.display()
+        );
+    } else if !results.complete {
+        println!(
+            "incomplete: {} request failure(s), {} missing; continue with --resume {}",
+            results.request_failures,
+            results.missing,
+            dir.display()
+        );
+    }
+    println!("report: {}", dir.join(report::REPORT_FILE).display());
+}
+
+/// The catalogue to score a run with: the flag, else the run's own folder when it still exists,
+/// else the default catalogue.
+fn catalogue_for_run(flag: Option<&Path>, manifest: &Manifest) -> anyhow::Result<Catalogue> {
+    let recorded = PathBuf::from(&manifest.catalogue.dir);
+    let dir = flag
+        .map(Path::to_path_buf)
+        .or_else(|| recorded.is_dir().then_some(recorded));
+    load_catalogue_for(dir.as_deref())
+}
+
+pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {
+    let manifest = Manifest::read(&args.run).usage_err()?;
+    let catalogue = catalogue_for_run(args.catalogue.as_deref(), &manifest).usage_err()?;
+    let recorded = Some(manifest.fail_on.as_str()).filter(|g| !g.is_empty());
+    let gate =
+        resolve_gate(args.gate.fail_on.as_deref(), recorded, DEFAULT_COMPARE_GATE).usage_err()?;
+    let results = score_run(&args.run, &catalogue, &manifest, &gate, Vec::new())?;
+    print_summary(&args.run, &results, false);
+    Ok(exit_for(&results, false))
+}
+
+pub fn report(args: &ReportArgs) -> Result<Exit, CliError> {
+    let results = report::read_results(&args.run).usage_err()?;
+    report::write_rendered(&args.run, &results).map_err(CliError::incomplete)?;
+    print_summary(&args.run, &results, false);
+    Ok(exit_for(&results, false))
+}

@@ -1,0 +1,184 @@
+//! Shared helpers for the integration tests: a small catalogue, running the binary, reading a run folder.
+#![allow(dead_code, unused_imports)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub use coherence::fake::{FakeServer, Incoming, Reply};
+
+/// Questions of the test catalogue, by prompt id.
+pub const LETTERS_Q: &str = "How many times does the letter 'r' appear in 'strawberry'?";
+pub const CAPITAL_Q: &str = "What is the capital of France?";
+pub const JSON_Q: &str = "Return a JSON object with key \"n\" set to 2.";
+pub const EGGS_Q: &str = "Janet sells 9 eggs at $2 each. How many dollars does she make?";
+pub const COMPLETION_Q: &str = "The capital of Italy is";
+
+/// A small catalogue in `dir/prompts` covering numeric, exact, JSON and raw completion prompts.
+pub fn write_catalogue(dir: &Path) -> PathBuf {
+    let prompts = dir.join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("counting_traps.toml"),
+        format!(
+            r#"
+[[prompt]]
+id = "count_letters"
+user = "{LETTERS_Q}"
+reference = "3"
+wrong = "2"
+score = {{ type = "numeric", expected = "3" }}
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        prompts.join("factual.toml"),
+        format!(
+            r#"
+[[prompt]]
+id = "capital"
+user = "{CAPITAL_Q}"
+reference = "Paris"
+wrong = "Lyon"
+score = {{ type = "exact", expected = "Paris" }}
+
+[[prompt]]
+id = "capital_completion"
+kind = "completion"
+prompt = "{COMPLETION_Q}"
+max_tokens = 16
+reference = "Rome."
+wrong = "Milan."
+score = {{ type = "exact", expected = "Rome" }}
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        prompts.join("structured_output.toml"),
+        format!(
+            r#"
+[[prompt]]
+id = "json_n"
+user = '{JSON_Q}'
+reference = '{{"n": 2}}'
+wrong = '{{"n": 3}}'
+score = {{ type = "json", required = {{ n = "integer" }}, values = {{ n = 2 }} }}
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        prompts.join("deterministic_math.toml"),
+        format!(
+            r#"
+[[prompt]]
+id = "eggs"
+user = "{EGGS_Q}"
+reference = "18"
+wrong = "16"
+score = {{ type = "numeric", expected = "18" }}
+"#
+        ),
+    )
+    .unwrap();
+    prompts
+}
+
+/// The correct answer to each test question.
+pub fn correct_answer(question: &str) -> &'static str {
+    match question {
+        LETTERS_Q => "The letter r appears **3** times.",
+        CAPITAL_Q => "The capital of France is Paris.",
+        JSON_Q => "{\"n\": 2}",
+        EGGS_Q => "9 * 2 = 18, so she makes $18.",
+        COMPLETION_Q => " Rome.",
+        _ => "I don't know.",
+    }
+}
+
+/// A fake endpoint that answers every question correctly.
+pub fn correct_server() -> FakeServer {
+    FakeServer::start("test-model", |req| {
+        Reply::content(correct_answer(&req.question()))
+    })
+}
+
+/// Run the binary with OPENAI_API_KEY removed from the environment unless given in `env`.
+pub fn coherence(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_coherence"));
+    cmd.args(args).current_dir(cwd).env_remove("OPENAI_API_KEY");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run coherence")
+}
+
+/// `compare` with the test catalogue, fast retries, output in `dir/run`.
+pub fn compare(dir: &Path, endpoints: &[(&str, &FakeServer)], extra: &[&str]) -> (Output, PathBuf) {
+    let catalogue = write_catalogue(dir);
+    let out = dir.join("run");
+    let mut args: Vec<String> = vec![
+        "compare".into(),
+        "--catalogue".into(),
+        catalogue.display().to_string(),
+    ];
+    for (name, server) in endpoints {
+        args.push("--endpoint".into());
+        args.push(format!("{name}={}", server.url()));
+    }
+    args.extend([
+        "--out".into(),
+        out.display().to_string(),
+        "--backoff-ms".into(),
+        "10".into(),
+        "--quiet".into(),
+    ]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    (coherence(&refs, dir, &[]), out)
+}
+
+pub fn exit_code(out: &Output) -> i32 {
+    out.status.code().expect("exit code")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn results(run: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(run.join("results.json")).unwrap()).unwrap()
+}
+
+pub fn records(run: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The prompt entry of results.json with this id.
+pub fn prompt<'a>(results: &'a Value, id: &str) -> &'a Value {
+    results["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id)
+        .unwrap_or_else(|| panic!("no prompt {id} in results"))
+}
+
+/// Records for one prompt and endpoint.
+pub fn records_for<'a>(records: &'a [Value], prompt: &str, endpoint: &str) -> Vec<&'a Value> {
+    records
+        .iter()
+        .filter(|r| r["prompt"] == prompt && r["endpoint"] == endpoint)
+        .collect()
+}
