@@ -2,8 +2,9 @@
 //! memory limit (RLIMIT_AS), a CPU backstop (RLIMIT_CPU), no core dumps, and a wall-clock
 //! deadline after which the child is killed. Whatever happens becomes an `Outcome`.
 
+use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -100,13 +101,13 @@ fn spawn(worker: &Path, limits: ProcessLimits) -> std::io::Result<Child> {
 
 /// Reads the child's stdout and stderr until both close or the deadline passes (then true).
 fn collect(child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>, bool) {
-    let mut streams: [(Option<Box<dyn ReadFd>>, Vec<u8>); 2] = [
+    let mut streams: [(Option<File>, Vec<u8>); 2] = [
         (
-            child.stdout.take().map(|s| Box::new(s) as Box<dyn ReadFd>),
+            child.stdout.take().map(|s| File::from(OwnedFd::from(s))),
             Vec::new(),
         ),
         (
-            child.stderr.take().map(|s| Box::new(s) as Box<dyn ReadFd>),
+            child.stderr.take().map(|s| File::from(OwnedFd::from(s))),
             Vec::new(),
         ),
     ];
@@ -116,7 +117,7 @@ fn collect(child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>, bool) {
             .iter()
             .filter_map(|(s, _)| s.as_ref())
             .map(|s| libc::pollfd {
-                fd: s.fd(),
+                fd: s.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             })
@@ -144,7 +145,7 @@ fn collect(child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>, bool) {
         for pfd in fds.iter().filter(|p| p.revents != 0) {
             let Some((stream, buf)) = streams
                 .iter_mut()
-                .find(|(s, _)| s.as_ref().is_some_and(|s| s.fd() == pfd.fd))
+                .find(|(s, _)| s.as_ref().is_some_and(|s| s.as_raw_fd() == pfd.fd))
             else {
                 continue;
             };
@@ -160,17 +161,6 @@ fn collect(child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>, bool) {
     }
     let [(_, out), (_, err)] = streams;
     (out, err, false)
-}
-
-/// A pipe end that can be polled.
-trait ReadFd: Read {
-    fn fd(&self) -> i32;
-}
-
-impl<T: Read + AsRawFd> ReadFd for T {
-    fn fd(&self) -> i32 {
-        self.as_raw_fd()
-    }
 }
 
 /// Why a worker that did not finish its job stopped, from its exit status and stderr.
