@@ -131,6 +131,33 @@ fn the_memory_limit_applies() {
 }
 
 #[test]
+fn source_nested_too_deeply_for_the_parser_is_contained() {
+    let fx = Fixture::new(&["f() === 1"]);
+    let depth = 100_000;
+    let s = fx.run(&format!(
+        "function f() {{ return {}{}; }}",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    ));
+    assert_eq!(pattern(&s), "0/1 T", "{s:?}");
+    assert!(s.evidence.contains("stack overflow"), "{}", s.evidence);
+}
+
+#[test]
+fn a_worker_that_never_reads_a_large_job_is_stopped_at_the_deadline() {
+    // The job is larger than a pipe buffer, so writing it would block forever.
+    let dir = tempfile::tempdir().unwrap();
+    let stuck = dir.path().join("stuck.sh");
+    std::fs::write(&stuck, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    make_executable(&stuck);
+    let fx = Fixture::with_worker(&["f() === 1"], stuck);
+    let padding = "// padding\n".repeat(30_000);
+    let s = fx.run(&format!("{padding}function f() {{ return 1; }}"));
+    assert_eq!(pattern(&s), "0/1 T", "{s:?}");
+    assert!(s.evidence.contains("timed out"), "{}", s.evidence);
+}
+
+#[test]
 fn unbounded_recursion_is_an_error() {
     let fx = Fixture::new(&["f(1) === 1"]);
     let s = fx.run("function f(n) {\n  return f(n + 1) + 1;\n}");
