@@ -16,10 +16,17 @@ use super::protocol::{EngineLimits, Event, Job, Verdict};
 const MAX_DETAIL: usize = 160;
 
 /// Stubs evaluated before the candidate, so the usual Node noise around a function
-/// (`console.log` usage lines, `module.exports = f`) does not make a correct answer fail.
-const PRELUDE: &str =
-    "var console = { log() {}, info() {}, warn() {}, error() {}, debug() {}, assert() {} };\n\
-                       var module = { exports: {} };\nvar exports = module.exports;\n";
+/// (`console.log` usage lines, `module.exports = f`, `const assert = require('assert')` with
+/// self-checks) does not make a correct answer fail. `require` returns an inert object whose
+/// members are no-op functions, at any depth.
+const PRELUDE: &str = concat!(
+    "var console = { log() {}, info() {}, warn() {}, error() {}, debug() {}, assert() {} };\n",
+    "var module = { exports: {} };\n",
+    "var exports = module.exports;\n",
+    "var require = function require() {\n",
+    "  return new Proxy(function () {}, { get: (_, key) => (typeof key === 'symbol' ? undefined : require()), apply: () => undefined });\n",
+    "};\n",
+);
 
 /// Helpers for test expressions, defined after the candidate so it cannot shadow them by accident.
 /// `__eq(a, b)`: deep structural equality of primitives, arrays and plain objects (NaN equals NaN).
@@ -260,6 +267,15 @@ mod tests {
             &["__eq(f([1, 2]), [2, 3])", "__eq(f([]), [1])"],
         );
         assert_eq!(verdicts(&events), vec![Verdict::Pass, Verdict::Fail]);
+    }
+
+    #[test]
+    fn required_modules_are_inert() {
+        let events = run(
+            "const assert = require('assert');\nfunction f(x) { return x + 1; }\nassert.strictEqual(f(1), 3);\nassert.strict.deepEqual([f(0)], [2]);",
+            &["f(1) === 2"],
+        );
+        assert_eq!(verdicts(&events), vec![Verdict::Pass], "{events:?}");
     }
 
     #[test]
