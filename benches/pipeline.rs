@@ -1,4 +1,6 @@
-//! Pipeline benchmark: `coherence compare` throughput against fake endpoints (wall vs ideal, peak memory).
+//! Pipeline benchmark: `coherence compare` throughput against fake endpoints (wall vs ideal, peak
+//! memory), and offline `coherence score` / `coherence report` on a run of 10,000 records built
+//! from the shipped catalogue's reference and wrong answers (JS unit tests included).
 //!
 //! Run with `cargo bench --bench pipeline`. Prints numbers; asserts nothing.
 
@@ -88,7 +90,90 @@ fn compare_throughput() {
     );
 }
 
+/// A run folder of `prompts x 2 endpoints x repeats` records over the shipped catalogue: endpoint
+/// `a` always gives the reference answer, `b` the wrong one on every third repeat.
+fn synthetic_run(dir: &Path, repeats: u32) -> usize {
+    use coherence::endpoint::EndpointSpec;
+    use coherence::run::{CatalogueInfo, EndpointInfo, Manifest, Record, Sampling};
+    use std::io::Write;
+
+    let catalogue_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    let catalogue = coherence::catalogue::load_catalogue(&catalogue_dir).expect("shipped catalogue");
+    let now = chrono::Utc::now();
+    let endpoint = |name: &str| EndpointInfo {
+        spec: EndpointSpec { name: name.into(), base_url: format!("http://{name}.invalid/v1"), model: Some("m".into()), api_key_env: None },
+        models: None,
+    };
+    let manifest = Manifest {
+        tool: "coherence bench".into(),
+        created_at: now,
+        updated_at: now,
+        status: "finished".into(),
+        catalogue: CatalogueInfo { dir: catalogue_dir.display().to_string(), hash: catalogue.hash.clone() },
+        endpoints: vec![endpoint("a"), endpoint("b")],
+        sampling: Sampling::deterministic(1024),
+        prompts: catalogue.prompts.iter().map(|p| p.id.clone()).collect(),
+        repeats,
+        fail_on: "diff>0,fail>0".into(),
+        invocations: Vec::new(),
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    manifest.write(dir).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("records.jsonl")).unwrap());
+    let mut n = 0;
+    for p in &catalogue.prompts {
+        for repeat in 0..repeats {
+            for (endpoint, answer) in [("a", &p.reference), ("b", if repeat % 3 == 0 { &p.wrong } else { &p.reference })] {
+                let record = Record {
+                    prompt: p.id.clone(),
+                    endpoint: endpoint.into(),
+                    max_tokens: 1024,
+                    repeat,
+                    request_hash: "0".repeat(16),
+                    started_at: now,
+                    finished_at: now,
+                    latency_ms: 100.0,
+                    elapsed_ms: 100.0,
+                    attempts: 1,
+                    http_status: Some(200),
+                    content: Some(answer.clone()),
+                    answer: Some(answer.clone()),
+                    reasoning: None,
+                    finish_reason: Some("stop".into()),
+                    usage: None,
+                    model: Some("m".into()),
+                    system_fingerprint: None,
+                    server: None,
+                    error: None,
+                    note: None,
+                    raw_body: Some(serde_json::json!({"choices": [{"message": {"content": answer}}]}).to_string()),
+                };
+                serde_json::to_writer(&mut out, &record).unwrap();
+                out.write_all(b"\n").unwrap();
+                n += 1;
+            }
+        }
+    }
+    out.flush().unwrap();
+    n
+}
+
+fn offline_scoring() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let records = synthetic_run(&run, 50);
+    for command in ["score", "report"] {
+        let (wall, code, peak_kib) = run_measured(&[command.to_string(), run.display().to_string()]);
+        println!(
+            "{command}: {records} records ({} prompts x 2 endpoints x 50 repeats): wall {:.2} s, peak RSS {:.1} MiB, exit {code}",
+            records / 100,
+            wall.as_secs_f64(),
+            peak_kib as f64 / 1024.0
+        );
+    }
+}
+
 fn main() {
-    // `cargo bench` passes --bench; `cargo test --benches` runs this too, so keep it quick.
     compare_throughput();
+    offline_scoring();
 }

@@ -43,7 +43,16 @@ pub enum PromptsCommand {
     List(CatalogueArgs),
     /// Validate the catalogue and prove every reference answer scores correct and every
     /// wrong answer does not.
-    Check(CatalogueArgs),
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub catalogue: CatalogueArgs,
+    /// Skip the per-category count check (for a custom catalogue that is not the full 100).
+    #[arg(long)]
+    pub any_counts: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -113,6 +122,10 @@ pub struct CompareArgs {
     /// parses as JSON, else a string). Repeatable.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
+    /// When an answer comes back empty because the reasoning used the whole budget (content null,
+    /// finish_reason length, reasoning present), re-run that prompt once at this budget. 0 disables.
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub reasoning_retry_budget: u32,
     /// Request token logprobs so divergences are also located by token index.
     #[arg(long)]
     pub logprobs: bool,

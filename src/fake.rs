@@ -418,12 +418,24 @@ fn answer_body(
     completion_tokens: u64,
 ) -> Value {
     let prompt_tokens = (req.body.to_string().len() / 4) as u64;
-    let choice = if req.is_raw_completion() {
+    let mut choice = if req.is_raw_completion() {
         json!({"index": 0, "text": content, "finish_reason": finish_reason})
     } else {
         json!({"index": 0, "finish_reason": finish_reason,
                "message": {"role": "assistant", "content": content, "reasoning_content": reasoning}})
     };
+    let wants_logprobs = req
+        .body
+        .get("logprobs")
+        .is_some_and(|v| v == &json!(true) || v.is_u64());
+    if let (true, Some(text)) = (wants_logprobs, &content) {
+        let tokens = word_tokens(text);
+        choice["logprobs"] = if req.is_raw_completion() {
+            json!({"tokens": tokens})
+        } else {
+            json!({"content": tokens.iter().map(|t| json!({"token": t, "logprob": -0.1})).collect::<Vec<_>>()})
+        };
+    }
     json!({
         "id": "fake-1",
         "object": if req.is_raw_completion() { "text_completion" } else { "chat.completion" },
@@ -433,6 +445,22 @@ fn answer_body(
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     })
+}
+
+/// Split text into word tokens that keep their leading whitespace, as real tokenizers do.
+fn word_tokens(text: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        if c.is_whitespace() && current.chars().any(|x| !x.is_whitespace()) {
+            tokens.push(std::mem::take(&mut current));
+        }
+        current.push(c);
+    }
+    if !current.is_empty() {
+        tokens.push(current);
+    }
+    tokens
 }
 
 fn reason(status: u16) -> &'static str {

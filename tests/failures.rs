@@ -211,7 +211,7 @@ fn reasoning_that_eats_the_budget_is_flagged_not_an_incomplete_run() {
                 req.max_tokens().unwrap(),
             )
         },
-        &["--max-tokens", "64"],
+        &["--max-tokens", "64", "--reasoning-retry-budget", "0"],
     );
     assert_eq!(
         exit_code(&out),

@@ -121,6 +121,8 @@ pub struct EndpointSummary {
     pub determinism: BTreeMap<String, usize>,
     /// Mean completion tokens per usable answer.
     pub mean_completion_tokens: Option<f64>,
+    /// Prompts re-run automatically at a larger budget because the reasoning used the whole budget.
+    pub reasoning_retries: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -625,6 +627,7 @@ fn endpoint_summary(
         accuracy: wilson(0, 0),
         determinism: BTreeMap::new(),
         mean_completion_tokens: None,
+        reasoning_retries: 0,
     };
     let mut tokens = Vec::new();
     for p in prompts {
@@ -640,6 +643,9 @@ fn endpoint_summary(
                 None => s.ungraded += 1,
             }
             tokens.extend(a.completion_tokens);
+        }
+        if a.note.is_some() {
+            s.reasoning_retries += 1;
         }
         if let Some(d) = &a.determinism {
             *s.determinism

@@ -38,16 +38,12 @@ pub struct Side<'a> {
 /// The verdict for one pair, why, and the text similarity when it decided.
 pub fn pair_verdict(a: Side, b: Side) -> (Verdict, String, Option<f64>) {
     if !a.usable || !b.usable {
-        let who = match (a.usable, b.usable) {
-            (false, false) => "neither endpoint",
-            (false, true) => "the reference",
-            _ => "the other endpoint",
+        let reason = match (a.usable, b.usable) {
+            (false, false) => "neither endpoint produced a usable answer",
+            (false, true) => "the reference produced no usable answer",
+            _ => "the other endpoint produced no usable answer",
         };
-        return (
-            Verdict::Fail,
-            format!("{who} produced a usable answer"),
-            None,
-        );
+        return (Verdict::Fail, reason.to_string(), None);
     }
     match (a.correct, b.correct) {
         (Some(true), Some(true)) => (Verdict::Same, "both correct".into(), None),

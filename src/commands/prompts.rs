@@ -1,11 +1,11 @@
 //! `coherence prompts list` and `coherence prompts check`.
 
-use crate::catalogue::Prompt;
-use crate::cli::CatalogueArgs;
+use crate::catalogue::{category_counts, self_test_all};
+use crate::cli::{CatalogueArgs, CheckArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
 use crate::run::plan::load_catalogue_for;
-use crate::score::{clip, score, ScoreContext};
+use crate::score::{clip, ScoreContext};
 
 pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
     let catalogue = load_catalogue_for(args.catalogue.as_deref()).usage_err()?;
@@ -34,44 +34,56 @@ pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
     Ok(Exit::Coherent)
 }
 
-/// A reference answer that does not score correct, or a wrong answer that does.
-fn self_test(p: &Prompt, ctx: &ScoreContext) -> Vec<String> {
-    let mut problems = Vec::new();
-    let r = score(&p.score, &p.reference, ctx);
-    if r.correct == Some(false) {
-        problems.push(format!(
-            "{}: prompt `{}`: the reference answer does not score correct: {}",
-            p.source, p.id, r.evidence
-        ));
-    }
-    let w = score(&p.score, &p.wrong, ctx);
-    if w.correct == Some(true) {
-        problems.push(format!(
-            "{}: prompt `{}`: the wrong answer scores correct: {}",
-            p.source, p.id, w.evidence
-        ));
-    }
-    problems
-}
-
-pub fn check(args: &CatalogueArgs) -> Result<Exit, CliError> {
-    let catalogue = load_catalogue_for(args.catalogue.as_deref()).usage_err()?;
+/// Validate the catalogue, prove every reference scores correct and every wrong answer does not,
+/// and compare each category's prompt count with the spec. Any problem is a usage error (exit 2).
+pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
+    let catalogue = load_catalogue_for(args.catalogue.catalogue.as_deref()).usage_err()?;
     let ctx = ScoreContext::for_catalogue(&catalogue.dir);
-    let problems: Vec<String> = catalogue
-        .prompts
+    let counts = category_counts(&catalogue.prompts);
+    let rows: Vec<Vec<String>> = counts
         .iter()
-        .flat_map(|p| self_test(p, &ctx))
+        .map(|c| {
+            vec![
+                c.category.to_string(),
+                c.have.to_string(),
+                c.want.to_string(),
+                if c.matches() { "ok" } else { "MISMATCH" }.to_string(),
+            ]
+        })
         .collect();
+    print!(
+        "{}",
+        markdown_table(&["category", "prompts", "spec", "count"], &rows)
+    );
+    let mut problems = self_test_all(&catalogue.prompts, &ctx);
+    let enforced = counts.iter().filter(|_| !args.any_counts);
+    problems.extend(enforced.filter(|c| !c.matches()).map(|c| {
+        format!(
+            "{}: category `{}` holds {} prompts; the spec says {}",
+            catalogue.dir.display(),
+            c.category,
+            c.have,
+            c.want
+        )
+    }));
     if problems.is_empty() {
         println!(
-            "ok: {} prompts in {}; every reference scores correct and every wrong answer does not",
+            "\nok: {} prompts in {}; every reference scores correct, every wrong answer does not, \
+             and {}",
             catalogue.prompts.len(),
-            catalogue.dir.display()
+            catalogue.dir.display(),
+            if args.any_counts {
+                "category counts were not checked (--any-counts)"
+            } else {
+                "every category holds the number of prompts the spec says"
+            }
         );
         Ok(Exit::Coherent)
     } else {
+        let n = problems.len();
         Err(CliError::usage(anyhow::anyhow!(
-            "catalogue self-test failed:\n  {}",
+            "catalogue self-test failed ({n} problem{}):\n  {}",
+            if n == 1 { "" } else { "s" },
             problems.join("\n  ")
         )))
     }

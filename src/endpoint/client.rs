@@ -233,7 +233,7 @@ impl Client {
             };
             out.failure = Some(Failure::new(
                 kind,
-                format!("HTTP {} from {url}: {}", status.as_u16(), snippet(&text)),
+                format!("HTTP {}: {} ({url})", status.as_u16(), snippet(&text)),
             ));
         }
         out.body = Some(text);

@@ -119,6 +119,19 @@ fn headline(out: &mut String, results: &Results, names: &[&str]) {
         "{gate} Non-deterministic prompt/endpoint pairs: {}. Deployment differences (beyond the reference's own sampler noise): {}.\n",
         results.nondeterministic, results.deployment_differences
     );
+    let retried: Vec<String> = results
+        .endpoints
+        .iter()
+        .filter(|e| e.reasoning_retries > 0)
+        .map(|e| format!("`{}` on {} prompt(s)", e.name, e.reasoning_retries))
+        .collect();
+    if !retried.is_empty() {
+        let _ = writeln!(
+            out,
+            "> **Reasoning retries:** the reasoning used the whole token budget and left no answer, so these prompts were re-run automatically at a larger budget and the report uses the re-run: {}. Both attempts are in records.jsonl.\n",
+            retried.join(", ")
+        );
+    }
     if !results.complete {
         let _ = writeln!(
             out,

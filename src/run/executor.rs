@@ -13,7 +13,7 @@ use super::progress::Progress;
 use super::record::Record;
 use super::request::{build_request, request_hash};
 use crate::catalogue::Prompt;
-use crate::endpoint::Client;
+use crate::endpoint::{Client, FailureKind};
 
 /// One request to make.
 #[derive(Debug, Clone)]
@@ -22,6 +22,22 @@ pub struct Job {
     pub endpoint: usize,
     pub max_tokens: u32,
     pub repeat: u32,
+    /// Why this request is made, when it is not part of the plan (a reasoning retry).
+    pub note: Option<String>,
+}
+
+impl Job {
+    /// The re-run of this job at `budget` after its reasoning used the whole budget, if it is larger.
+    pub fn reasoning_retry(&self, budget: u32) -> Option<Job> {
+        (budget > self.max_tokens).then(|| Job {
+            max_tokens: budget,
+            note: Some(format!(
+                "the reasoning used the whole budget of {} tokens; re-run automatically at {budget} (--reasoning-retry-budget)",
+                self.max_tokens
+            )),
+            ..self.clone()
+        })
+    }
 }
 
 /// An endpoint with its resolved model and client.
@@ -44,6 +60,7 @@ pub async fn execute(
     targets: &[Target],
     concurrency: usize,
     sampling: &Sampling,
+    reasoning_retry_budget: u32,
     journal: &mut Journal,
     progress: &mut Progress,
 ) -> anyhow::Result<Execution> {
@@ -64,7 +81,15 @@ pub async fn execute(
                 return;
             };
             let record = send(&target, &job, &sampling).await;
+            let retry = record
+                .error
+                .as_ref()
+                .filter(|e| e.kind == FailureKind::ReasoningConsumedBudget)
+                .and_then(|_| job.reasoning_retry(reasoning_retry_budget));
             let _ = tx.send(record);
+            if let Some(retry) = retry {
+                let _ = tx.send(send(&target, &retry, &sampling).await);
+            }
         });
     }
     drop(tx);
@@ -145,7 +170,7 @@ pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
         system_fingerprint: c.system_fingerprint,
         server: ex.server,
         error: ex.failure,
-        note: None,
+        note: job.note.clone(),
         raw_body: ex.body,
     }
 }

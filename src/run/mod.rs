@@ -19,7 +19,7 @@ pub use plan::{plan_compare, Mode, PlannedEndpoint, RunPlan};
 pub use progress::Progress;
 pub use record::{Record, RecordKey};
 
-use crate::endpoint::{Client, ClientOptions, ModelsInfo};
+use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::error::CliError;
 
 /// Resolve each endpoint's model from `GET /models` unless `--model` named it. An endpoint whose
@@ -84,16 +84,36 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
                     max_tokens,
                     repeat,
                 };
-                let done = merged
-                    .get(&key)
-                    .is_some_and(|(_, r)| !r.is_request_failure());
-                if !done {
-                    jobs.push(Job {
-                        prompt: prompt.clone(),
-                        endpoint,
-                        max_tokens,
-                        repeat,
-                    });
+                let job = Job {
+                    prompt: prompt.clone(),
+                    endpoint,
+                    max_tokens,
+                    repeat,
+                    note: None,
+                };
+                let answered =
+                    |k: &RecordKey| merged.get(k).is_some_and(|(_, r)| !r.is_request_failure());
+                match merged.get(&key) {
+                    Some((_, r)) if !r.is_request_failure() => {
+                        // The reasoning used the budget and its automatic retry never finished: retry now.
+                        let consumed = r
+                            .error
+                            .as_ref()
+                            .is_some_and(|e| e.kind == FailureKind::ReasoningConsumedBudget);
+                        if let Some(retry) = job
+                            .reasoning_retry(plan.reasoning_retry_budget)
+                            .filter(|_| consumed)
+                        {
+                            let retry_key = RecordKey {
+                                max_tokens: retry.max_tokens,
+                                ..key
+                            };
+                            if !answered(&retry_key) {
+                                jobs.push(retry);
+                            }
+                        }
+                    }
+                    _ => jobs.push(job),
                 }
             }
         }
@@ -200,6 +220,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
         &targets,
         plan.concurrency,
         &plan.sampling,
+        plan.reasoning_retry_budget,
         &mut journal,
         &mut progress,
     )

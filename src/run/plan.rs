@@ -46,6 +46,8 @@ pub struct RunPlan {
     pub quiet: bool,
     /// The validated `--fail-on` expression.
     pub fail_on: String,
+    /// Re-run at this budget when the reasoning consumed a smaller one (0: never).
+    pub reasoning_retry_budget: u32,
 }
 
 /// What the run is for: it decides the defaults.
@@ -341,6 +343,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         client: client_options(&args.client)?,
         quiet: args.quiet,
         fail_on,
+        reasoning_retry_budget: args.reasoning_retry_budget,
     })
 }
 

@@ -1,7 +1,27 @@
-//! Normalised string scoring with accepted aliases.
+//! Normalised string scoring with accepted aliases: the answer must contain the expected phrase
+//! or an alias as whole words, ignoring case, whitespace, punctuation, quotes, markdown and accents.
+//!
+//! A one-letter phrase is refused at validation: "A" would match the article "a" in any sentence.
+//! Letter answers belong to the `choice` scorer, which knows where a bare letter is a label.
 
 use super::text::{clip, contains_phrase, normalize};
 use super::Score;
+
+pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
+    for phrase in std::iter::once(expected).chain(aliases.iter().map(String::as_str)) {
+        let norm = normalize(phrase);
+        if norm.is_empty() {
+            return Err("expected and aliases must contain letters or digits".into());
+        }
+        if norm.chars().count() == 1 && norm.chars().all(char::is_alphabetic) {
+            return Err(format!(
+                "`{phrase}` is a single letter, which matches the words \"a\" and \"I\"; \
+                 use type = \"choice\" for letter answers"
+            ));
+        }
+    }
+    Ok(())
+}
 
 pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
     let norm_answer = normalize(answer);
@@ -30,19 +50,53 @@ pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
 mod tests {
     use super::*;
 
+    fn aliases(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
     fn accepts_expected_or_alias_in_prose() {
-        let aliases = vec!["Eric Arthur Blair".to_string()];
-        assert_eq!(
-            score("George Orwell", &aliases, "It was **George Orwell**.").correct,
-            Some(true)
-        );
-        assert_eq!(
-            score("George Orwell", &aliases, "eric arthur blair").correct,
-            Some(true)
-        );
-        let wrong = score("George Orwell", &aliases, "Aldous Huxley wrote it.");
-        assert_eq!(wrong.correct, Some(false));
+        let a = aliases(&["Eric Arthur Blair", "Orwell"]);
+        for ok in [
+            "It was **George Orwell**.",
+            "eric arthur blair",
+            "Nineteen Eighty-Four was written by George Orwell (Eric Blair) in 1949.",
+            "ORWELL",
+            "\"George Orwell\"",
+        ] {
+            assert_eq!(score("George Orwell", &a, ok).correct, Some(true), "{ok}");
+        }
+        for bad in ["Aldous Huxley wrote it.", "Orwellian", "Georgeorwell", ""] {
+            assert_eq!(
+                score("George Orwell", &a, bad).correct,
+                Some(false),
+                "{bad}"
+            );
+        }
+        let wrong = score("George Orwell", &a, "Aldous Huxley wrote it.");
         assert_eq!(wrong.extracted.as_deref(), Some("aldous huxley wrote it"));
+        assert_eq!(wrong.evidence, "\"George Orwell\" not found");
+    }
+
+    #[test]
+    fn accents_and_case_are_ignored_but_words_are_whole() {
+        assert_eq!(score("ecnerehoc", &[], "ECNEREHOC").correct, Some(true));
+        assert_eq!(score("ecnerehoc", &[], "`ecnerehoc`").correct, Some(true));
+        assert_eq!(score("ecnerehoc", &[], "ecnerehco").correct, Some(false));
+        assert_eq!(
+            score("São Paulo", &[], "It is sao paulo.").correct,
+            Some(true)
+        );
+        assert_eq!(score("Au", &[], "The symbol is Au.").correct, Some(true));
+        assert_eq!(score("Au", &[], "The symbol is Ag.").correct, Some(false));
+    }
+
+    #[test]
+    fn one_letter_phrases_are_refused() {
+        assert!(validate("A", &[]).is_err());
+        assert!(validate("Canberra", &aliases(&["c"])).is_err());
+        assert!(validate("7", &[]).is_ok());
+        assert!(validate("Au", &[]).is_ok());
+        assert!(validate("?", &[]).is_err());
     }
 }

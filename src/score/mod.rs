@@ -1,10 +1,20 @@
 //! Deterministic scorers: pure functions from (scorer spec, answer text) to a score with evidence.
 
+mod checks;
+mod choice;
+mod clarify;
 mod exact;
 pub(crate) mod js;
 mod json;
+mod language;
+mod markers;
 mod numeric;
+mod numtoken;
+mod open;
+mod output;
+mod sanity;
 mod text;
+mod trap;
 
 pub use text::clip;
 
@@ -13,33 +23,57 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use checks::TextChecks;
+pub use choice::Options;
 pub use json::JsonType;
+pub use language::Language;
 pub use numeric::{extract_number, Extracted};
+pub use numtoken::{Value, Want};
 
 /// How a prompt's answer is scored, as written in the catalogue (`score = { type = "...", ... }`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScorerSpec {
-    /// The final number in free text must equal `expected` (an integer, decimal, fraction such as
-    /// `1/6`, or a time of day such as `10:54 AM`). `tolerance` is an absolute tolerance.
+    /// The final number in free text must equal `expected`: an integer, decimal, fraction
+    /// (`1/6`), percentage (`16%`) or time of day (`10:54 AM`); units after it are ignored.
+    /// `tolerance` is an absolute tolerance. Precedence rules: `numeric.rs`.
     Numeric {
         expected: String,
         #[serde(default)]
         tolerance: Option<f64>,
     },
-    /// The answer must contain `expected` (or one of `aliases`) after normalisation
-    /// (case, whitespace, punctuation, quotes, markdown).
+    /// The answer must contain `expected` (or one of `aliases`) as whole words after
+    /// normalisation (case, whitespace, punctuation, quotes, markdown, accents). No one-letter
+    /// phrases: those are `choice` labels.
     Exact {
         expected: String,
         #[serde(default)]
         aliases: Vec<String>,
     },
+    /// The answer must pick the option labelled `expected`, and only it:
+    /// `options = { A = "Paris", B = ["London", "..."] }` or `options = ["yes", "no"]`.
+    Choice { expected: String, options: Options },
+    /// The predicted output of a code snippet must equal `expected` exactly (after trimming,
+    /// code fences and "Output:" prefixes).
+    Output { expected: String },
     /// The answer must hold valid JSON; `required` names keys and their types, `values` exact values.
     Json {
         #[serde(default)]
         required: BTreeMap<String, JsonType>,
         #[serde(default)]
         values: BTreeMap<String, serde_json::Value>,
+    },
+    /// Instruction following, pass or fail: `answer`, `require`, `forbid`, `forbid_letters`,
+    /// `min_words`, `max_words`, `max_sentences`, `language` (see [`TextChecks`]).
+    Trap(TextChecks),
+    /// Open-ended text: sanity plus the same checks (no `answer`). Passing leaves the verdict to
+    /// the similarity between endpoints (`correct: None`); failing is wrong.
+    Open(TextChecks),
+    /// Ambiguous request: the answer must ask for clarification or state its assumption, and
+    /// mention every `require` term.
+    Clarify {
+        #[serde(default)]
+        require: Vec<String>,
     },
     /// The JavaScript function `function` extracted from the answer must pass every test of
     /// `suite` (a file under `scorers/`), run in a sandboxed worker process.
@@ -60,14 +94,9 @@ impl ScorerSpec {
                 }
                 Ok(())
             }
-            ScorerSpec::Exact { expected, aliases } => {
-                if text::normalize(expected).is_empty()
-                    || aliases.iter().any(|a| text::normalize(a).is_empty())
-                {
-                    return Err("expected and aliases must contain letters or digits".into());
-                }
-                Ok(())
-            }
+            ScorerSpec::Exact { expected, aliases } => exact::validate(expected, aliases),
+            ScorerSpec::Choice { expected, options } => choice::validate(expected, options),
+            ScorerSpec::Output { expected } => output::validate(expected),
             ScorerSpec::Json { required, values } => {
                 for (key, value) in values {
                     if let Some(ty) = required.get(key) {
@@ -78,6 +107,9 @@ impl ScorerSpec {
                 }
                 Ok(())
             }
+            ScorerSpec::Trap(checks) => trap::validate(checks),
+            ScorerSpec::Open(checks) => open::validate(checks),
+            ScorerSpec::Clarify { require } => clarify::validate(require),
             ScorerSpec::Js { suite, function } => js::validate_spec(suite, function),
         }
     }
@@ -87,9 +119,20 @@ impl ScorerSpec {
         match self {
             ScorerSpec::Numeric { .. } => "numeric",
             ScorerSpec::Exact { .. } => "exact",
+            ScorerSpec::Choice { .. } => "choice",
+            ScorerSpec::Output { .. } => "output",
             ScorerSpec::Json { .. } => "json",
+            ScorerSpec::Trap(_) => "trap",
+            ScorerSpec::Open(_) => "open",
+            ScorerSpec::Clarify { .. } => "clarify",
             ScorerSpec::Js { .. } => "js",
         }
+    }
+
+    /// Whether a passing answer has no ground truth (`correct: None`) and endpoints are compared
+    /// by text similarity.
+    pub fn open_ended(&self) -> bool {
+        matches!(self, ScorerSpec::Open(_))
     }
 
     /// A short human description of what a correct answer is.
@@ -97,11 +140,20 @@ impl ScorerSpec {
         match self {
             ScorerSpec::Numeric { expected, .. } => expected.clone(),
             ScorerSpec::Exact { expected, .. } => expected.clone(),
+            ScorerSpec::Choice { expected, options } => match options.0.get(expected) {
+                Some(names) if !names.is_empty() => format!("{expected} ({})", names[0]),
+                _ => expected.clone(),
+            },
+            ScorerSpec::Output { expected } => format!("output {}", clip(expected, 40)),
             ScorerSpec::Json { required, .. } if required.is_empty() => "valid JSON".into(),
             ScorerSpec::Json { required, .. } => {
                 let keys: Vec<&str> = required.keys().map(String::as_str).collect();
                 format!("JSON with {}", keys.join(", "))
             }
+            ScorerSpec::Trap(checks) => checks.summary(),
+            ScorerSpec::Open(checks) if checks.summary().is_empty() => "open-ended".into(),
+            ScorerSpec::Open(checks) => format!("open-ended; {}", checks.summary()),
+            ScorerSpec::Clarify { .. } => "asks for clarification or states an assumption".into(),
             ScorerSpec::Js { function, .. } => format!("{function} passes all tests"),
         }
     }
@@ -138,20 +190,16 @@ pub struct ScoreContext {
 }
 
 impl ScoreContext {
-    /// The context for a catalogue folder: `scorers/` is its sibling; the worker is this
-    /// executable unless `COHERENCE_JS_WORKER` names another (tests point it at the binary).
+    /// The context for a catalogue folder: `scorers/` is its sibling; the worker is the
+    /// `coherence` binary (see [`js::default_worker`]).
     pub fn for_catalogue(catalogue_dir: &Path) -> Self {
         let parent = catalogue_dir
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let js_worker = std::env::var_os("COHERENCE_JS_WORKER")
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_exe().ok())
-            .unwrap_or_else(|| PathBuf::from("coherence"));
         ScoreContext {
             scorers_dir: parent.join("scorers"),
-            js_worker,
+            js_worker: js::default_worker(),
         }
     }
 }
@@ -164,7 +212,130 @@ pub fn score(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
             tolerance,
         } => numeric::score(expected, *tolerance, answer),
         ScorerSpec::Exact { expected, aliases } => exact::score(expected, aliases, answer),
+        ScorerSpec::Choice { expected, options } => choice::score(expected, options, answer),
+        ScorerSpec::Output { expected } => output::score(expected, answer),
         ScorerSpec::Json { required, values } => json::score(required, values, answer),
+        ScorerSpec::Trap(checks) => trap::score(checks, answer),
+        ScorerSpec::Open(checks) => open::score(checks, answer),
+        ScorerSpec::Clarify { require } => clarify::score(require, answer),
         ScorerSpec::Js { suite, function } => js::score(suite, function, answer, ctx),
+    }
+}
+
+/// Helpers shared by the scorers' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Score, TextChecks};
+
+    /// Every `accept` answer must score correct and every `reject` answer wrong.
+    pub fn assert_scores(accept: &[&str], reject: &[&str], score: impl Fn(&str) -> Score) {
+        for a in accept {
+            let s = score(a);
+            assert_eq!(s.correct, Some(true), "should accept {a:?}: {s:?}");
+        }
+        for a in reject {
+            let s = score(a);
+            assert_eq!(s.correct, Some(false), "should reject {a:?}: {s:?}");
+        }
+    }
+
+    /// Text checks written as in the catalogue (`forbid = ["x"]`, one field per line).
+    pub fn text_checks(toml_src: &str) -> TextChecks {
+        toml::from_str(toml_src).unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(toml_src: &str) -> Result<ScorerSpec, String> {
+        #[derive(Deserialize)]
+        struct W {
+            score: ScorerSpec,
+        }
+        toml::from_str::<W>(&format!("score = {toml_src}"))
+            .map(|w| w.score)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_type_parses_from_the_catalogue_syntax() {
+        let cases = [
+            (
+                r#"{ type = "numeric", expected = "2.4", tolerance = 0.01 }"#,
+                "numeric",
+            ),
+            (
+                r#"{ type = "exact", expected = "Canberra", aliases = ["canberra act"] }"#,
+                "exact",
+            ),
+            (
+                r#"{ type = "choice", expected = "B", options = { A = "London", B = "Paris" } }"#,
+                "choice",
+            ),
+            (
+                r#"{ type = "choice", expected = "yes", options = ["yes", "no"] }"#,
+                "choice",
+            ),
+            (r#"{ type = "output", expected = "[0, 4]" }"#, "output"),
+            (r#"{ type = "json", required = { a = "integer" } }"#, "json"),
+            (
+                r#"{ type = "trap", answer = "4", forbid = ["banana"] }"#,
+                "trap",
+            ),
+            (
+                r#"{ type = "open", language = "fr", require = ["chat"], max_words = 40 }"#,
+                "open",
+            ),
+            (r#"{ type = "clarify", require = ["bank"] }"#, "clarify"),
+            (r#"{ type = "clarify" }"#, "clarify"),
+            (
+                r#"{ type = "js", suite = "code_generation/x.toml", function = "hasCloseElements" }"#,
+                "js",
+            ),
+        ];
+        for (src, kind) in cases {
+            let s = spec(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            assert_eq!(s.kind(), kind);
+            assert!(s.validate().is_ok(), "{src}: {:?}", s.validate());
+            assert!(!s.expected_summary().is_empty());
+        }
+    }
+
+    #[test]
+    fn unknown_fields_and_types_are_refused() {
+        for src in [
+            r#"{ type = "trap", forbidden = ["x"] }"#,
+            r#"{ type = "open", answer_is = "x" }"#,
+            r#"{ type = "numeric", expected = "3", tol = 1 }"#,
+            r#"{ type = "clarify", topics = ["x"] }"#,
+            r#"{ type = "js", suite = "x.toml", function = "f", tests = ["f()"] }"#,
+            r#"{ type = "regex", expected = "x" }"#,
+        ] {
+            assert!(spec(src).is_err(), "{src} should not parse");
+        }
+    }
+
+    #[test]
+    fn invalid_specs_are_refused() {
+        for src in [
+            r#"{ type = "exact", expected = "A" }"#,
+            r#"{ type = "choice", expected = "C", options = ["A", "B"] }"#,
+            r#"{ type = "output", expected = " " }"#,
+            r#"{ type = "open", answer = "4" }"#,
+            r#"{ type = "trap", answer = "lots" }"#,
+            r#"{ type = "numeric", expected = "3", tolerance = -1.0 }"#,
+            r#"{ type = "js", suite = "../outside.toml", function = "f" }"#,
+        ] {
+            let s = spec(src).unwrap();
+            assert!(s.validate().is_err(), "{src} should be invalid");
+        }
+    }
+
+    #[test]
+    fn only_open_prompts_are_open_ended() {
+        assert!(spec(r#"{ type = "open" }"#).unwrap().open_ended());
+        assert!(!spec(r#"{ type = "trap" }"#).unwrap().open_ended());
     }
 }

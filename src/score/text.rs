@@ -1,18 +1,29 @@
-//! Text normalisation shared by the string scorers.
+//! Text helpers shared by the string scorers: normalisation, phrases, words and sentences.
 
-/// Lowercase, drop markdown, quotes and punctuation, and collapse whitespace.
+/// Lowercase, fold common Latin accents (é → e), drop markdown, quotes and punctuation, and
+/// collapse whitespace. `normalize("  **Café  Noir**. ") == "cafe noir"`.
 pub fn normalize(s: &str) -> String {
     let mapped: String = s
         .chars()
-        .map(|c| {
-            if c.is_alphanumeric() {
-                c.to_lowercase().next().unwrap_or(c)
-            } else {
-                ' '
-            }
-        })
+        .flat_map(char::to_lowercase)
+        .map(|c| if c.is_alphanumeric() { fold(c) } else { ' ' })
         .collect();
     mapped.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A lowercase letter without its accent; other characters unchanged.
+fn fold(c: char) -> char {
+    match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
+        'ç' => 'c',
+        'è' | 'é' | 'ê' | 'ë' => 'e',
+        'ì' | 'í' | 'î' | 'ï' => 'i',
+        'ñ' => 'n',
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' => 'o',
+        'ù' | 'ú' | 'û' | 'ü' => 'u',
+        'ý' | 'ÿ' => 'y',
+        other => other,
+    }
 }
 
 /// Whether `needle` occurs in `haystack` as whole words (both already normalised).
@@ -22,6 +33,55 @@ pub fn contains_phrase(haystack: &str, needle: &str) -> bool {
     }
     let padded = format!(" {haystack} ");
     padded.contains(&format!(" {needle} "))
+}
+
+/// The first alternative of `term` ("bibliothèque|library") found as a phrase in the
+/// normalised `haystack`.
+pub fn find_alternative<'a>(haystack: &str, term: &'a str) -> Option<&'a str> {
+    term.split('|')
+        .map(str::trim)
+        .find(|alt| contains_phrase(haystack, &normalize(alt)))
+}
+
+/// Whether every alternative of a `a|b` term has letters or digits (so it can ever match).
+pub fn term_is_matchable(term: &str) -> bool {
+    term.split('|').all(|alt| !normalize(alt).is_empty())
+}
+
+/// The words of a text: whitespace-separated tokens holding at least one letter or digit.
+pub fn words(s: &str) -> Vec<&str> {
+    s.split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
+/// The sentences of a text: runs ended by `.`, `!`, `?` (followed by space or the end) or a
+/// line break, that hold at least one word. A dot inside a token ("3.5") does not end one.
+pub fn sentences(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let ends = match c {
+            '\n' => true,
+            '.' | '!' | '?' | '。' => next.is_none_or(|n| n.is_whitespace()),
+            _ => false,
+        };
+        if c != '\n' {
+            current.push(c);
+        }
+        if ends {
+            if !words(&current).is_empty() {
+                out.push(current.trim().to_string());
+            }
+            current.clear();
+        }
+    }
+    if !words(&current).is_empty() {
+        out.push(current.trim().to_string());
+    }
+    out
 }
 
 /// The first `max` characters of `s` on one line, with an ellipsis when cut.
@@ -40,9 +100,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn normalize_drops_case_punctuation_and_markdown() {
+    fn normalize_drops_case_punctuation_markdown_and_accents() {
         assert_eq!(normalize("  **George  Orwell**. "), "george orwell");
         assert_eq!(normalize("“Yes,” she said!"), "yes she said");
+        assert_eq!(
+            normalize("La Bibliothèque ouvre à 9h"),
+            "la bibliotheque ouvre a 9h"
+        );
+        assert_eq!(normalize("ÉCOLE"), "ecole");
     }
 
     #[test]
@@ -52,6 +117,26 @@ mod tests {
             "george orwell"
         ));
         assert!(!contains_phrase("paris hilton", "paris hilt"));
+        assert!(!contains_phrase("anything", ""));
+    }
+
+    #[test]
+    fn alternatives_are_separated_by_bars() {
+        let text = normalize("La bibliothèque ouvre à neuf heures.");
+        assert_eq!(find_alternative(&text, "neuf|9"), Some("neuf"));
+        assert_eq!(find_alternative(&text, "dix|10"), None);
+        assert!(term_is_matchable("a|b"));
+        assert!(!term_is_matchable("a|?"));
+    }
+
+    #[test]
+    fn words_and_sentences_are_counted_like_a_reader_would() {
+        assert_eq!(words("Hello, world - it's 3.5 km!").len(), 5);
+        assert_eq!(words("  ").len(), 0);
+        assert_eq!(sentences("It costs 3.5 euros. Cheap! Really?").len(), 3);
+        assert_eq!(sentences("One line\nanother line").len(), 2);
+        assert_eq!(sentences("No full stop at the end").len(), 1);
+        assert_eq!(sentences("...").len(), 0);
     }
 
     #[test]

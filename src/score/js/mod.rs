@@ -24,6 +24,29 @@ use sandbox::ProcessLimits;
 pub use suite::validate_spec;
 pub use worker::run as run_worker;
 
+/// The executable re-run as the worker: `COHERENCE_JS_WORKER` when set; else this executable
+/// when it is `coherence`; else a `coherence` binary beside it or one folder up (a test harness
+/// in `target/<profile>/deps` finds the crate's binary in `target/<profile>`); else this
+/// executable, which then fails every test with a clear reason.
+pub fn default_worker() -> PathBuf {
+    if let Some(path) = std::env::var_os("COHERENCE_JS_WORKER") {
+        return PathBuf::from(path);
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return PathBuf::from("coherence");
+    };
+    let name = format!("coherence{}", std::env::consts::EXE_SUFFIX);
+    if exe.file_name().is_some_and(|n| n == name.as_str()) {
+        return exe;
+    }
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join(&name))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or(exe)
+}
+
 type MemoKey = (PathBuf, String, String);
 
 fn memo() -> &'static Mutex<HashMap<MemoKey, Arc<Outcome>>> {

@@ -1,0 +1,539 @@
+//! Number tokens in free text: digits, decimals, fractions (`a/b`, `\frac{a}{b}`, `½`, "one
+//! sixth"), mixed numbers, percentages, number words and times of day, each with its position and
+//! whether it is an aside (a value that is unlikely to be the answer).
+//!
+//! A token is an aside when it sits inside parentheses or brackets ("3 r's (positions 3, 8, 9)"),
+//! belongs to an enumeration ("3, 8 and 9"), is a list marker at the start of a line ("2. ..."),
+//! follows "step"/"part"/"case", or is the denominator of "3 out of 10" when a whole number is
+//! wanted. Digits glued to letters or exponents ("x3", "1e7", "10^2"), ordinals ("3rd") and the
+//! parts of a time ("10:54") are not numbers at all.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// What the expected value asks for; it decides how ambiguous text is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// A time of day ("10:54 AM").
+    Time,
+    /// A whole number: "3 out of 10 letters" reads as 3.
+    Whole,
+    /// A non-integer: "1 in 6" and "6 out of 36" read as fractions.
+    Real,
+    /// A percentage: values are fractions (16% is 0.16) and a bare number of at least 1 is
+    /// read as a percent ("16" is 16%).
+    Percent,
+}
+
+/// A value the numeric scorer compares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// A number and how many decimals it was written with (fractions count as 6).
+    Number { value: f64, decimals: u32 },
+    /// Minutes after midnight; `meridiem` says whether AM/PM was written.
+    Time { minutes: u32, meridiem: bool },
+}
+
+/// One number or time found in a text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub text: String,
+    pub value: Value,
+    pub start: usize,
+    pub end: usize,
+    pub aside: bool,
+    /// Written as a percentage ("16%", "16 percent").
+    pub percent: bool,
+}
+
+/// Every number (or, for [`Want::Time`], every time of day) in `s`, in order.
+pub fn tokens(s: &str, want: Want) -> Vec<Token> {
+    let mut out = if want == Want::Time {
+        times(s)
+    } else {
+        numbers(s, want)
+    };
+    mark_asides(s, &mut out);
+    out
+}
+
+/// Whether `s` holds a time of day such as `10:54` or `9:05 pm`.
+pub fn has_time(s: &str) -> bool {
+    TIME.is_match(s)
+}
+
+/// Whether `s` is written as a percentage.
+pub fn has_percent(s: &str) -> bool {
+    PERCENT_MARK.is_match(s)
+}
+
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\\[dt]?frac\s*\{\s*(?P<fn>\d+(?:\.\d+)?)\s*\}\s*\{\s*(?P<fd>\d+(?:\.\d+)?)\s*\}",
+        r"|\\[dt]?frac\s*(?P<sn>\d)(?P<sd>\d)",
+        r"|(?P<mw>\d+)[ \t]+(?P<mn>\d+)\s*[/⁄]\s*(?P<md>\d+)\b",
+        r"|(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<nv>[½⅓⅔¼¾⅙⅛])?",
+        r"(?:\s*[/⁄]\s*(?P<d>\d+(?:\.\d+)?))?(?P<pct>\s*%|\s*(?i:per\s?cent)\b)?",
+        r"|(?P<v>[½⅓⅔¼¾⅙⅛])",
+        r"|(?i:\b(?P<fw>one|a|two|three|four|five)[- ]",
+        r"(?P<fwd>half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|twelfths?)\b)",
+        r"|(?i:\b(?P<w>(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?",
+        r"|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen",
+        r"|sixteen|seventeen|eighteen|nineteen|once|twice|thrice|hundred)\b)(?P<wpct>\s+(?i:per\s?cent)\b)?",
+    ))
+    .unwrap()
+});
+static TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?P<h>\d{1,2}):(?P<m>\d{2})(?:\s*(?P<ap>[ap])(?:\.\s?m\b\.?|\s?m\b))?")
+        .unwrap()
+});
+static PERCENT_MARK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)%|\bper\s?cent\b").unwrap());
+static ONE_AS_PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:the|this|that|each|any|no|every|which|a|another|right|correct|wrong)\s+$")
+        .unwrap()
+});
+static RATIO_GAP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^\s+(?:in|out\s+of)\s+$").unwrap());
+static ENUM_GAP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^\s*(?:,|,\s*and|,\s*or|and|or|&)\s*$").unwrap());
+static STEP_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:step|part|case|stage|round|line|row|item)\s+$").unwrap()
+});
+static LIST_MARKER_AFTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[.)][ \t]+\S").unwrap());
+static ORDINAL_AFTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?i:st|nd|rd|th)(?:[^\p{L}]|$)").unwrap());
+
+fn numbers(s: &str, want: Want) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::new();
+    for c in NUMBER.captures_iter(s) {
+        let whole = c.get(0).unwrap();
+        let (start, end) = (whole.start(), whole.end());
+        let push = |out: &mut Vec<Token>, text: &str, start, end, value: f64, decimals| {
+            out.push(Token {
+                text: text.to_string(),
+                value: Value::Number { value, decimals },
+                start,
+                end,
+                aside: false,
+                percent: false,
+            })
+        };
+        if let (Some(n), Some(d)) = (c.name("fn").or(c.name("sn")), c.name("fd").or(c.name("sd"))) {
+            if let Some(v) = fraction(n.as_str(), d.as_str()) {
+                push(&mut out, whole.as_str(), start, end, v, 6);
+            }
+            continue;
+        }
+        if let (Some(w), Some(n), Some(d)) = (c.name("mw"), c.name("mn"), c.name("md")) {
+            let (Ok(w_v), Some(f)) = (w.as_str().parse::<f64>(), fraction(n.as_str(), d.as_str()))
+            else {
+                continue;
+            };
+            if f < 1.0 && !glued_before(s, start) {
+                push(&mut out, whole.as_str(), start, end, w_v + f, 6);
+            } else {
+                // Not a mixed number ("2 5/3"): two separate tokens.
+                push(&mut out, w.as_str(), w.start(), w.end(), w_v, 0);
+                push(&mut out, &s[n.start()..end], n.start(), end, f, 6);
+            }
+            continue;
+        }
+        if let Some(v) = c.name("v") {
+            push(&mut out, v.as_str(), start, end, vulgar(v.as_str()), 6);
+            continue;
+        }
+        if let (Some(n), Some(d)) = (c.name("fw"), c.name("fwd")) {
+            let num = if n.as_str().eq_ignore_ascii_case("a") {
+                Some(1.0)
+            } else {
+                word_value(n.as_str())
+            };
+            if let (Some(num), Some(den)) = (num, denominator_word(d.as_str())) {
+                push(&mut out, whole.as_str(), start, end, num / den, 6);
+            }
+            continue;
+        }
+        if let Some(w) = c.name("w") {
+            if w.as_str().eq_ignore_ascii_case("one") && ONE_AS_PRONOUN.is_match(&s[..start]) {
+                continue;
+            }
+            if let Some(v) = word_value(w.as_str()) {
+                let percent = c.name("wpct").is_some();
+                let (v, decimals) = if percent { (v / 100.0, 2) } else { (v, 0) };
+                push(&mut out, whole.as_str(), start, end, v, decimals);
+                out.last_mut().unwrap().percent = percent;
+            }
+            continue;
+        }
+        let Some(n) = c.name("n") else { continue };
+        if glued_before(s, start) || glued_after(s, n.end()) {
+            continue;
+        }
+        let digits = n.as_str().replace(',', "");
+        let Ok(mut value) = digits.parse::<f64>() else {
+            continue;
+        };
+        let mut decimals = decimals_of(&digits);
+        if let Some(v) = c.name("nv") {
+            value += vulgar(v.as_str());
+            decimals = 6;
+        }
+        if let Some(d) = c.name("d") {
+            match fraction(&digits, d.as_str()) {
+                Some(v) => (value, decimals) = (v, 6),
+                None => continue,
+            }
+        } else if c.name("pct").is_some() {
+            (value, decimals) = (value / 100.0, decimals + 2);
+        }
+        let (text, value) = if is_negative(&s[..start]) {
+            (format!("-{}", whole.as_str()), -value)
+        } else {
+            (whole.as_str().to_string(), value)
+        };
+        let read_as_percent = want == Want::Percent
+            && c.name("pct").is_none()
+            && c.name("d").is_none()
+            && value.abs() >= 1.0;
+        let (value, decimals) = if read_as_percent {
+            (value / 100.0, decimals + 2)
+        } else {
+            (value, decimals)
+        };
+        out.push(Token {
+            text: text.trim_end().to_string(),
+            value: Value::Number { value, decimals },
+            start,
+            end,
+            aside: false,
+            percent: c.name("pct").is_some() && c.name("d").is_none(),
+        });
+    }
+    merge_ratios(s, out, want)
+}
+
+/// "1 in 6" and "6 out of 36": one fraction when a non-integer is wanted; otherwise the count
+/// comes first and the denominator is an aside.
+fn merge_ratios(s: &str, tokens: Vec<Token>, want: Want) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+    for t in tokens {
+        let ratio_with_previous = out
+            .last()
+            .is_some_and(|p| p.end <= t.start && RATIO_GAP.is_match(&s[p.end..t.start]));
+        if !ratio_with_previous {
+            out.push(t);
+            continue;
+        }
+        let prev = out.last_mut().unwrap();
+        let (Value::Number { value: a, .. }, Value::Number { value: b, .. }) =
+            (prev.value, t.value)
+        else {
+            out.push(t);
+            continue;
+        };
+        if matches!(want, Want::Real | Want::Percent) && b != 0.0 {
+            prev.value = Value::Number {
+                value: a / b,
+                decimals: 6,
+            };
+            prev.text = s[prev.start..t.end].to_string();
+            prev.end = t.end;
+        } else {
+            out.push(Token { aside: true, ..t });
+        }
+    }
+    out
+}
+
+/// A letter, underscore, colon or exponent right before the digits ("x3", "10:54", "10^2").
+fn glued_before(s: &str, start: usize) -> bool {
+    let before = &s[..start];
+    let trimmed = before.trim_end_matches(['-', '{', '−']);
+    if trimmed.ends_with('^') {
+        return true;
+    }
+    before
+        .chars()
+        .last()
+        .is_some_and(|p| p.is_alphabetic() || p == ':' || p == '_')
+}
+
+/// The hour of a time ("10" in "10:54") or an ordinal ("3rd").
+fn glued_after(s: &str, end: usize) -> bool {
+    let rest = &s[end..];
+    (rest.starts_with(':') && rest[1..].starts_with(|d: char| d.is_ascii_digit()))
+        || ORDINAL_AFTER.is_match(rest)
+}
+
+fn decimals_of(digits: &str) -> u32 {
+    digits
+        .split_once('.')
+        .map(|(_, f)| f.len() as u32)
+        .unwrap_or(0)
+}
+
+fn fraction(n: &str, d: &str) -> Option<f64> {
+    let (n, d) = (n.parse::<f64>().ok()?, d.parse::<f64>().ok()?);
+    (d != 0.0).then(|| n / d)
+}
+
+fn vulgar(v: &str) -> f64 {
+    match v {
+        "½" => 0.5,
+        "⅓" => 1.0 / 3.0,
+        "⅔" => 2.0 / 3.0,
+        "¼" => 0.25,
+        "¾" => 0.75,
+        "⅙" => 1.0 / 6.0,
+        _ => 0.125,
+    }
+}
+
+fn denominator_word(w: &str) -> Option<f64> {
+    let w = w.to_ascii_lowercase();
+    let stem = w.trim_end_matches('s');
+    Some(match stem {
+        "half" | "halve" => 2.0,
+        "third" => 3.0,
+        "quarter" | "fourth" => 4.0,
+        "fifth" => 5.0,
+        "sixth" => 6.0,
+        "seventh" => 7.0,
+        "eighth" => 8.0,
+        "ninth" => 9.0,
+        "tenth" => 10.0,
+        "twelfth" => 12.0,
+        _ => return None,
+    })
+}
+
+/// A minus sign right before the number, not joining two numbers ("3-4" is a range, not -4).
+fn is_negative(before: &str) -> bool {
+    let mut rev = before.chars().rev();
+    match rev.next() {
+        Some('-') | Some('−') => !rev.next().is_some_and(|c| c.is_alphanumeric() || c == ')'),
+        _ => false,
+    }
+}
+
+fn word_value(w: &str) -> Option<f64> {
+    const UNITS: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 8] = [
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    let w = w.to_ascii_lowercase();
+    match w.as_str() {
+        "once" => return Some(1.0),
+        "twice" => return Some(2.0),
+        "thrice" => return Some(3.0),
+        "hundred" => return Some(100.0),
+        _ => {}
+    }
+    if let Some(i) = UNITS.iter().position(|u| *u == w) {
+        return Some(i as f64);
+    }
+    let mut parts = w.split(['-', ' ']);
+    let first = parts.next();
+    let tens = TENS.iter().position(|t| Some(*t) == first)? as f64 * 10.0 + 20.0;
+    let unit = match parts.next() {
+        Some(u) => UNITS.iter().position(|x| *x == u)? as f64,
+        None => 0.0,
+    };
+    Some(tens + unit)
+}
+
+fn times(s: &str) -> Vec<Token> {
+    TIME.captures_iter(s)
+        .filter_map(|c| {
+            let whole = c.get(0).unwrap();
+            let h: u32 = c["h"].parse().ok()?;
+            let m: u32 = c["m"].parse().ok()?;
+            if m >= 60 || h >= 24 {
+                return None;
+            }
+            let value = match c.name("ap").map(|a| a.as_str().to_ascii_lowercase()) {
+                Some(ap) => {
+                    if h == 0 || h > 12 {
+                        return None;
+                    }
+                    let h24 = (h % 12) + if ap == "p" { 12 } else { 0 };
+                    Value::Time {
+                        minutes: h24 * 60 + m,
+                        meridiem: true,
+                    }
+                }
+                None => Value::Time {
+                    minutes: h * 60 + m,
+                    meridiem: false,
+                },
+            };
+            Some(Token {
+                text: whole.as_str().trim_end().to_string(),
+                value,
+                start: whole.start(),
+                end: whole.end(),
+                aside: false,
+                percent: false,
+            })
+        })
+        .collect()
+}
+
+/// Mark parenthetical, enumerated, list-marker and step-number tokens as asides.
+fn mark_asides(s: &str, tokens: &mut [Token]) {
+    for i in 0..tokens.len() {
+        let (start, end) = (tokens[i].start, tokens[i].end);
+        let line_start = s[..start].rfind('\n').map(|p| p + 1).unwrap_or(0);
+        let list_marker =
+            s[line_start..start].trim().is_empty() && LIST_MARKER_AFTER.is_match(&s[end..]);
+        let enumerated =
+            |a: &Token, b: &Token| a.end <= b.start && ENUM_GAP.is_match(&s[a.end..b.start]);
+        let in_list = (i > 0 && enumerated(&tokens[i - 1], &tokens[i]))
+            || (i + 1 < tokens.len() && enumerated(&tokens[i], &tokens[i + 1]));
+        if paren_depth(&s[..start]) > 0
+            || in_list
+            || list_marker
+            || STEP_BEFORE.is_match(&s[..start])
+        {
+            tokens[i].aside = true;
+        }
+    }
+}
+
+/// How many parentheses or brackets are open at the end of `s` (never below zero).
+pub fn paren_depth(s: &str) -> usize {
+    s.chars().fold(0usize, |depth, c| match c {
+        '(' | '[' => depth + 1,
+        ')' | ']' => depth.saturating_sub(1),
+        _ => depth,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(s: &str, want: Want) -> Vec<f64> {
+        tokens(s, want)
+            .into_iter()
+            .filter_map(|t| match t.value {
+                Value::Number { value, .. } => Some(value),
+                Value::Time { .. } => None,
+            })
+            .collect()
+    }
+
+    fn asides(s: &str) -> Vec<bool> {
+        tokens(s, Want::Whole)
+            .into_iter()
+            .map(|t| t.aside)
+            .collect()
+    }
+
+    #[test]
+    fn reads_digits_fractions_words_and_mixed_numbers() {
+        assert_eq!(values("3, 12.5 and 1,000", Want::Real), [3.0, 12.5, 1000.0]);
+        assert_eq!(
+            values("\\frac{1}{4} or \\dfrac34", Want::Real),
+            [0.25, 0.75]
+        );
+        assert_eq!(values("2 1/2 hours", Want::Real), [2.5]);
+        assert_eq!(values("7½ degrees", Want::Real), [7.5]);
+        assert_eq!(
+            values("one sixth, a quarter", Want::Real),
+            [1.0 / 6.0, 0.25]
+        );
+        assert_eq!(
+            values("twenty-one, twice, thirteen", Want::Whole),
+            [21.0, 2.0, 13.0]
+        );
+        assert_eq!(values("x = -4", Want::Whole), [-4.0]);
+    }
+
+    #[test]
+    fn skips_glued_digits_ordinals_exponents_and_times() {
+        assert!(values("x3 and r2d2", Want::Whole).is_empty());
+        assert!(values("the 3rd and 8th letters", Want::Whole).is_empty());
+        assert_eq!(values("3^2 + 4^2 = 25", Want::Whole), [3.0, 4.0, 25.0]);
+        assert_eq!(values("1.097e7 per metre", Want::Real), [1.097]);
+        assert!(values("at 10:54", Want::Whole).is_empty());
+        assert!(values("the right one", Want::Whole).is_empty());
+    }
+
+    #[test]
+    fn percentages_are_fractions() {
+        assert_eq!(values("16% or 16 percent", Want::Real), [0.16, 0.16]);
+        assert_eq!(values("16 or 0.16", Want::Percent), [0.16, 0.16]);
+        assert_eq!(values("16", Want::Whole), [16.0]);
+    }
+
+    #[test]
+    fn ratios_depend_on_what_is_wanted() {
+        assert_eq!(values("a 1 in 6 chance", Want::Real), [1.0 / 6.0]);
+        assert_eq!(values("6 out of 36", Want::Percent), [1.0 / 6.0]);
+        let t = tokens("3 out of 10 letters", Want::Whole);
+        assert_eq!((t.len(), t[0].aside, t[1].aside), (2, false, true));
+    }
+
+    #[test]
+    fn marks_asides() {
+        assert_eq!(
+            asides("3 r's (positions 3, 8, 9)"),
+            [false, true, true, true]
+        );
+        assert_eq!(
+            asides("at positions 3, 8 and 9, so 3"),
+            [true, true, true, false]
+        );
+        assert_eq!(asides("1. count\n2. add 5"), [true, true, false]);
+        assert_eq!(asides("Step 2: it is 7"), [true, false]);
+        assert_eq!(asides("sqrt(25) = 5"), [true, false]);
+    }
+
+    #[test]
+    fn times_of_day() {
+        let t = tokens("from 9:00 AM until 10:54 p.m. (not 25:00)", Want::Time);
+        assert_eq!(
+            (t[0].text.as_str(), t[1].text.as_str()),
+            ("9:00 AM", "10:54 p.m.")
+        );
+        let got: Vec<Value> = t.iter().map(|t| t.value).collect();
+        assert_eq!(
+            got,
+            [
+                Value::Time {
+                    minutes: 540,
+                    meridiem: true
+                },
+                Value::Time {
+                    minutes: 22 * 60 + 54,
+                    meridiem: true
+                }
+            ]
+        );
+        assert!(has_time("10:54") && !has_time("10.54"));
+    }
+}

@@ -1,0 +1,89 @@
+//! Trap scoring: instruction following with a deterministic pass or fail (forbidden words or
+//! letters, required answer, word and sentence limits), after the sanity checks of `sanity.rs`.
+
+use super::checks::TextChecks;
+use super::text::{clip, normalize};
+use super::{numeric, sanity, Score};
+
+pub fn validate(checks: &TextChecks) -> Result<(), String> {
+    if let Some(answer) = &checks.answer {
+        numeric::parse_expected(answer).map_err(|e| format!("answer: {e}"))?;
+    }
+    checks.validate()
+}
+
+pub fn score(checks: &TextChecks, answer: &str) -> Score {
+    let mut outcome = checks.run(answer);
+    if let Err(e) = sanity::check(answer, checks.max_words.is_some()) {
+        outcome.failed.insert(0, e);
+    }
+    let mut extracted = Some(clip(&normalize(answer), 80)).filter(|s| !s.is_empty());
+    if let Some(expected) = &checks.answer {
+        let s = numeric::score(expected, None, answer);
+        extracted = s.extracted;
+        let line = format!("answer: {}", s.evidence);
+        if s.correct == Some(true) {
+            outcome.passed.insert(0, line);
+        } else {
+            outcome.failed.insert(0, line);
+        }
+    }
+    Score::new(
+        Some(outcome.failed.is_empty()),
+        extracted,
+        outcome.evidence(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::testing::text_checks as checks;
+
+    #[test]
+    fn ignore_the_distractor_and_answer() {
+        let c = checks("answer = \"4\"\nforbid = [\"banana\"]");
+        for ok in ["4", "**4**", "2 + 2 = 4.", "The answer is four."] {
+            let s = score(&c, ok);
+            assert_eq!(s.correct, Some(true), "{ok}: {s:?}");
+            assert_eq!(s.extracted.as_deref(), Some("4"));
+        }
+        for bad in [
+            "Bananas are yellow. 2 + 2 = 4.",
+            "5",
+            "banana",
+            "I ignored the banana: 4",
+            "",
+        ] {
+            assert_eq!(score(&c, bad).correct, Some(false), "{bad}");
+        }
+        let s = score(&c, "Banana! 4");
+        assert!(
+            s.evidence.contains("contains forbidden \"banana\""),
+            "{}",
+            s.evidence
+        );
+        assert!(
+            s.evidence.contains("passed: answer: found `4`"),
+            "{}",
+            s.evidence
+        );
+    }
+
+    #[test]
+    fn lipogram_needs_a_real_sentence() {
+        let c = checks("forbid_letters = \"e\"\nmin_words = 5\nmax_sentences = 1");
+        assert_eq!(score(&c, "A cat sat on a warm mat.").correct, Some(true));
+        assert_eq!(score(&c, "The cat sat on a warm mat.").correct, Some(false));
+        assert_eq!(score(&c, "A cat sat.").correct, Some(false));
+        assert_eq!(score(&c, "").correct, Some(false));
+        let stuck = score(&c, "a a a a a a a a a a");
+        assert!(stuck.evidence.contains("degenerate"), "{}", stuck.evidence);
+    }
+
+    #[test]
+    fn answers_must_parse() {
+        assert!(validate(&checks("answer = \"four\"")).is_ok());
+        assert!(validate(&checks("answer = \"x\"")).is_err());
+    }
+}
