@@ -191,7 +191,7 @@ pub struct ScoreContext {
 
 impl ScoreContext {
     /// The context for a catalogue folder: `scorers/` is its sibling; the worker is the
-    /// `coherence` binary (see [`js::default_worker`]).
+    /// `coherence` binary (see `js::default_worker`).
     pub fn for_catalogue(catalogue_dir: &Path) -> Self {
         let parent = catalogue_dir
             .parent()
