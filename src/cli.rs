@@ -48,6 +48,9 @@ pub enum Command {
                       2 usage error, 3 an endpoint could not be reached."
     )]
     Smoke(SmokeArgs),
+    /// Internal: the sandboxed JS test runner (job on stdin, results on stdout).
+    #[command(name = "__js-worker", hide = true)]
+    JsWorker,
 }
 
 #[derive(Debug, Subcommand)]

@@ -450,11 +450,7 @@ fn prompts_check_on_the_shipped_catalogue_finds_nothing_but_missing_code_generat
     }
 }
 
-// Ignored on the `catalogue` branch: code_generation.toml (12 JS prompts, `humaneval_close`
-// among them) lands from the js-scorer branch. Un-ignore after merging both; from then on
-// `coherence prompts check` must pass on the shipped catalogue.
 #[test]
-#[ignore = "needs prompts/code_generation.toml from the js-scorer branch"]
 fn prompts_check_passes_on_the_shipped_catalogue() {
     let (catalogue, _) = shipped();
     assert_eq!(catalogue.prompts.len(), 100);

@@ -4,6 +4,7 @@ mod checks;
 mod choice;
 mod clarify;
 mod exact;
+pub(crate) mod js;
 mod json;
 mod language;
 mod markers;
@@ -74,6 +75,9 @@ pub enum ScorerSpec {
         #[serde(default)]
         require: Vec<String>,
     },
+    /// The JavaScript function `function` extracted from the answer must pass every test of
+    /// `suite` (a file under `scorers/`), run in a sandboxed worker process.
+    Js { suite: String, function: String },
 }
 
 impl ScorerSpec {
@@ -106,6 +110,7 @@ impl ScorerSpec {
             ScorerSpec::Trap(checks) => trap::validate(checks),
             ScorerSpec::Open(checks) => open::validate(checks),
             ScorerSpec::Clarify { require } => clarify::validate(require),
+            ScorerSpec::Js { suite, function } => js::validate_spec(suite, function),
         }
     }
 
@@ -120,6 +125,7 @@ impl ScorerSpec {
             ScorerSpec::Trap(_) => "trap",
             ScorerSpec::Open(_) => "open",
             ScorerSpec::Clarify { .. } => "clarify",
+            ScorerSpec::Js { .. } => "js",
         }
     }
 
@@ -148,6 +154,7 @@ impl ScorerSpec {
             ScorerSpec::Open(checks) if checks.summary().is_empty() => "open-ended".into(),
             ScorerSpec::Open(checks) => format!("open-ended; {}", checks.summary()),
             ScorerSpec::Clarify { .. } => "asks for clarification or states an assumption".into(),
+            ScorerSpec::Js { function, .. } => format!("{function} passes all tests"),
         }
     }
 }
@@ -183,26 +190,22 @@ pub struct ScoreContext {
 }
 
 impl ScoreContext {
-    /// The context for a catalogue folder: `scorers/` is its sibling; the worker is this
-    /// executable unless `COHERENCE_JS_WORKER` names another (tests point it at the binary).
+    /// The context for a catalogue folder: `scorers/` is its sibling; the worker is the
+    /// `coherence` binary (see `js::default_worker`).
     pub fn for_catalogue(catalogue_dir: &Path) -> Self {
         let parent = catalogue_dir
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let js_worker = std::env::var_os("COHERENCE_JS_WORKER")
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_exe().ok())
-            .unwrap_or_else(|| PathBuf::from("coherence"));
         ScoreContext {
             scorers_dir: parent.join("scorers"),
-            js_worker,
+            js_worker: js::default_worker(),
         }
     }
 }
 
 /// Score one answer (the model's content with any reasoning removed) against a spec.
-pub fn score(spec: &ScorerSpec, answer: &str, _ctx: &ScoreContext) -> Score {
+pub fn score(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
     match spec {
         ScorerSpec::Numeric {
             expected,
@@ -215,6 +218,7 @@ pub fn score(spec: &ScorerSpec, answer: &str, _ctx: &ScoreContext) -> Score {
         ScorerSpec::Trap(checks) => trap::score(checks, answer),
         ScorerSpec::Open(checks) => open::score(checks, answer),
         ScorerSpec::Clarify { require } => clarify::score(require, answer),
+        ScorerSpec::Js { suite, function } => js::score(suite, function, answer, ctx),
     }
 }
 
@@ -286,6 +290,10 @@ mod tests {
             ),
             (r#"{ type = "clarify", require = ["bank"] }"#, "clarify"),
             (r#"{ type = "clarify" }"#, "clarify"),
+            (
+                r#"{ type = "js", suite = "code_generation/x.toml", function = "hasCloseElements" }"#,
+                "js",
+            ),
         ];
         for (src, kind) in cases {
             let s = spec(src).unwrap_or_else(|e| panic!("{src}: {e}"));
@@ -302,6 +310,7 @@ mod tests {
             r#"{ type = "open", answer_is = "x" }"#,
             r#"{ type = "numeric", expected = "3", tol = 1 }"#,
             r#"{ type = "clarify", topics = ["x"] }"#,
+            r#"{ type = "js", suite = "x.toml", function = "f", tests = ["f()"] }"#,
             r#"{ type = "regex", expected = "x" }"#,
         ] {
             assert!(spec(src).is_err(), "{src} should not parse");
@@ -317,6 +326,7 @@ mod tests {
             r#"{ type = "open", answer = "4" }"#,
             r#"{ type = "trap", answer = "lots" }"#,
             r#"{ type = "numeric", expected = "3", tolerance = -1.0 }"#,
+            r#"{ type = "js", suite = "../outside.toml", function = "f" }"#,
         ] {
             let s = spec(src).unwrap();
             assert!(s.validate().is_err(), "{src} should be invalid");

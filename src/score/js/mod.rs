@@ -1,0 +1,102 @@
+//! The JS unit-test scorer: extract the candidate function from the answer, run it against a
+//! suite of test expressions in a sandboxed child process, and report which tests passed.
+//! Results are memoized per (suite, function, candidate code), so identical completions across
+//! repeats and endpoints run once per process.
+
+mod extract;
+mod outcome;
+mod protocol;
+mod sandbox;
+mod scan;
+mod suite;
+mod typescript;
+mod worker;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::{Score, ScoreContext};
+use outcome::Outcome;
+use protocol::{EngineLimits, Job};
+use sandbox::ProcessLimits;
+
+pub use suite::validate_spec;
+pub use worker::run as run_worker;
+
+/// The executable re-run as the worker: `COHERENCE_JS_WORKER` when set; else this executable
+/// when it is `coherence`; else a `coherence` binary beside it or one folder up (a test harness
+/// in `target/<profile>/deps` finds the crate's binary in `target/<profile>`); else this
+/// executable, which then fails every test with a clear reason.
+pub fn default_worker() -> PathBuf {
+    if let Some(path) = std::env::var_os("COHERENCE_JS_WORKER") {
+        return PathBuf::from(path);
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return PathBuf::from("coherence");
+    };
+    let name = format!("coherence{}", std::env::consts::EXE_SUFFIX);
+    if exe.file_name().is_some_and(|n| n == name.as_str()) {
+        return exe;
+    }
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join(&name))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or(exe)
+}
+
+type MemoKey = (PathBuf, String, String);
+
+fn memo() -> &'static Mutex<HashMap<MemoKey, Arc<Outcome>>> {
+    static MEMO: OnceLock<Mutex<HashMap<MemoKey, Arc<Outcome>>>> = OnceLock::new();
+    MEMO.get_or_init(Default::default)
+}
+
+/// Scores `answer`: correct when the extracted candidate passes every test of `suite`.
+pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> Score {
+    let Some(candidate) = extract::extract(answer, function) else {
+        return Score::new(
+            Some(false),
+            Some("no code".into()),
+            format!("no JavaScript code defining `{function}` found in the answer"),
+        );
+    };
+    let path = ctx.scorers_dir.join(suite);
+    let key = (path, function.to_string(), candidate.code);
+    let cached = memo()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .cloned();
+    let outcome = match cached {
+        Some(o) => o,
+        None => {
+            let suite = match suite::load(&key.0, function) {
+                Ok(s) => s,
+                Err(e) => return Score::new(Some(false), None, format!("scorer error: {e}")),
+            };
+            let job = Job {
+                code: key.2.clone(),
+                function: function.to_string(),
+                tests: suite.tests,
+                limits: EngineLimits::default(),
+            };
+            let o = match sandbox::run(&ctx.js_worker, &job, ProcessLimits::default()) {
+                Ok(o) => Arc::new(o),
+                Err(e) => return Score::new(Some(false), None, format!("scorer error: {e}")),
+            };
+            memo()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, Arc::clone(&o));
+            o
+        }
+    };
+    Score::new(
+        Some(outcome.all_passed()),
+        Some(outcome.pattern()),
+        format!("{}; code: {}", outcome.evidence(), candidate.source),
+    )
+}

@@ -1,0 +1,59 @@
+//! The messages between the scorer and the `coherence __js-worker` child: one job as JSON on
+//! stdin, one JSON line per event on stdout (flushed as it happens, so a killed worker still
+//! tells how far it got).
+
+use serde::{Deserialize, Serialize};
+
+/// Engine limits applied inside the worker, on top of the process limits set by the parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineLimits {
+    /// Loop iterations allowed per function call (boa counts per call frame).
+    pub loop_iterations: u64,
+    /// Nested JS calls before a RangeError.
+    pub recursion: usize,
+    /// Stack frames kept in an error's backtrace.
+    pub backtrace: usize,
+}
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        EngineLimits {
+            loop_iterations: 1_000_000,
+            recursion: 400,
+            backtrace: 4,
+        }
+    }
+}
+
+/// Everything the worker needs: the candidate, the function it must define, the test expressions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub code: String,
+    pub function: String,
+    pub tests: Vec<String>,
+    pub limits: EngineLimits,
+}
+
+/// How one test ended inside the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The expression evaluated to `true`.
+    Pass,
+    /// It evaluated to something else.
+    Fail,
+    /// It threw (or hit an engine limit).
+    Error,
+}
+
+/// One line of worker output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The candidate defined the function; tests follow.
+    Loaded,
+    /// The candidate did not load (syntax error, top-level throw, function missing); no tests run.
+    LoadFailed { reason: String },
+    /// One test, in suite order.
+    Test { verdict: Verdict, detail: String },
+}
