@@ -1,0 +1,215 @@
+//! The types of `results.json`: the public output contract (schema in `src/report/results.schema.json`).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::determinism::Determinism;
+use super::divergence::Divergence;
+use super::stats::Proportion;
+use super::verdict::Verdict;
+
+/// The version of the `results.json` layout (see `src/report/results.schema.json`).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// `results.json`: a public contract (README, `src/report/results.schema.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub tool: String,
+    pub generated_at: DateTime<Utc>,
+    /// Name of the reference endpoint (the first `--endpoint`).
+    pub reference: String,
+    pub sampling: RunSampling,
+    pub endpoints: Vec<EndpointSummary>,
+    pub summary: Summary,
+    /// Prompt-endpoint pairs whose repeats gave different answers.
+    pub nondeterministic: usize,
+    /// Prompts where another endpoint's modal answer never occurs among the reference's repeats.
+    pub deployment_differences: usize,
+    /// No request failures and nothing missing.
+    pub complete: bool,
+    pub request_failures: usize,
+    /// Planned (prompt, endpoint, repeat) slots with no record at all.
+    pub missing: usize,
+    pub categories: Vec<CategoryRollup>,
+    /// Paired statistics of each other endpoint against the reference.
+    pub statistics: Vec<PairStatistics>,
+    pub gate: GateResult,
+    pub prompts: Vec<PromptResult>,
+    /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSampling {
+    pub temperature: f64,
+    pub stream: bool,
+    pub max_tokens: u32,
+    pub repeats: u32,
+    pub params: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub same: usize,
+    pub diff: usize,
+    pub review: usize,
+    pub fail: usize,
+}
+
+impl Summary {
+    pub fn add(&mut self, v: Verdict) {
+        match v {
+            Verdict::Same => self.same += 1,
+            Verdict::Diff => self.diff += 1,
+            Verdict::Review => self.review += 1,
+            Verdict::Fail => self.fail += 1,
+        }
+    }
+
+    /// "83 same / 17 diff / 0 review / 0 fail".
+    pub fn headline(&self) -> String {
+        format!(
+            "{} same / {} diff / {} review / {} fail",
+            self.same, self.diff, self.review, self.fail
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EndpointSummary {
+    pub name: String,
+    pub base_url: String,
+    /// The model requested.
+    pub model: Option<String>,
+    /// Ids listed by `GET /models` when the run started.
+    pub listed_models: Vec<String>,
+    pub max_model_len: Option<u64>,
+    /// Distinct `model` values the responses reported.
+    pub served_models: Vec<String>,
+    /// Distinct `system_fingerprint` values the responses reported.
+    pub system_fingerprints: Vec<String>,
+    /// Distinct `Server` headers.
+    pub servers: Vec<String>,
+    pub correct: usize,
+    pub wrong: usize,
+    /// Answered, with no ground truth to check against.
+    pub ungraded: usize,
+    pub failed: usize,
+    /// Correct among graded prompts, with a Wilson 95% interval.
+    pub accuracy: Proportion,
+    /// Prompts per determinism class (with repeats).
+    pub determinism: BTreeMap<String, usize>,
+    /// Mean completion tokens per usable answer.
+    pub mean_completion_tokens: Option<f64>,
+    /// Prompts re-run automatically at a larger budget because the reasoning used the whole budget.
+    pub reasoning_retries: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CategoryRollup {
+    pub category: String,
+    pub prompts: usize,
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Correct answers per endpoint.
+    pub correct: BTreeMap<String, usize>,
+}
+
+/// Paired right/wrong counts over prompts both endpoints answered with ground truth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedCounts {
+    /// None for the whole catalogue.
+    pub category: Option<String>,
+    pub graded: u64,
+    pub both_correct: u64,
+    pub both_wrong: u64,
+    /// Reference right, other wrong.
+    pub reference_only: u64,
+    /// Reference wrong, other right.
+    pub other_only: u64,
+    /// Exact McNemar test of reference_only vs other_only.
+    pub p_value: f64,
+    /// In words, e.g. "counting_traps: full right and spark wrong on 10 of 13, the reverse on 0; p = 0.002".
+    pub statement: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairStatistics {
+    pub reference: String,
+    pub other: String,
+    pub overall: PairedCounts,
+    pub categories: Vec<PairedCounts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateResult {
+    /// The `--fail-on` expression evaluated.
+    pub expression: String,
+    /// The conditions that held (empty: the gate passed).
+    pub failed: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PromptResult {
+    pub id: String,
+    pub category: String,
+    pub question: String,
+    pub expected: String,
+    pub scorer: String,
+    /// The most severe pair verdict (fail, diff, review, same).
+    pub verdict: Verdict,
+    pub pairs: Vec<PairResult>,
+    /// Keyed by endpoint name.
+    pub answers: BTreeMap<String, AnswerResult>,
+}
+
+/// Whether a difference between endpoints is within the reference's own sampler noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Difference {
+    /// The other endpoint's modal answer also occurs among the reference's repeats.
+    SamplerNoise,
+    /// It never does.
+    DeploymentDifference,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairResult {
+    pub reference: String,
+    pub other: String,
+    pub verdict: Verdict,
+    pub reason: String,
+    pub similarity: Option<f64>,
+    /// For a diff or review verdict whose modal answers differ: sampler noise or a deployment difference.
+    pub difference: Option<Difference>,
+    /// Where the two representative completions first differ.
+    pub first_divergence: Option<Divergence>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AnswerResult {
+    pub extracted: Option<String>,
+    /// true/false against ground truth; null when the prompt has none.
+    pub correct: Option<bool>,
+    /// Why there is no usable answer.
+    pub error: Option<String>,
+    pub evidence: Option<String>,
+    /// The answer text (reasoning removed) of the representative repeat.
+    pub answer: Option<String>,
+    pub reasoning_chars: usize,
+    pub finish_reason: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub latency_ms: Option<f64>,
+    pub completion_tokens: Option<u64>,
+    /// Set when the answer came from an automatic re-run at a larger budget.
+    pub note: Option<String>,
+    /// Repeats with a usable answer, of those planned.
+    pub repeats_answered: u32,
+    pub repeats_planned: u32,
+    /// Present when the prompt was repeated.
+    pub determinism: Option<Determinism>,
+}

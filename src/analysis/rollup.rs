@@ -1,0 +1,189 @@
+//! Aggregates over prompts: paired statistics per endpoint pair, endpoint summaries, category rollups.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::results::{
+    CategoryRollup, EndpointSummary, PairStatistics, PairedCounts, PromptResult, Summary,
+};
+use super::stats::{format_p, mcnemar_exact, wilson};
+use crate::catalogue::CATEGORIES;
+use crate::run::{EndpointInfo, Record};
+
+pub fn pair_statistics(prompts: &[PromptResult], reference: &str, other: &str) -> PairStatistics {
+    let count = |category: Option<&str>| {
+        let mut c = PairedCounts {
+            category: category.map(str::to_string),
+            graded: 0,
+            both_correct: 0,
+            both_wrong: 0,
+            reference_only: 0,
+            other_only: 0,
+            p_value: 1.0,
+            statement: String::new(),
+        };
+        for p in prompts
+            .iter()
+            .filter(|p| category.is_none_or(|cat| p.category == cat))
+        {
+            let (Some(a), Some(b)) = (
+                p.answers.get(reference).and_then(|a| a.correct),
+                p.answers.get(other).and_then(|a| a.correct),
+            ) else {
+                continue;
+            };
+            c.graded += 1;
+            match (a, b) {
+                (true, true) => c.both_correct += 1,
+                (false, false) => c.both_wrong += 1,
+                (true, false) => c.reference_only += 1,
+                (false, true) => c.other_only += 1,
+            }
+        }
+        c.p_value = mcnemar_exact(c.reference_only, c.other_only);
+        c.statement = statement(&c, reference, other);
+        c
+    };
+    let categories: BTreeSet<&str> = prompts.iter().map(|p| p.category.as_str()).collect();
+    let mut ordered: Vec<&str> = CATEGORIES
+        .iter()
+        .map(|(c, _)| *c)
+        .filter(|c| categories.contains(c))
+        .collect();
+    ordered.extend(
+        categories
+            .iter()
+            .filter(|c| !CATEGORIES.iter().any(|(k, _)| k == *c)),
+    );
+    PairStatistics {
+        reference: reference.to_string(),
+        other: other.to_string(),
+        overall: count(None),
+        categories: ordered.into_iter().map(|c| count(Some(c))).collect(),
+    }
+}
+
+/// "counting_traps: full right and spark wrong on 10 of 13, the reverse on 0; p = 0.002: a systemic deficit of spark".
+fn statement(c: &PairedCounts, reference: &str, other: &str) -> String {
+    let scope = c.category.as_deref().unwrap_or("all prompts");
+    let p = format_p(c.p_value);
+    let p = if p.starts_with('<') {
+        format!("p {p}")
+    } else {
+        format!("p = {p}")
+    };
+    let conclusion = if c.reference_only + c.other_only == 0 {
+        "no disagreement".to_string()
+    } else if c.p_value < 0.05 {
+        let worse = if c.reference_only > c.other_only {
+            other
+        } else {
+            reference
+        };
+        format!("a systemic deficit of {worse}")
+    } else {
+        "not significant (could be chance)".to_string()
+    };
+    format!(
+        "{scope}: {reference} right and {other} wrong on {} of {}, the reverse on {}; {p}: {conclusion}",
+        c.reference_only, c.graded, c.other_only
+    )
+}
+
+pub fn endpoint_summary(
+    e: &EndpointInfo,
+    records: &[Record],
+    prompts: &[PromptResult],
+) -> EndpointSummary {
+    let mine = || records.iter().filter(|r| r.endpoint == e.spec.name);
+    let distinct = |f: fn(&Record) -> Option<&String>| -> Vec<String> {
+        mine()
+            .filter_map(f)
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let mut servers: BTreeSet<String> = mine().filter_map(|r| r.server.clone()).collect();
+    servers.extend(e.models.as_ref().and_then(|m| m.server.clone()));
+    let mut s = EndpointSummary {
+        name: e.spec.name.clone(),
+        base_url: e.spec.base_url.clone(),
+        model: e.spec.model.clone(),
+        listed_models: e.models.as_ref().map(|m| m.ids.clone()).unwrap_or_default(),
+        max_model_len: e.models.as_ref().and_then(|m| m.max_model_len),
+        served_models: distinct(|r| r.completion.model.as_ref()),
+        system_fingerprints: distinct(|r| r.completion.system_fingerprint.as_ref()),
+        servers: servers.into_iter().collect(),
+        correct: 0,
+        wrong: 0,
+        ungraded: 0,
+        failed: 0,
+        accuracy: wilson(0, 0),
+        determinism: BTreeMap::new(),
+        mean_completion_tokens: None,
+        reasoning_retries: 0,
+    };
+    let mut tokens = Vec::new();
+    for p in prompts {
+        let Some(a) = p.answers.get(&e.spec.name) else {
+            continue;
+        };
+        if a.error.is_some() {
+            s.failed += 1;
+        } else {
+            match a.correct {
+                Some(true) => s.correct += 1,
+                Some(false) => s.wrong += 1,
+                None => s.ungraded += 1,
+            }
+            tokens.extend(a.completion_tokens);
+        }
+        if a.note.is_some() {
+            s.reasoning_retries += 1;
+        }
+        if let Some(d) = &a.determinism {
+            *s.determinism
+                .entry(d.class.label().to_string())
+                .or_default() += 1;
+        }
+    }
+    s.accuracy = wilson(s.correct as u64, (s.correct + s.wrong) as u64);
+    s.mean_completion_tokens =
+        (!tokens.is_empty()).then(|| tokens.iter().sum::<u64>() as f64 / tokens.len() as f64);
+    s
+}
+
+pub fn rollup(prompts: &[PromptResult], names: &[String]) -> Vec<CategoryRollup> {
+    let mut order: Vec<String> = CATEGORIES.iter().map(|(c, _)| c.to_string()).collect();
+    for p in prompts {
+        if !order.contains(&p.category) {
+            order.push(p.category.clone());
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|cat| {
+            let in_cat: Vec<&PromptResult> = prompts.iter().filter(|p| p.category == cat).collect();
+            if in_cat.is_empty() {
+                return None;
+            }
+            let mut summary = Summary::default();
+            let mut correct: BTreeMap<String, usize> =
+                names.iter().map(|n| (n.clone(), 0)).collect();
+            for p in &in_cat {
+                summary.add(p.verdict);
+                for (name, a) in &p.answers {
+                    if a.correct == Some(true) {
+                        *correct.entry(name.clone()).or_default() += 1;
+                    }
+                }
+            }
+            Some(CategoryRollup {
+                category: cat,
+                prompts: in_cat.len(),
+                summary,
+                correct,
+            })
+        })
+        .collect()
+}
