@@ -198,7 +198,11 @@ tok/s counts the tokens the server reports (usage.completion_tokens) over wall t
   keys: decode.{peak_tps,mean_tps,cold_tps}, concurrency.c<N>.{aggregate_tps,per_stream_tps,
         cold_aggregate_tps}, prefill.<SIZE>.{prompt_tps,ttft_ms}, spec_decode.acceptance
 
-Exit codes: 0 every request measured, 2 usage error, 3 some requests failed (the rest is reported).";
+Ctrl-C or SIGTERM stops sending and writes both reports from what was measured
+(status \"interrupted\").
+
+Exit codes: 0 every request measured, 2 usage error, 3 some requests failed or the bench was
+interrupted (the rest is reported).";
 
 /// `coherence bench`. All requests are `stream: false`: tok/s is the server's
 /// `usage.completion_tokens` over wall time (streamed deltas count speculative steps, not tokens).

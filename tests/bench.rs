@@ -1,6 +1,7 @@
 //! `coherence bench` against fake endpoints that generate at a known rate: the measured numbers
 //! must match the truth, cold and steady numbers must both be reported, prefill must follow the
-//! injected time to first token, metrics acceptance must cover the measured window only.
+//! injected time to first token, metrics acceptance must cover the measured window only, and an
+//! interrupted bench must still write what it measured.
 
 mod common;
 
@@ -10,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coherence::fake::ReplyKind;
+#[cfg(unix)]
+use common::sigterm_when;
 use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
 use serde_json::Value;
 
@@ -26,6 +29,16 @@ fn generated(tokens: u64, rate: f64) -> Reply {
         delay: Duration::from_secs_f64(tokens as f64 / rate),
         headers: Vec::new(),
     }
+}
+
+/// A server without `/metrics` that generates every completion at `rate` tok/s.
+fn steady_server(model: &str, rate: f64) -> FakeServer {
+    FakeServer::start(model, move |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        generated(req.max_tokens().unwrap_or(1), rate)
+    })
 }
 
 fn is_metrics(req: &Incoming) -> bool {
@@ -79,12 +92,7 @@ fn close(measured: &Value, truth: f64, tolerance: f64, what: &str) {
 #[test]
 fn decode_and_concurrency_rates_match_the_server_within_two_percent() {
     const RATE: f64 = 200.0;
-    let server = FakeServer::start("rate-model", |req| {
-        if is_metrics(req) {
-            return Reply::status(404, "no metrics");
-        }
-        generated(req.max_tokens().unwrap_or(1), RATE)
-    });
+    let server = steady_server("rate-model", RATE);
     let dir = tempfile::tempdir().unwrap();
     let (out, json) = bench(
         dir.path(),
@@ -355,12 +363,7 @@ fn speculative_acceptance_comes_from_the_metrics_window() {
 #[test]
 fn a_baseline_prints_claim_measured_and_delta() {
     const RATE: f64 = 200.0;
-    let server = FakeServer::start("base-model", |req| {
-        if is_metrics(req) {
-            return Reply::status(404, "no metrics");
-        }
-        generated(req.max_tokens().unwrap_or(1), RATE)
-    });
+    let server = steady_server("base-model", RATE);
     let dir = tempfile::tempdir().unwrap();
     let claims = dir.path().join("claims.json");
     std::fs::write(
@@ -538,4 +541,92 @@ fn the_api_key_is_sent_but_never_written() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(KEY), "{} holds the key", path.display());
     }
+}
+
+/// The lines of `bench.jsonl` written so far (a torn last line is left out).
+fn logged(run: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run.join("bench.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_the_bench_and_writes_what_was_measured() {
+    const RATE: f64 = 100.0;
+    let server = steady_server("slow-model", RATE);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("fake={}", server.url());
+    // 200 ms a request: warm-up and decode take about a second, the sweep would take 20 s.
+    let out_dir = run.display().to_string();
+    let mut args = vec!["bench", "--endpoint", &url, "--out", &out_dir];
+    args.extend(
+        "--warmup 1 --runs 2 --max-tokens 20 --concurrency 2 --rounds 100 --prefill 1k \
+         --prefill-runs 1 --backoff-ms 10"
+            .split_whitespace(),
+    );
+    // Signalled once the first sweep round is logged: mid-sweep, before prefill.
+    let (out, took) = sigterm_when(&args, "the bench logs as it goes", || {
+        logged(&run).iter().any(|l| l["phase"] == "concurrency")
+    });
+    assert!(took < Duration::from_secs(5), "it stops at once ({took:?})");
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("bench.json")).unwrap()).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    // What was measured before the signal is all there.
+    assert_eq!(r["warmup"]["requests"], 1);
+    assert_eq!(r["decode"]["runs"].as_array().unwrap().len(), 2);
+    close(&r["decode"]["mean_tps"], RATE, 0.05, "decode mean");
+    let levels = r["concurrency"].as_array().unwrap();
+    assert_eq!(levels.len(), 1);
+    let rounds = levels[0]["rounds"].as_array().unwrap().len();
+    assert!((1..100).contains(&rounds), "{rounds} rounds");
+    close(
+        &levels[0]["aggregate_tps"],
+        2.0 * RATE,
+        0.05,
+        "c2 aggregate",
+    );
+    // The round in flight is abandoned, not half-counted: the log holds whole rounds only.
+    let logged = logged(&run);
+    let sweep = logged
+        .iter()
+        .filter(|l| l["phase"] == "concurrency")
+        .count();
+    assert_eq!(sweep, 2 * rounds);
+    assert!(r["problems"].as_array().unwrap().is_empty());
+    // What was not reached is absent, said so, and never sent.
+    assert!(r["prefill"].as_array().unwrap().is_empty());
+    assert!(r["spec_decode"].is_null());
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("during concurrency (n=2, round")
+            && notes.contains("prefill 1024")
+            && notes.contains("speculative-decoding acceptance"),
+        "{notes}"
+    );
+    assert!(server
+        .completion_requests()
+        .iter()
+        .all(|q| q.max_tokens() != Some(1)));
+    let md = std::fs::read_to_string(run.join("bench.md")).unwrap();
+    assert!(
+        md.contains("Status **interrupted**") && md.contains("| c2 |"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("## Prefill") && !md.contains("## Speculative"),
+        "{md}"
+    );
+    assert_eq!(stdout(&out).split("\nreport: ").next().unwrap(), md);
+    assert!(
+        stderr(&out).contains("interrupted during concurrency"),
+        "{}",
+        stderr(&out)
+    );
 }

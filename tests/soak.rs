@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
+use common::sigterm_when;
 use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
 use serde_json::{json, Value};
 
@@ -298,29 +300,17 @@ fn sigterm_stops_the_soak_and_writes_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     let url = format!("fake={}", server.url());
-    let child = Command::new(env!("CARGO_BIN_EXE_coherence"))
-        .args(soak_args(
+    let journal = run.join("soak.jsonl");
+    let (out, took) = sigterm_when(
+        &soak_args(
             &url,
             run.to_str().unwrap(),
             &["--duration", "60s", "--concurrency", "3"],
-        ))
-        .env_remove("OPENAI_API_KEY")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let journal = run.join("soak.jsonl");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while jsonl(&journal).len() < 5 {
-        assert!(Instant::now() < deadline, "the soak journals as it goes");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let signalled = Instant::now();
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(signalled.elapsed() < Duration::from_secs(5));
+        ),
+        "the soak journals as it goes",
+        || jsonl(&journal).len() >= 5,
+    );
+    assert!(took < Duration::from_secs(5));
     assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
     let r: Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("soak.json")).unwrap()).unwrap();

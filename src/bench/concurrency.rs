@@ -43,7 +43,9 @@ pub async fn run(b: &mut Bencher<'_>, n: usize, rounds: u32) -> Vec<Round> {
     let mut out = Vec::new();
     for i in 0..rounds {
         let bodies = (0..n).map(|_| b.decode_body()).collect();
-        let r = b.round("concurrency", i, bodies).await;
+        let Some(r) = b.round("concurrency", i, bodies).await else {
+            break;
+        };
         b.note(&format!(
             "concurrency c{n} round {}/{rounds}: {}",
             i + 1,

@@ -41,7 +41,9 @@ pub async fn run(b: &mut Bencher<'_>, runs: u32) -> Vec<Sample> {
     let mut out = Vec::new();
     for i in 0..runs {
         let body = b.decode_body();
-        let r = b.round("decode", i, vec![body]).await;
+        let Some(r) = b.round("decode", i, vec![body]).await else {
+            break;
+        };
         let s = r.samples.into_iter().next().expect("one sample");
         b.note(&format!("decode {}/{runs}: {}", i + 1, describe(&s)));
         out.push(s);

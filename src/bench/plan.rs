@@ -11,6 +11,7 @@ use super::baseline::Baseline;
 use super::traffic::Kind;
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::endpoint::ClientOptions;
+use crate::run::folder::new_run_dir;
 use crate::run::plan::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::run::PlannedEndpoint;
 
@@ -272,15 +273,7 @@ fn out_dir(
         }
         return Ok(dir.to_path_buf());
     }
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let base = PathBuf::from("runs").join(format!("{command}-{stamp}-{name}"));
-    let mut dir = base.clone();
-    let mut n = 2;
-    while dir.exists() {
-        dir = PathBuf::from(format!("{}-{n}", base.display()));
-        n += 1;
-    }
-    Ok(dir)
+    Ok(new_run_dir(Some(command), &[name]))
 }
 
 #[cfg(test)]

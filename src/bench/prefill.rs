@@ -69,7 +69,9 @@ pub async fn run(b: &mut Bencher<'_>, tokens: u64, runs: u32) -> Vec<Sample> {
     let mut out = Vec::new();
     for i in 0..runs {
         let body = b.prefill_body(tokens);
-        let r = b.round("prefill", i, vec![body]).await;
+        let Some(r) = b.round("prefill", i, vec![body]).await else {
+            break;
+        };
         let s = r.samples.into_iter().next().expect("one sample");
         let line = match (s.has_completion(), s.prompt_tokens, s.prompt_tps()) {
             (true, Some(p), Some(rate)) => format!(

@@ -1,7 +1,7 @@
 //! Pure renderers: bench and soak reports to JSON and Markdown.
 
-use super::metrics::SpecStatus;
-use super::report::BenchReport;
+use super::metrics::{SpecDecode, SpecStatus};
+use super::report::{BenchReport, BenchStatus};
 use super::soak_report::SoakReport;
 use crate::report::markdown_table;
 
@@ -37,6 +37,14 @@ pub fn bench_markdown(r: &BenchReport) -> String {
         r.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
         if r.settings.warmup > 0 { "warm-up first, then" } else { "no warm-up;" },
     );
+    if r.status == BenchStatus::Interrupted {
+        out.push_str(
+            "Status **interrupted**: the sections below hold only what was measured before.\n\n",
+        );
+    }
+    for n in &r.notes {
+        out.push_str(&format!("Note: {n}\n\n"));
+    }
     if let Some(c) = &r.baseline {
         out.push_str(&format!("## Claim vs measured ({})\n\n", c.source));
         let rows: Vec<Vec<String>> = c
@@ -148,24 +156,8 @@ pub fn bench_markdown(r: &BenchReport) -> String {
         ));
         out.push('\n');
     }
-    let s = &r.spec_decode;
-    out.push_str("## Speculative decoding\n\n");
-    out.push_str(&match s.status {
-        SpecStatus::Measured => format!(
-            "Acceptance {:.1}% ({:.0}/{:.0} drafted tokens){} over the measured phases, from {}.\n",
-            s.acceptance.unwrap_or(0.0) * 100.0,
-            s.accepted.unwrap_or(0.0),
-            s.drafted.unwrap_or(0.0),
-            s.mean_acceptance_length
-                .map(|m| format!(", mean acceptance length {m:.2}"))
-                .unwrap_or_default(),
-            s.url
-        ),
-        SpecStatus::NotExposed => format!("Not exposed at {}.\n", s.url),
-        SpecStatus::NoDrafts | SpecStatus::Reset => format!("Not measured at {}.\n", s.url),
-    });
-    if let Some(note) = &s.note {
-        out.push_str(&format!("({note})\n"));
+    if let Some(s) = &r.spec_decode {
+        out.push_str(&spec_decode_markdown(s));
     }
     if let Some(w) = &r.warmup {
         let tps: Vec<String> = w.decode_tps.iter().map(|t| num(*t, 1)).collect();
@@ -192,6 +184,28 @@ pub fn bench_markdown(r: &BenchReport) -> String {
         for p in &r.problems {
             out.push_str(&format!("- {p}\n"));
         }
+    }
+    out
+}
+
+fn spec_decode_markdown(s: &SpecDecode) -> String {
+    let mut out = String::from("## Speculative decoding\n\n");
+    out.push_str(&match s.status {
+        SpecStatus::Measured => format!(
+            "Acceptance {:.1}% ({:.0}/{:.0} drafted tokens){} over the measured phases, from {}.\n",
+            s.acceptance.unwrap_or(0.0) * 100.0,
+            s.accepted.unwrap_or(0.0),
+            s.drafted.unwrap_or(0.0),
+            s.mean_acceptance_length
+                .map(|m| format!(", mean acceptance length {m:.2}"))
+                .unwrap_or_default(),
+            s.url
+        ),
+        SpecStatus::NotExposed => format!("Not exposed at {}.\n", s.url),
+        SpecStatus::NoDrafts | SpecStatus::Reset => format!("Not measured at {}.\n", s.url),
+    });
+    if let Some(note) = &s.note {
+        out.push_str(&format!("({note})\n"));
     }
     out
 }

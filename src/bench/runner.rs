@@ -1,6 +1,7 @@
 //! Runs `coherence bench`: warm-up, decode, concurrency sweep, prefill and the speculative
 //! decoding window, in that order; every request is logged to `bench.jsonl` as it completes,
-//! then `bench.json` and `bench.md` are written.
+//! then `bench.json` and `bench.md` are written. Ctrl-C or SIGTERM abandons the round in flight,
+//! sends nothing more and writes both reports from what was measured, marked `interrupted`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -8,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::watch;
 
 use super::baseline::{compare, flatten};
 use super::log::{write_files, JsonLines};
@@ -16,12 +18,12 @@ use super::plan::BenchPlan;
 use super::prefill::Skipped;
 use super::progress::Live;
 use super::prompts::{chat_body, decode_prompt, sized_prompt, user};
-use super::report::{BenchReport, Settings};
+use super::report::{BenchReport, BenchStatus, Settings};
 use super::round::{round, Round};
 use super::sample::Sample;
 use super::{concurrency, decode, prefill, render, target, warmup};
 use crate::error::CliError;
-use crate::run::Target;
+use crate::run::{interrupted, Target};
 
 pub const REPORT_JSON: &str = "bench.json";
 pub const REPORT_MD: &str = "bench.md";
@@ -35,6 +37,11 @@ pub struct Bencher<'a> {
     log: JsonLines,
     live: Live,
     sent: u64,
+    /// Turns true on Ctrl-C or SIGTERM.
+    stop: watch::Receiver<bool>,
+    /// When the interruption came (`during <round>` or `before <round>`); once set, no
+    /// request is sent.
+    stopped_in: Option<String>,
     /// One line per failed or unusable request.
     pub problems: Vec<String>,
 }
@@ -74,14 +81,31 @@ impl Bencher<'_> {
         )
     }
 
-    /// Send `bodies` together; log every sample and remember every problem.
-    pub async fn round(&mut self, phase: &str, index: u32, bodies: Vec<Value>) -> Round {
+    /// Send `bodies` together; log every sample and remember every problem. None, with nothing
+    /// sent or logged, once the bench is interrupted (also while this round is in flight).
+    pub async fn round(&mut self, phase: &str, index: u32, bodies: Vec<Value>) -> Option<Round> {
+        let at = format!("{phase} (n={}, round {})", bodies.len(), index + 1);
+        if self.stopped() {
+            if self.stopped_in.is_none() {
+                self.stop_at(format!("before {at}"));
+            }
+            return None;
+        }
         self.live.activity(&format!(
             "{phase}: {} request(s) in flight, {:.0} s elapsed",
             bodies.len(),
             self.origin.elapsed().as_secs_f64()
         ));
-        let r = round(&self.target.client, &bodies, self.origin).await;
+        let mut stop = self.stop.clone();
+        let r = tokio::select! {
+            r = round(&self.target.client, &bodies, self.origin) => r,
+            Ok(_) = stop.wait_for(|s| *s) => {
+                self.stop_at(format!(
+                    "during {at}; the requests then in flight were abandoned and are not counted"
+                ));
+                return None;
+            }
+        };
         for s in &r.samples {
             let line = Line {
                 phase,
@@ -95,20 +119,38 @@ impl Bencher<'_> {
             // A prompt the server rejects as too long becomes a skipped size, not a failure.
             let skipped_size = phase == "prefill" && prefill::rejection(s).is_some();
             if let Some(t) = unmeasurable(s).filter(|_| !skipped_size) {
-                self.problems.push(format!(
-                    "{phase} (n={}, round {}): {t}",
-                    bodies.len(),
-                    index + 1
-                ));
+                self.problems.push(format!("{at}: {t}"));
                 self.live.note(&format!("  {phase}: {t}"));
             }
         }
-        r
+        Some(r)
     }
 
     pub fn note(&self, line: &str) {
         self.live.note(line);
     }
+
+    pub fn stopped(&self) -> bool {
+        self.stopped_in.is_some() || *self.stop.borrow()
+    }
+
+    fn stop_at(&mut self, when: String) {
+        self.live.note(&format!(
+            "interrupted {when}: writing the report from what was measured"
+        ));
+        self.stopped_in = Some(when);
+    }
+}
+
+/// A flag that turns true on Ctrl-C or SIGTERM (the handlers are installed when the watching
+/// task first runs, at the caller's next await).
+fn interrupt_flag() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        interrupted().await;
+        let _ = tx.send(true);
+    });
+    rx
 }
 
 /// Why a sample cannot be measured: no completion, or no token count. An empty reply is not a
@@ -138,6 +180,8 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         log,
         live: Live::new(plan.quiet, Duration::from_secs(10)),
         sent: 0,
+        stop: interrupt_flag(),
+        stopped_in: None,
         problems: Vec::new(),
     };
     b.note(&format!(
@@ -157,10 +201,14 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         .unwrap_or_else(|| default_metrics_url(&endpoint.base_url));
     let probe = MetricsProbe::new(&metrics_url, plan.endpoint.key.clone(), &plan.client)
         .map_err(CliError::usage)?;
-    let before = probe.read().await;
+    let before = if b.stopped() {
+        Err("interrupted".to_string())
+    } else {
+        probe.read().await
+    };
 
     let runs = decode::run(&mut b, plan.runs).await;
-    let decode = (plan.runs > 0).then(|| {
+    let decode = (!runs.is_empty()).then(|| {
         let (cold, source) = match warm.decode.first() {
             Some(s) => (Some(s), "warm-up request 1"),
             None => (runs.first(), "first measured run (no warm-up)"),
@@ -171,6 +219,9 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
     let mut levels = Vec::new();
     for &n in &plan.concurrency {
         let rounds = concurrency::run(&mut b, n, plan.rounds).await;
+        if rounds.is_empty() {
+            continue; // interrupted before this level
+        }
         let cold = warm.rounds.iter().find(|(m, _)| *m == n).map(|(_, r)| r);
         levels.push(concurrency::summarize(n, &rounds, cold));
     }
@@ -186,6 +237,9 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
             continue;
         }
         let samples = prefill::run(&mut b, tokens, plan.prefill_runs).await;
+        if samples.is_empty() {
+            continue; // interrupted before this size
+        }
         match samples.first().and_then(prefill::rejection) {
             Some(reason) => {
                 rejected = Some(tokens);
@@ -198,13 +252,22 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         }
     }
 
-    let after = probe.read().await;
-    let spec_decode = acceptance(&probe.url, before, after);
+    // After an interruption the window is not closed: abandoned requests may still be decoding.
+    let (spec_decode, status) = if b.stopped() {
+        (None, BenchStatus::Interrupted)
+    } else {
+        let after = probe.read().await;
+        (
+            Some(acceptance(&probe.url, before, after)),
+            BenchStatus::Finished,
+        )
+    };
     b.live.finish();
 
     let mut report = BenchReport {
         tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
         kind: "bench".into(),
+        status,
         endpoint,
         started_at,
         finished_at: chrono::Utc::now(),
@@ -227,7 +290,20 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         spec_decode,
         problems: b.problems,
         baseline: None,
+        notes: Vec::new(),
     };
+    if status == BenchStatus::Interrupted {
+        let when = b.stopped_in.as_deref().unwrap_or("after the last request");
+        report
+            .notes
+            .push(format!("interrupted (Ctrl-C or SIGTERM) {when}"));
+        let missing = report.not_reached();
+        if !missing.is_empty() {
+            report
+                .notes
+                .push(format!("not measured: {}", missing.join("; ")));
+        }
+    }
     if let Some(base) = &plan.baseline {
         let value = serde_json::to_value(&report).expect("report serialises");
         report.baseline = Some(compare(base, &flatten(&value)));

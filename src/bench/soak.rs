@@ -22,6 +22,7 @@ use super::soak_report::{summarize, SoakMeta, SoakRecord, SoakReport, SoakSettin
 use super::target;
 use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::error::CliError;
+use crate::run::folder::write_atomic;
 use crate::run::interrupted;
 
 pub const RECORDS_FILE: &str = "soak.jsonl";
@@ -242,11 +243,8 @@ pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
 
 /// Atomically (temp file + rename), so a kill never leaves half a file.
 fn write_meta(dir: &Path, meta: &SoakMeta) -> anyhow::Result<()> {
-    let path = dir.join(META_FILE);
-    let tmp = dir.join(format!(".{META_FILE}.tmp"));
     let text = serde_json::to_string_pretty(meta)? + "\n";
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+    write_atomic(&dir.join(META_FILE), text.as_bytes())
 }
 
 fn write_report(dir: &Path, report: &SoakReport) -> anyhow::Result<()> {

@@ -42,7 +42,9 @@ pub async fn run(b: &mut Bencher<'_>, requests: u32, levels: &[usize]) -> Warmup
     }
     for i in 0..requests {
         let body = b.decode_body();
-        let r = b.round("warmup", i, vec![body]).await;
+        let Some(r) = b.round("warmup", i, vec![body]).await else {
+            break;
+        };
         let s = r.samples.into_iter().next().expect("one sample");
         b.note(&format!(
             "warm-up {}/{requests}: {}",
@@ -53,7 +55,9 @@ pub async fn run(b: &mut Bencher<'_>, requests: u32, levels: &[usize]) -> Warmup
     }
     for &n in levels {
         let bodies = (0..n).map(|_| b.decode_body()).collect();
-        let r = b.round("warmup", 0, bodies).await;
+        let Some(r) = b.round("warmup", 0, bodies).await else {
+            break;
+        };
         b.note(&format!(
             "warm-up c{n}: {}",
             super::concurrency::describe(&r.summary())

@@ -1,10 +1,12 @@
 //! `coherence bench`: measure one endpoint, write the run folder, print the summary or JSON.
 
+use crate::bench::report::BenchStatus;
 use crate::bench::{plan_bench, render, run_bench, runner};
 use crate::cli::BenchArgs;
 use crate::error::{CliError, Exit, UsageContext};
 
-/// Exit 0 when every request was measured, 3 when some failed (the report still shows the rest).
+/// Exit 0 when every request was measured, 3 when some failed or the bench was interrupted (the
+/// report still shows the rest).
 pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
     let plan = plan_bench(args).usage_err()?;
     let rt = super::runtime().usage_err()?;
@@ -15,9 +17,11 @@ pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
         print!("{}", render::bench_markdown(&report));
         println!("\nreport: {}", plan.dir.join(runner::REPORT_MD).display());
     }
-    Ok(if report.problems.is_empty() {
-        Exit::Coherent
-    } else {
-        Exit::Incomplete
-    })
+    Ok(
+        if report.problems.is_empty() && report.status == BenchStatus::Finished {
+            Exit::Coherent
+        } else {
+            Exit::Incomplete
+        },
+    )
 }

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::folder::write_atomic;
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -95,12 +96,8 @@ impl Manifest {
 
     /// Write atomically (temp file + rename) so a kill never leaves half a manifest.
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        let path = dir.join(MANIFEST_FILE);
-        let tmp = dir.join(".manifest.json.tmp");
-        let text = serde_json::to_string_pretty(self)?;
-        std::fs::write(&tmp, text + "\n")
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+        let text = serde_json::to_string_pretty(self)? + "\n";
+        write_atomic(&dir.join(MANIFEST_FILE), text.as_bytes())
     }
 
     pub fn endpoint_names(&self) -> Vec<String> {

@@ -1,6 +1,7 @@
 //! A run: resolve endpoints, write the manifest, send what is missing, journal every outcome.
 
 mod executor;
+pub mod folder;
 pub mod journal;
 pub mod manifest;
 pub mod plan;

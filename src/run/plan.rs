@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{Map, Value};
 
+use super::folder::new_run_dir;
 use super::manifest::{Manifest, Sampling};
 use crate::analysis::{parse_gate, DEFAULT_COMPARE_GATE, DEFAULT_DETERMINISM_GATE};
 use crate::catalogue::{load_catalogue, Catalogue};
@@ -298,7 +299,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
             let names: Vec<&str> = endpoints.iter().map(|e| e.spec.name.as_str()).collect();
             let dir = match &args.out {
                 Some(d) => d.clone(),
-                None => default_run_dir(&names),
+                None => new_run_dir(None, &names),
             };
             if dir.join(super::manifest::MANIFEST_FILE).exists() {
                 bail!(
@@ -357,16 +358,4 @@ pub fn resolve_gate(
     let expr = flag.or(previous).unwrap_or(default).to_string();
     parse_gate(&expr).map_err(|e| anyhow!(e))?;
     Ok(expr)
-}
-
-fn default_run_dir(names: &[&str]) -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let base = PathBuf::from("runs").join(format!("{stamp}-{}", names.join("-vs-")));
-    let mut dir = base.clone();
-    let mut n = 2;
-    while dir.exists() {
-        dir = PathBuf::from(format!("{}-{n}", base.display()));
-        n += 1;
-    }
-    dir
 }

@@ -2,7 +2,8 @@
 #![allow(dead_code, unused_imports)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -114,6 +115,32 @@ pub fn coherence(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().expect("run coherence")
+}
+
+/// Start the binary (OPENAI_API_KEY removed) with stdout and stderr captured; wait until `ready()`
+/// holds (at most 20 s, panicking with `what` otherwise), send SIGTERM and wait for the exit.
+/// Returns the output and how long the exit took after the signal.
+#[cfg(unix)]
+pub fn sigterm_when(args: &[&str], what: &str, ready: impl Fn() -> bool) -> (Output, Duration) {
+    let child = Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start coherence");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let signalled = Instant::now();
+    // SAFETY: kill(2) on the id of a child this process started and has not yet waited for.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().expect("wait for coherence");
+    (out, signalled.elapsed())
 }
 
 /// `compare` with the test catalogue, fast retries, output in `dir/run`.
