@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coherence::fake::ReplyKind;
-#[cfg(unix)]
-use common::sigterm_when;
 use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+#[cfg(unix)]
+use common::{serial, sigterm_when};
 use serde_json::Value;
 
 /// A completion of `tokens` tokens generated at `rate` tok/s. The content is deliberately short,
@@ -91,6 +91,7 @@ fn close(measured: &Value, truth: f64, tolerance: f64, what: &str) {
 
 #[test]
 fn decode_and_concurrency_rates_match_the_server_within_two_percent() {
+    let _serial = serial();
     const RATE: f64 = 200.0;
     let server = steady_server("rate-model", RATE);
     let dir = tempfile::tempdir().unwrap();
@@ -140,6 +141,7 @@ fn decode_and_concurrency_rates_match_the_server_within_two_percent() {
 
 #[test]
 fn cold_numbers_are_reported_next_to_the_steady_state() {
+    let _serial = serial();
     const RATE: f64 = 200.0;
     let calls = AtomicU64::new(0);
     let server = FakeServer::start("jit-model", move |req| {
@@ -201,6 +203,7 @@ fn cold_numbers_are_reported_next_to_the_steady_state() {
 
 #[test]
 fn prefill_follows_the_injected_time_to_first_token_and_skips_what_does_not_fit() {
+    let _serial = serial();
     const PREFILL_RATE: f64 = 5000.0;
     let injected = Arc::new(Mutex::new(Vec::new()));
     let log = injected.clone();
@@ -269,6 +272,7 @@ fn prefill_follows_the_injected_time_to_first_token_and_skips_what_does_not_fit(
 
 #[test]
 fn a_size_the_server_rejects_is_skipped_with_its_reason_and_larger_ones_are_not_sent() {
+    let _serial = serial();
     // Like llama.cpp: GET /models says nothing useful, the chat endpoint refuses long prompts.
     let server = FakeServer::start("short-context", |req| {
         if is_metrics(req) {
@@ -313,6 +317,7 @@ fn a_size_the_server_rejects_is_skipped_with_its_reason_and_larger_ones_are_not_
 
 #[test]
 fn speculative_acceptance_comes_from_the_metrics_window() {
+    let _serial = serial();
     // Counters start high (earlier traffic). The warm-up request drafts 100 tokens and accepts
     // none; every measured request drafts 10 and accepts 6. Only the measured window counts.
     let accepted = Arc::new(AtomicU64::new(1000));
@@ -362,6 +367,7 @@ fn speculative_acceptance_comes_from_the_metrics_window() {
 
 #[test]
 fn a_baseline_prints_claim_measured_and_delta() {
+    let _serial = serial();
     const RATE: f64 = 200.0;
     let server = steady_server("base-model", RATE);
     let dir = tempfile::tempdir().unwrap();
@@ -406,6 +412,7 @@ fn a_baseline_prints_claim_measured_and_delta() {
 
 #[test]
 fn failures_are_reported_and_exit_3() {
+    let _serial = serial();
     let server = FakeServer::start("down-model", |_| Reply::status(503, "overloaded"));
     let dir = tempfile::tempdir().unwrap();
     let (out, json) = bench(
@@ -425,6 +432,7 @@ fn failures_are_reported_and_exit_3() {
 
 #[test]
 fn bad_flags_are_usage_errors_that_name_the_flag() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let cases: &[(&[&str], &str)] = &[
         (
@@ -492,6 +500,7 @@ fn bad_flags_are_usage_errors_that_name_the_flag() {
 
 #[test]
 fn the_api_key_is_sent_but_never_written() {
+    let _serial = serial();
     const KEY: &str = "sk-bench-secret-4242";
     let server = FakeServer::start("key-model", |req| {
         let auth = req.header("authorization").unwrap_or("none").to_string();
@@ -555,6 +564,7 @@ fn logged(run: &Path) -> Vec<Value> {
 #[cfg(unix)]
 #[test]
 fn sigterm_stops_the_bench_and_writes_what_was_measured() {
+    let _serial = serial();
     const RATE: f64 = 100.0;
     let server = steady_server("slow-model", RATE);
     let dir = tempfile::tempdir().unwrap();

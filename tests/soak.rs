@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[cfg(unix)]
-use common::sigterm_when;
 use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+#[cfg(unix)]
+use common::{serial, sigterm_when};
 use serde_json::{json, Value};
 
 /// `n` distinct words: `n` completion tokens and nothing repetitive.
@@ -56,6 +56,7 @@ fn jsonl(path: &Path) -> Vec<Value> {
 
 #[test]
 fn rates_and_latency_percentiles_match_the_injected_ones() {
+    let _serial = serial();
     const RATE: f64 = 100.0;
     let injected = Arc::new(Mutex::new(Vec::new()));
     let log = injected.clone();
@@ -150,6 +151,7 @@ fn rates_and_latency_percentiles_match_the_injected_ones() {
 
 #[test]
 fn errors_soft_empty_and_degenerate_replies_are_counted_exactly() {
+    let _serial = serial();
     #[derive(Default)]
     struct Served {
         errors: u64,
@@ -235,6 +237,7 @@ fn errors_soft_empty_and_degenerate_replies_are_counted_exactly() {
 
 #[test]
 fn a_killed_soak_is_reported_from_its_journal() {
+    let _serial = serial();
     let server = FakeServer::start("slow-model", |_| {
         Reply::content(&words(20)).after(Duration::from_millis(30))
     });
@@ -294,6 +297,7 @@ fn a_killed_soak_is_reported_from_its_journal() {
 #[cfg(unix)]
 #[test]
 fn sigterm_stops_the_soak_and_writes_the_report() {
+    let _serial = serial();
     let server = FakeServer::start("slow-model", |_| {
         Reply::content(&words(10)).after(Duration::from_millis(30))
     });
@@ -327,6 +331,7 @@ fn sigterm_stops_the_soak_and_writes_the_report() {
 
 #[test]
 fn report_needs_a_soak_folder_and_flags_are_checked() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
@@ -381,6 +386,7 @@ fn report_needs_a_soak_folder_and_flags_are_checked() {
 
 #[test]
 fn the_api_key_never_reaches_the_journal_or_report() {
+    let _serial = serial();
     const KEY: &str = "sk-soak-secret-777";
     let server = FakeServer::start("key-model", |req| {
         let auth = req.header("authorization").unwrap_or("none").to_string();

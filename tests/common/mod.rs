@@ -107,6 +107,13 @@ pub fn correct_server() -> FakeServer {
     })
 }
 
+/// Timing-sensitive tests hold this lock so that, on a small CI machine, they do not compete with
+/// each other for the CPU while measuring rates and latencies.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Run the binary with OPENAI_API_KEY removed from the environment unless given in `env`.
 pub fn coherence(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coherence"));
