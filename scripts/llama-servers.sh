@@ -62,7 +62,7 @@ start_one() {
 
 wait_ready() {
     local port=$1 pid=$2 deadline=$((SECONDS + 180))
-    until curl -fsS "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; do
+    until "$VENV/bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models', timeout=2)" 2>/dev/null; do
         if ! kill -0 "$pid" 2>/dev/null; then
             log "the server on port $port exited; see its log in $DEMO_DIR"
             return 1
