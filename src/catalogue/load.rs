@@ -102,7 +102,15 @@ pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
-    files.sort();
+    // The spec's category order (counting_traps first), so lists and reports read in that order.
+    let rank = |p: &PathBuf| {
+        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        CATEGORIES
+            .iter()
+            .position(|(c, _)| *c == stem)
+            .unwrap_or(usize::MAX)
+    };
+    files.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
     if files.is_empty() {
         return Err(CatalogueError::one(format!(
             "{}: no *.toml prompt files found",

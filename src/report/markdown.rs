@@ -385,12 +385,7 @@ fn determinism(out: &mut String, results: &Results, names: &[&str]) {
             if d.class != Class::Nondeterministic && d.unique_completions < 2 {
                 continue;
             }
-            let histogram = d
-                .histogram
-                .iter()
-                .map(|(k, v)| format!("{}: {v}", clip(k, 24)))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let histogram = histogram_cell(&d.histogram);
             let divergence = d
                 .first_divergence
                 .as_ref()
@@ -413,7 +408,7 @@ fn determinism(out: &mut String, results: &Results, names: &[&str]) {
             rows.push(vec![
                 format!("`{}`", p.id),
                 n.to_string(),
-                format!("{{{histogram}}}"),
+                histogram,
                 d.unique_completions.to_string(),
                 format!("{:.0}%", d.modal_share * 100.0),
                 d.class.label().to_string(),
@@ -458,6 +453,7 @@ fn statistics(out: &mut String, results: &Results) {
         let rows: Vec<Vec<String>> = s
             .categories
             .iter()
+            .filter(|c| c.graded > 0)
             .map(|c| {
                 vec![
                     c.category.clone().unwrap_or_default(),
@@ -585,6 +581,43 @@ fn details(out: &mut String, results: &Results, names: &[&str]) {
             );
         }
     }
+}
+
+/// `{9: 4, 5: 1}`; long answers are shown from just before where they differ from each other,
+/// so two answers that share a long opening stay tell-apart.
+fn histogram_cell(histogram: &std::collections::BTreeMap<String, u32>) -> String {
+    const SHOWN: usize = 24;
+    let keys: Vec<Vec<char>> = histogram.keys().map(|k| k.chars().collect()).collect();
+    let shared = |i: usize| {
+        keys.iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, other)| {
+                keys[i]
+                    .iter()
+                    .zip(other)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let cells: Vec<String> = histogram
+        .values()
+        .enumerate()
+        .map(|(i, count)| {
+            let key = &keys[i];
+            let start = shared(i).saturating_sub(8).min(key.len());
+            let shown: String = key[start..].iter().take(SHOWN).collect();
+            let lead = if start > 0 { "…" } else { "" };
+            let tail = if key.len() > start + SHOWN { "…" } else { "" };
+            format!(
+                "{lead}{}{tail}: {count}",
+                shown.split_whitespace().collect::<Vec<_>>().join(" ")
+            )
+        })
+        .collect();
+    format!("{{{}}}", cells.join(", "))
 }
 
 /// Like `clip`, but keeps line breaks.
