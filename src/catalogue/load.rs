@@ -118,7 +118,7 @@ pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
         )));
     }
 
-    let mut hasher = Sha256::new();
+    let mut texts = Vec::new();
     let mut prompts = Vec::new();
     let mut problems = Vec::new();
     for file in &files {
@@ -129,9 +129,15 @@ pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
                 continue;
             }
         };
-        hasher.update(file.file_name().unwrap_or_default().as_encoded_bytes());
-        hasher.update(text.as_bytes());
         parse_file(file, &text, &mut prompts, &mut problems);
+        texts.push((file.file_name().unwrap_or_default().to_owned(), text));
+    }
+    // Hashed in file-name order, so the hash depends on the files alone, not on the load order.
+    texts.sort();
+    let mut hasher = Sha256::new();
+    for (name, text) in &texts {
+        hasher.update(name.as_encoded_bytes());
+        hasher.update(text.as_bytes());
     }
 
     let mut first_seen: HashMap<&str, &SourceLocation> = HashMap::new();
