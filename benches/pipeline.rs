@@ -133,6 +133,19 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
     let mut n = 0;
     for p in &catalogue.prompts {
         for repeat in 0..repeats {
+            // Code answers differ per repeat (a comment inside the function), so every JS
+            // candidate is a new one for the sandbox, as it would be with a real sampler.
+            let vary = |text: &str, endpoint: &str| {
+                if p.category == "code_generation" {
+                    text.replacen(
+                        "function ",
+                        &format!("/* {endpoint}{repeat} */ function "),
+                        1,
+                    )
+                } else {
+                    text.to_string()
+                }
+            };
             for (endpoint, answer) in [
                 ("a", &p.reference),
                 (
@@ -144,6 +157,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
                     },
                 ),
             ] {
+                let answer = &vary(answer, endpoint);
                 let record = Record {
                     prompt: p.id.clone(),
                     endpoint: endpoint.into(),
@@ -189,7 +203,7 @@ fn offline_scoring() {
         let (wall, code, peak_kib) =
             run_measured(&[command.to_string(), run.display().to_string()]);
         println!(
-            "{command}: {records} records ({} prompts x 2 endpoints x 50 repeats): wall {:.2} s, peak RSS {:.1} MiB, exit {code}",
+            "{command}: {records} records ({} prompts x 2 endpoints x 50 repeats, 1,200 distinct JS candidates): wall {:.2} s, peak RSS {:.1} MiB, exit {code}",
             records / 100,
             wall.as_secs_f64(),
             peak_kib as f64 / 1024.0

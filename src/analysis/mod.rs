@@ -11,6 +11,10 @@ mod similarity;
 mod stats;
 mod verdict;
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 use chrono::Utc;
 
 pub use determinism::{summarize, Class, Determinism, Outcome, RepeatDivergence, FAILED_KEY};
@@ -22,7 +26,7 @@ pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
 pub use verdict::{pair_verdict, Side, Verdict};
 
 use crate::catalogue::{Catalogue, Prompt};
-use crate::run::journal::effective;
+use crate::run::journal::{effective, Slot};
 use crate::run::{Manifest, Record};
 use crate::score::{score, Score, ScoreContext};
 use rollup::{endpoint_summary, pair_statistics, rollup};
@@ -55,6 +59,7 @@ pub fn analyze(
 ) -> Results {
     let ctx = ScoreContext::for_catalogue(&catalogue.dir);
     let slots = effective(records);
+    let scores = score_all(catalogue, &slots, &ctx);
     let names = manifest.endpoint_names();
     let reference = names.first().cloned().unwrap_or_default();
     let mut prompts = Vec::new();
@@ -80,7 +85,7 @@ pub fn analyze(
                 .flatten()
                 .filter(|r| r.is_request_failure())
                 .count();
-            per_endpoint.push(endpoint_prompt(prompt, &recs, manifest.repeats, &ctx));
+            per_endpoint.push(endpoint_prompt(&recs, manifest.repeats, &scores));
         }
         prompts.push(prompt_result(prompt, &names, per_endpoint));
     }
@@ -171,24 +176,60 @@ pub fn analyze(
     }
 }
 
+/// Every usable record's score, computed once and in parallel: JS scoring runs a sandboxed
+/// process per distinct candidate, which would otherwise leave all but one core idle.
+fn score_all(
+    catalogue: &Catalogue,
+    slots: &BTreeMap<Slot, &Record>,
+    ctx: &ScoreContext,
+) -> HashMap<Slot, Score> {
+    let work: Vec<(&Slot, &Prompt, &str)> = slots
+        .iter()
+        .filter(|(_, r)| r.is_usable())
+        .filter_map(|(slot, r)| {
+            Some((
+                slot,
+                catalogue.get(&slot.0)?,
+                r.completion.answer.as_deref().unwrap_or(""),
+            ))
+        })
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(work.len().max(1));
+    let next = AtomicUsize::new(0);
+    let scores = Mutex::new(HashMap::with_capacity(work.len()));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some((slot, prompt, answer)) =
+                    work.get(next.fetch_add(1, Ordering::Relaxed))
+                {
+                    let scored = score(&prompt.score, answer, ctx);
+                    scores
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert((*slot).clone(), scored);
+                }
+            });
+        }
+    });
+    scores.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
 fn endpoint_prompt<'a>(
-    prompt: &Prompt,
     recs: &[Option<&'a Record>],
     planned: u32,
-    ctx: &ScoreContext,
+    scored: &HashMap<Slot, Score>,
 ) -> EndpointPrompt<'a> {
     let mut outcomes = Vec::new();
     let mut scores: Vec<Option<Score>> = Vec::new();
     let mut present: Vec<&Record> = Vec::new();
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
-        let s = r.is_usable().then(|| {
-            score(
-                &prompt.score,
-                r.completion.answer.as_deref().unwrap_or(""),
-                ctx,
-            )
-        });
+        let s = scored
+            .get(&(r.prompt.clone(), r.endpoint.clone(), r.repeat))
+            .cloned();
         outcomes.push(Outcome {
             repeat: repeat as u32,
             key: s.as_ref().map(|s| {
