@@ -237,3 +237,61 @@ fn out_refuses_to_overwrite_a_run() {
     assert_eq!(exit_code(&out), 2);
     assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
 }
+
+#[test]
+fn sigterm_stops_sending_keeps_every_record_and_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = || {
+        FakeServer::start("m", |req| {
+            Reply::content(correct_answer(&req.question())).after(Duration::from_millis(150))
+        })
+    };
+    let (a, b) = (slow(), slow());
+    let catalogue = write_catalogue(dir.path());
+    let run = dir.path().join("run");
+    let journal = run.join("records.jsonl");
+    let args = [
+        "compare",
+        "--catalogue",
+        &catalogue.display().to_string(),
+        "--endpoint",
+        &format!("a={}", a.url()),
+        "--endpoint",
+        &format!("b={}", b.url()),
+        "--repeats",
+        "4",
+        "--concurrency",
+        "1",
+        "--quiet",
+        "--out",
+        &run.display().to_string(),
+    ];
+    let lines = || {
+        std::fs::read_to_string(&journal)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    let (out, took) = sigterm_when(&args, "the run made no progress", || lines() >= 4);
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "stops promptly ({took:?})");
+    assert!(stdout(&out)
+        .contains("interrupted: every finished request is saved; continue with --resume"));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], json!("interrupted"));
+    let kept = records(&run).len();
+    assert!((4..40).contains(&kept), "{kept} records");
+    assert!(
+        run.join("report.md").exists(),
+        "the report covers what arrived"
+    );
+    assert_eq!(results(&run)["complete"], json!(false));
+
+    let out = coherence(
+        &["compare", "--resume", &run.display().to_string(), "--quiet"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(records(&run).len(), 40);
+}
