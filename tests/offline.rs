@@ -109,22 +109,9 @@ fn rescoring_applies_a_fixed_catalogue_without_the_network() {
     )
     .unwrap();
     let run = dir.path().join("run");
-    let out = coherence(
-        &[
-            "compare",
-            "--catalogue",
-            &catalogue.display().to_string(),
-            "--endpoint",
-            &format!("a={}", a.url()),
-            "--endpoint",
-            &format!("b={}", b.url()),
-            "--out",
-            &run.display().to_string(),
-            "--quiet",
-        ],
-        dir.path(),
-        &[],
-    );
+    let mut args = compare_args(&catalogue, &[("a", &a), ("b", &b)], &run);
+    args.push("--quiet".into());
+    let out = coherence(&args, dir.path(), &[]);
     assert_eq!(
         exit_code(&out),
         0,

@@ -3,6 +3,7 @@
 mod common;
 
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,34 +21,27 @@ fn key(r: &serde_json::Value) -> (String, String, u64, u64) {
     )
 }
 
+/// Two endpoints that answer every question correctly after 120 ms, and the arguments of a run
+/// of 5 prompts x 2 endpoints x 4 repeats against them, one request at a time, into `dir/run`.
+fn slow_run(dir: &Path) -> (FakeServer, FakeServer, Vec<String>, PathBuf) {
+    let slow = || {
+        FakeServer::start("m", |req| {
+            Reply::content(correct_answer(&req.question())).after(Duration::from_millis(120))
+        })
+    };
+    let (a, b) = (slow(), slow());
+    let run = dir.join("run");
+    let mut args = compare_args(&write_catalogue(dir), &[("a", &a), ("b", &b)], &run);
+    args.extend(["--repeats", "4", "--concurrency", "1", "--quiet"].map(String::from));
+    (a, b, args, run)
+}
+
 #[test]
 fn sigkill_midway_then_resume_sends_only_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
-    let a = FakeServer::start("m", |req| {
-        Reply::content(correct_answer(&req.question())).after(Duration::from_millis(120))
-    });
-    let b = FakeServer::start("m", |req| {
-        Reply::content(correct_answer(&req.question())).after(Duration::from_millis(120))
-    });
-    let catalogue = write_catalogue(dir.path());
-    let run = dir.path().join("run");
+    let (a, b, args, run) = slow_run(dir.path());
     let mut child = Command::new(env!("CARGO_BIN_EXE_coherence"))
-        .args(["compare", "--catalogue", &catalogue.display().to_string()])
-        .args([
-            "--endpoint",
-            &format!("a={}", a.url()),
-            "--endpoint",
-            &format!("b={}", b.url()),
-        ])
-        .args([
-            "--repeats",
-            "4",
-            "--concurrency",
-            "1",
-            "--quiet",
-            "--out",
-            &run.display().to_string(),
-        ])
+        .args(&args)
         .env_remove("OPENAI_API_KEY")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -241,31 +235,8 @@ fn out_refuses_to_overwrite_a_run() {
 #[test]
 fn sigterm_stops_sending_keeps_every_record_and_exits_3() {
     let dir = tempfile::tempdir().unwrap();
-    let slow = || {
-        FakeServer::start("m", |req| {
-            Reply::content(correct_answer(&req.question())).after(Duration::from_millis(150))
-        })
-    };
-    let (a, b) = (slow(), slow());
-    let catalogue = write_catalogue(dir.path());
-    let run = dir.path().join("run");
+    let (_a, _b, args, run) = slow_run(dir.path());
     let journal = run.join("records.jsonl");
-    let args = [
-        "compare",
-        "--catalogue",
-        &catalogue.display().to_string(),
-        "--endpoint",
-        &format!("a={}", a.url()),
-        "--endpoint",
-        &format!("b={}", b.url()),
-        "--repeats",
-        "4",
-        "--concurrency",
-        "1",
-        "--quiet",
-        "--out",
-        &run.display().to_string(),
-    ];
     let lines = || {
         std::fs::read_to_string(&journal)
             .map(|s| s.lines().count())

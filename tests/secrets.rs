@@ -42,22 +42,11 @@ fn the_api_key_appears_nowhere_under_the_run_folder() {
     };
     let a = FakeServer::start("m", echo);
     let b = FakeServer::start("m", echo);
-    let catalogue = write_catalogue(dir.path());
     let run = dir.path().join("run");
+    let mut args = compare_args(&write_catalogue(dir.path()), &[("a", &a), ("b", &b)], &run);
+    args.extend(["--api-key-env", "b=B_KEY"].map(String::from));
     let out = coherence(
-        &[
-            "compare",
-            "--catalogue",
-            &catalogue.display().to_string(),
-            "--endpoint",
-            &format!("a={}", a.url()),
-            "--endpoint",
-            &format!("b={}", b.url()),
-            "--api-key-env",
-            "b=B_KEY",
-            "--out",
-            &run.display().to_string(),
-        ],
+        &args,
         dir.path(),
         &[("OPENAI_API_KEY", KEY), ("B_KEY", KEY)],
     );

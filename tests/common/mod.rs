@@ -115,7 +115,11 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Run the binary with OPENAI_API_KEY removed from the environment unless given in `env`.
-pub fn coherence(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+pub fn coherence<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    cwd: &Path,
+    env: &[(&str, &str)],
+) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coherence"));
     cmd.args(args).current_dir(cwd).env_remove("OPENAI_API_KEY");
     for (k, v) in env {
@@ -128,7 +132,11 @@ pub fn coherence(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
 /// holds (at most 20 s, panicking with `what` otherwise), send SIGTERM and wait for the exit.
 /// Returns the output and how long the exit took after the signal.
 #[cfg(unix)]
-pub fn sigterm_when(args: &[&str], what: &str, ready: impl Fn() -> bool) -> (Output, Duration) {
+pub fn sigterm_when<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    what: &str,
+    ready: impl Fn() -> bool,
+) -> (Output, Duration) {
     let child = Command::new(env!("CARGO_BIN_EXE_coherence"))
         .args(args)
         .env_remove("OPENAI_API_KEY")
@@ -150,10 +158,12 @@ pub fn sigterm_when(args: &[&str], what: &str, ready: impl Fn() -> bool) -> (Out
     (out, signalled.elapsed())
 }
 
-/// `compare` with the test catalogue, fast retries, output in `dir/run`.
-pub fn compare(dir: &Path, endpoints: &[(&str, &FakeServer)], extra: &[&str]) -> (Output, PathBuf) {
-    let catalogue = write_catalogue(dir);
-    let out = dir.join("run");
+/// `compare --catalogue CATALOGUE --endpoint NAME=URL … --out OUT`, ready for more flags.
+pub fn compare_args(
+    catalogue: &Path,
+    endpoints: &[(&str, &FakeServer)],
+    out: &Path,
+) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "compare".into(),
         "--catalogue".into(),
@@ -163,16 +173,17 @@ pub fn compare(dir: &Path, endpoints: &[(&str, &FakeServer)], extra: &[&str]) ->
         args.push("--endpoint".into());
         args.push(format!("{name}={}", server.url()));
     }
-    args.extend([
-        "--out".into(),
-        out.display().to_string(),
-        "--backoff-ms".into(),
-        "10".into(),
-        "--quiet".into(),
-    ]);
+    args.extend(["--out".into(), out.display().to_string()]);
+    args
+}
+
+/// `compare` with the test catalogue, fast retries, no progress, output in `dir/run`.
+pub fn compare(dir: &Path, endpoints: &[(&str, &FakeServer)], extra: &[&str]) -> (Output, PathBuf) {
+    let out = dir.join("run");
+    let mut args = compare_args(&write_catalogue(dir), endpoints, &out);
+    args.extend(["--backoff-ms", "10", "--quiet"].map(String::from));
     args.extend(extra.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    (coherence(&refs, dir, &[]), out)
+    (coherence(&args, dir, &[]), out)
 }
 
 pub fn exit_code(out: &Output) -> i32 {
