@@ -103,11 +103,7 @@ fn resume_finishes_a_retry_that_never_happened() {
         &["--reasoning-retry-budget", "0"],
     );
     assert_eq!(exit_code(&out), 1);
-    let out = coherence(
-        &["compare", "--resume", &run.display().to_string(), "--quiet"],
-        dir.path(),
-        &[],
-    );
+    let out = resume(dir.path(), &run, &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         prompt(&results(&run), "count_letters")["verdict"],

@@ -72,11 +72,7 @@ fn sigkill_midway_then_resume_sends_only_what_is_missing() {
         "no duplicate records before resume"
     );
 
-    let out = coherence(
-        &["compare", "--resume", &run.display().to_string(), "--quiet"],
-        dir.path(),
-        &[],
-    );
+    let out = resume(dir.path(), &run, &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let after = records(&run);
     let keys: HashSet<_> = after.iter().map(key).collect();
@@ -118,11 +114,7 @@ fn a_torn_last_line_is_tolerated_on_resume() {
     let torn = format!("{}\n{}", lines.join("\n"), &last[..last.len() / 2]);
     std::fs::write(run.join("records.jsonl"), torn).unwrap();
 
-    let out = coherence(
-        &["compare", "--resume", &run.display().to_string(), "--quiet"],
-        dir.path(),
-        &[],
-    );
+    let out = resume(dir.path(), &run, &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let after = records(&run); // every line parses again
     assert_eq!(after.len(), 4);
@@ -153,11 +145,7 @@ fn failed_requests_are_resent_on_resume() {
 
     healthy.store(true, Ordering::SeqCst);
     let sent_before = a.completion_requests().len();
-    let out = coherence(
-        &["compare", "--resume", &run.display().to_string(), "--quiet"],
-        dir.path(),
-        &[],
-    );
+    let out = resume(dir.path(), &run, &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         a.completion_requests().len(),
@@ -189,19 +177,10 @@ fn a_rerun_at_a_larger_budget_replaces_the_answer() {
     assert_eq!(exit_code(&out), 1);
     assert_eq!(prompt(&results(&run), "capital")["verdict"], json!("diff"));
 
-    let out = coherence(
-        &[
-            "compare",
-            "--resume",
-            &run.display().to_string(),
-            "--only",
-            "capital",
-            "--max-tokens",
-            "4096",
-            "--quiet",
-        ],
+    let out = resume(
         dir.path(),
-        &[],
+        &run,
+        &["--only", "capital", "--max-tokens", "4096"],
     );
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let r = results(&run);
@@ -258,11 +237,7 @@ fn sigterm_stops_sending_keeps_every_record_and_exits_3() {
     );
     assert_eq!(results(&run)["complete"], json!(false));
 
-    let out = coherence(
-        &["compare", "--resume", &run.display().to_string(), "--quiet"],
-        dir.path(),
-        &[],
-    );
+    let out = resume(dir.path(), &run, &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     assert_eq!(records(&run).len(), 40);
 }

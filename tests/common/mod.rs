@@ -177,6 +177,18 @@ pub fn compare_args(
     args
 }
 
+/// `compare --resume RUN --quiet` plus `extra`, run from `dir`.
+pub fn resume(dir: &Path, run: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "compare".to_string(),
+        "--resume".into(),
+        run.display().to_string(),
+        "--quiet".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    coherence(&args, dir, &[])
+}
+
 /// `compare` with the test catalogue, fast retries, no progress, output in `dir/run`.
 pub fn compare(dir: &Path, endpoints: &[(&str, &FakeServer)], extra: &[&str]) -> (Output, PathBuf) {
     let out = dir.join("run");
