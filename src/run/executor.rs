@@ -2,9 +2,10 @@
 //! record appended to the journal as soon as it arrives. Ctrl-C stops sending and keeps what
 //! has arrived.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::journal::Journal;
@@ -65,32 +66,38 @@ pub async fn execute(
     progress: &mut Progress,
 ) -> anyhow::Result<Execution> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Record>();
-    let limits: Vec<Arc<Semaphore>> = targets
-        .iter()
-        .map(|_| Arc::new(Semaphore::new(concurrency)))
-        .collect();
+    // One queue per endpoint, drained in plan order by `concurrency` workers: requests start in
+    // the order they were planned (with concurrency 1, strictly one after another).
+    let mut queues: Vec<VecDeque<Job>> = targets.iter().map(|_| VecDeque::new()).collect();
+    for job in jobs {
+        queues[job.endpoint].push_back(job);
+    }
     let sampling = Arc::new(sampling.clone());
     let mut tasks = JoinSet::new();
-    for job in jobs {
-        let target = targets[job.endpoint].clone();
-        let limit = limits[job.endpoint].clone();
-        let tx = tx.clone();
-        let sampling = sampling.clone();
-        tasks.spawn(async move {
-            let Ok(_permit) = limit.acquire_owned().await else {
-                return;
-            };
-            let record = send(&target, &job, &sampling).await;
-            let retry = record
-                .error
-                .as_ref()
-                .filter(|e| e.kind == FailureKind::ReasoningConsumedBudget)
-                .and_then(|_| job.reasoning_retry(reasoning_retry_budget));
-            let _ = tx.send(record);
-            if let Some(retry) = retry {
-                let _ = tx.send(send(&target, &retry, &sampling).await);
-            }
-        });
+    for (target, queue) in targets.iter().zip(queues) {
+        let queue = Arc::new(Mutex::new(queue));
+        for _ in 0..concurrency {
+            let (target, queue, tx, sampling) =
+                (target.clone(), queue.clone(), tx.clone(), sampling.clone());
+            tasks.spawn(async move {
+                loop {
+                    let Some(job) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+                    else {
+                        break;
+                    };
+                    let record = send(&target, &job, &sampling).await;
+                    let retry = record
+                        .error
+                        .as_ref()
+                        .filter(|e| e.kind == FailureKind::ReasoningConsumedBudget)
+                        .and_then(|_| job.reasoning_retry(reasoning_retry_budget));
+                    let _ = tx.send(record);
+                    if let Some(retry) = retry {
+                        let _ = tx.send(send(&target, &retry, &sampling).await);
+                    }
+                }
+            });
+        }
     }
     drop(tx);
 
