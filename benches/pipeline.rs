@@ -114,7 +114,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         tool: "coherence bench".into(),
         created_at: now,
         updated_at: now,
-        status: "finished".into(),
+        status: coherence::run::RunStatus::Finished,
         catalogue: CatalogueInfo {
             dir: catalogue_dir.display().to_string(),
             hash: catalogue.hash.clone(),
@@ -123,7 +123,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         sampling: Sampling::deterministic(1024),
         prompts: catalogue.prompts.iter().map(|p| p.id.clone()).collect(),
         repeats,
-        fail_on: "diff>0,fail>0".into(),
+        fail_on: coherence::gate::Gate::default_compare(),
         invocations: Vec::new(),
     };
     std::fs::create_dir_all(dir).unwrap();

@@ -1,15 +1,20 @@
-//! Command-line flags (clap derive). `run::plan` turns them into a validated plan.
+//! Command-line flags (clap derive), typed so that clap's own errors name the flag. `commands`
+//! turns them into plans; no layer below it sees a flag.
 
 use std::path::PathBuf;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand};
+
+use crate::error::EXIT_CODES_HELP;
+use crate::gate::Gate;
 
 #[derive(Debug, Parser)]
 #[command(
     name = "coherence",
     version,
     about = "Prove whether two deployments of the same LLM behave like the same model",
-    after_help = "Exit codes: 0 coherent, 1 divergence found, 2 usage or configuration error, 3 incomplete run."
+    after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -97,7 +102,7 @@ pub struct EndpointArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ClientArgs {
     /// Seconds allowed per request attempt, including reading the body.
-    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Retries after a connection error, timeout, 429 or 5xx.
     #[arg(long, value_name = "N", default_value_t = 3)]
@@ -107,7 +112,7 @@ pub struct ClientArgs {
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub backoff_ms: u64,
     /// Largest response body accepted; a larger one is recorded as a failure.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = RangedU64ValueParser::<usize>::new().range(1024..))]
     pub max_response_bytes: usize,
 }
 
@@ -124,13 +129,14 @@ pub struct CompareArgs {
     #[arg(long, value_name = "CAT,CAT", value_delimiter = ',')]
     pub category: Vec<String>,
     /// Token budget for every prompt (default: the prompt's own `max_tokens`, else 1024).
-    #[arg(long, value_name = "N")]
+    /// On --resume: the run keeps the budget it was started with unless this is given.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: Option<u32>,
     /// Independent requests per prompt and endpoint [default: 1 for compare, 5 for determinism].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub repeats: Option<u32>,
     /// Requests in flight per endpoint.
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     pub concurrency: usize,
     #[command(flatten)]
     pub client: ClientArgs,
@@ -163,8 +169,8 @@ pub struct GateArgs {
     /// Conditions that make the exit code 1, comma-separated METRIC OP NUMBER; any one holding fails
     /// the gate. Metrics: same, diff, review, fail, nondeterministic, deployment, p.
     /// [default: diff>0,fail>0 for compare; nondeterministic>0,fail>0 for determinism]
-    #[arg(long, value_name = "EXPR")]
-    pub fail_on: Option<String>,
+    #[arg(long, value_name = "EXPR", value_parser = clap::value_parser!(Gate))]
+    pub fail_on: Option<Gate>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,19 +1,28 @@
-//! Exit codes and the error type that carries one to `main`.
+//! Exit codes, and the one place where each layer's errors become one.
 
 use std::fmt;
+
+use crate::run::RunError;
 
 /// The documented process exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
-    /// Coherent within the thresholds.
-    Coherent = 0,
-    /// The divergence gate failed (for example a `diff` verdict).
-    Diverged = 1,
+    /// The command did what was asked and no gate failed (for `compare`: coherent within the gate).
+    Success = 0,
+    /// A gate failed: `--fail-on` for compare/determinism/score/report, a wrong smoke reply, a soak
+    /// with failed or degenerate replies.
+    GateFailed = 1,
     /// Usage or configuration error: bad flag, broken catalogue, unreadable run folder.
     Usage = 2,
-    /// The run is incomplete: request failures remain after retries, or it was interrupted.
+    /// The run is incomplete: request failures remain after retries, an endpoint cannot be
+    /// reached, or the run was interrupted.
     Incomplete = 3,
 }
+
+/// The exit-code table shown by `--help`; the README's table says the same.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success (no gate failed), 1 a gate failed (--fail-on, \
+a wrong smoke reply, a soak with bad replies), 2 usage or configuration error, 3 incomplete or \
+interrupted run, or an endpoint that cannot be reached. A closed stdout (`| head`) ends quietly with 0.";
 
 impl Exit {
     pub fn code(self) -> u8 {
@@ -42,6 +51,15 @@ impl CliError {
             error: error.into(),
         }
     }
+
+    /// Whether the error is a closed stdout (the reader went away, as `| head` does): not a
+    /// failure of the command, so it ends quietly with exit 0.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.error.chain().any(|e| {
+            e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        })
+    }
 }
 
 impl fmt::Display for CliError {
@@ -51,6 +69,19 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+impl From<RunError> for CliError {
+    fn from(e: RunError) -> Self {
+        let exit = match &e {
+            RunError::Folder(_) | RunError::Config(_) => Exit::Usage,
+            RunError::Endpoint(_) | RunError::Send(_) => Exit::Incomplete,
+        };
+        CliError {
+            exit,
+            error: e.into(),
+        }
+    }
+}
 
 /// Shorthand: turn any error into a usage error (exit 2).
 pub trait UsageContext<T> {

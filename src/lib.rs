@@ -1,7 +1,6 @@
 //! coherence: prove whether two deployments of the same LLM behave like the same model.
 //!
-//! Data flow: `catalogue` (prompts) → `run` (plan, requests through `endpoint`, journal) →
-//! `score` → `analysis` (verdicts) → `report` (Markdown, JSON).
+//! See `ARCHITECTURE.md` at the repository root for the layers and the data flow.
 
 pub mod analysis;
 pub mod bench;
@@ -12,6 +11,7 @@ pub mod endpoint;
 pub mod error;
 #[doc(hidden)]
 pub mod fake;
+pub mod gate;
 pub mod report;
 pub mod run;
 pub mod score;
@@ -29,12 +29,13 @@ pub fn main_with_args(argv: Vec<String>) -> Exit {
             return if e.use_stderr() {
                 Exit::Usage
             } else {
-                Exit::Coherent
+                Exit::Success
             };
         }
     };
     match run(&cli, argv) {
         Ok(exit) => exit,
+        Err(e) if e.is_broken_pipe() => Exit::Success,
         Err(e) => {
             eprintln!("error: {e}");
             e.exit
@@ -45,9 +46,11 @@ pub fn main_with_args(argv: Vec<String>) -> Exit {
 /// Dispatch a parsed command line.
 pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
     match &cli.command {
-        cli::Command::Compare(args) => commands::compare::compare(args, argv, run::Mode::Compare),
+        cli::Command::Compare(args) => {
+            commands::compare::compare(args, argv, commands::compare::Mode::Compare)
+        }
         cli::Command::Determinism(args) => {
-            commands::compare::compare(args, argv, run::Mode::Determinism)
+            commands::compare::compare(args, argv, commands::compare::Mode::Determinism)
         }
         cli::Command::Score(args) => commands::score::score(args),
         cli::Command::Report(args) => commands::score::report(args),
@@ -59,7 +62,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Soak(args) => commands::soak::soak(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
         cli::Command::JsWorker => Ok(if score::js::run_worker() {
-            Exit::Coherent
+            Exit::Success
         } else {
             Exit::Usage
         }),

@@ -80,7 +80,7 @@ fn references_against_wrong_answers_differ_on_every_prompt() {
     let bad = endpoint(|p| &p.wrong);
     let dir = tempfile::tempdir().unwrap();
     let (exit, results) = compare(&good, &bad, &dir.path().join("run"));
-    assert_eq!(exit, Exit::Diverged);
+    assert_eq!(exit, Exit::GateFailed);
     let v = verdicts(&results);
     assert_eq!(v.len(), 88);
     let not_diff: Vec<_> = v.iter().filter(|(_, v)| *v != "diff").collect();
@@ -103,7 +103,7 @@ fn two_endpoints_giving_the_references_are_the_same_on_every_prompt() {
     let two = endpoint(|p| &p.reference);
     let dir = tempfile::tempdir().unwrap();
     let (exit, results) = compare(&one, &two, &dir.path().join("run"));
-    assert_eq!(exit, Exit::Coherent);
+    assert_eq!(exit, Exit::Success);
     let v = verdicts(&results);
     assert_eq!(v.len(), 88);
     assert!(v.values().all(|v| v == "same"), "{v:?}");

@@ -147,3 +147,38 @@ fn compare_refuses_a_broken_catalogue() {
     assert_eq!(exit_code(&out), 2);
     assert!(stderr(&out).contains("factual.toml:2"), "{}", stderr(&out));
 }
+
+#[test]
+fn without_a_catalogue_folder_the_error_says_how_to_name_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coherence(&["prompts", "list"], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("no prompts/ folder") && err.contains("--catalogue DIR"),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_command_quietly_with_exit_0() {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two new descriptors; the read end is closed at once, so every write
+    // to the other end fails with EPIPE, as when `| head -1` has exited.
+    let writer = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        libc::close(fds[0]);
+        std::process::Stdio::from_raw_fd(fds[1])
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args(["prompts", "list", "--catalogue"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts"))
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}

@@ -182,3 +182,41 @@ fn rendered_reports_match_their_snapshots() {
     );
     insta::assert_snapshot!("junit_xml", redact(&read(&run, "junit.xml")));
 }
+
+/// Rewrite one field of a run's manifest.json as a user with an editor might.
+fn edit_manifest(run: &Path, edit: impl FnOnce(&mut Value)) {
+    let path = run.join("manifest.json");
+    let mut manifest: Value = serde_json::from_str(&read(run, "manifest.json")).unwrap();
+    edit(&mut manifest);
+    std::fs::write(path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+}
+
+#[test]
+fn score_refuses_a_manifest_without_endpoints_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), correct_server());
+    let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &["--only", "capital"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    edit_manifest(&run, |m| m["endpoints"] = json!([]));
+    let out = coherence(&["score", &run.display().to_string()], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("manifest.json") && err.contains("`endpoints` is empty"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn score_survives_a_hand_edited_non_ascii_catalogue_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), correct_server());
+    let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &["--only", "capital"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    edit_manifest(&run, |m| m["catalogue"]["hash"] = json!("ééééééééééééé"));
+    let out = coherence(&["score", &run.display().to_string()], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let warnings = results(&run)["warnings"].to_string();
+    assert!(warnings.contains("hash éééééééééééé then"), "{warnings}");
+}

@@ -241,3 +241,60 @@ fn sigterm_stops_sending_keeps_every_record_and_exits_3() {
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     assert_eq!(records(&run).len(), 40);
 }
+
+#[test]
+fn a_plain_resume_keeps_the_budget_the_run_was_started_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), correct_server());
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &["--only", "capital,eggs", "--max-tokens", "300"],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let sent = a.completion_requests().len() + b.completion_requests().len();
+    assert_eq!(sent, 4);
+
+    let out = resume(dir.path(), &run, &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        a.completion_requests().len() + b.completion_requests().len(),
+        sent,
+        "a complete run resumed without --max-tokens sends nothing"
+    );
+    assert!(records(&run).iter().all(|r| r["max_tokens"] == json!(300)));
+    let r = results(&run);
+    assert_eq!(r["sampling"]["max_tokens_override"], json!(300));
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("max_tokens 300 for every prompt"),
+        "the header states the budget the requests used"
+    );
+}
+
+#[test]
+fn a_different_budget_on_resume_is_sent_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), correct_server());
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &["--only", "capital,eggs", "--max-tokens", "300"],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let out = resume(dir.path(), &run, &["--only", "eggs", "--max-tokens", "500"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r = results(&run);
+    assert_eq!(prompt(&r, "eggs")["answers"]["b"]["max_tokens"], json!(500));
+    assert_eq!(r["sampling"]["other_budgets"], json!({"500": 2}));
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("read at another budget: 2 answers at 500"),
+        "the report shows the other budget"
+    );
+    // A later plain resume keeps the run's own budget rule and sends nothing.
+    let sent = a.completion_requests().len();
+    let out = resume(dir.path(), &run, &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(a.completion_requests().len(), sent);
+}

@@ -4,7 +4,6 @@
 
 mod determinism;
 mod divergence;
-mod gate;
 mod results;
 mod rollup;
 mod similarity;
@@ -19,13 +18,13 @@ use chrono::Utc;
 
 pub use determinism::{summarize, Class, Determinism, Outcome, RepeatDivergence, FAILED_KEY};
 pub use divergence::{first_divergence, logprob_tokens, Divergence};
-pub use gate::{parse_gate, Condition, DEFAULT_COMPARE_GATE, DEFAULT_DETERMINISM_GATE};
 pub use results::*;
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
 pub use verdict::{pair_verdict, Side, Verdict};
 
 use crate::catalogue::{Catalogue, Prompt};
+use crate::gate::{Gate, Metric};
 use crate::run::journal::{effective, Slot};
 use crate::run::{Manifest, Record};
 use crate::score::{score, Score, ScoreContext};
@@ -55,7 +54,7 @@ pub fn analyze(
     manifest: &Manifest,
     records: &[Record],
     mut warnings: Vec<String>,
-    gate: &[Condition],
+    gate: &Gate,
 ) -> Results {
     let ctx = ScoreContext::for_catalogue(&catalogue.dir);
     let slots = effective(records);
@@ -125,29 +124,20 @@ pub fn analyze(
         .iter()
         .map(|s| s.overall.p_value)
         .reduce(f64::min);
-    let metric = |m: &str| -> Option<f64> {
+    let metric = |m: Metric| -> Option<f64> {
         Some(match m {
-            "same" => summary.same as f64,
-            "diff" => summary.diff as f64,
-            "review" => summary.review as f64,
-            "fail" => summary.fail as f64,
-            "nondeterministic" => nondeterministic as f64,
-            "deployment" => deployment_differences as f64,
-            "p" => return min_p,
-            _ => return None,
+            Metric::Same => summary.same as f64,
+            Metric::Diff => summary.diff as f64,
+            Metric::Review => summary.review as f64,
+            Metric::Fail => summary.fail as f64,
+            Metric::Nondeterministic => nondeterministic as f64,
+            Metric::Deployment => deployment_differences as f64,
+            Metric::P => return min_p,
         })
     };
     let gate_result = GateResult {
-        expression: gate
-            .iter()
-            .map(|c| c.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
-        failed: gate
-            .iter()
-            .filter(|c| c.holds(metric(&c.metric)))
-            .map(|c| c.to_string())
-            .collect(),
+        expression: gate.to_string(),
+        failed: gate.failed(metric).iter().map(|c| c.to_string()).collect(),
     };
     Results {
         schema_version: SCHEMA_VERSION,
@@ -157,7 +147,9 @@ pub fn analyze(
         sampling: RunSampling {
             temperature: manifest.sampling.temperature,
             stream: manifest.sampling.stream,
-            max_tokens: manifest.sampling.max_tokens,
+            max_tokens: manifest.sampling.default_max_tokens,
+            max_tokens_override: manifest.sampling.max_tokens_override,
+            other_budgets: other_budgets(catalogue, manifest, &prompts),
             repeats: manifest.repeats,
             params: manifest.sampling.params.clone(),
         },
@@ -174,6 +166,30 @@ pub fn analyze(
         prompts,
         warnings,
     }
+}
+
+/// Answers read at a budget other than the run's rule gives their prompt (a re-run at another
+/// `--max-tokens`, a reasoning retry), counted per budget.
+fn other_budgets(
+    catalogue: &Catalogue,
+    manifest: &Manifest,
+    prompts: &[PromptResult],
+) -> BTreeMap<u32, usize> {
+    let sampling = &manifest.sampling;
+    let mut budgets = BTreeMap::new();
+    for p in prompts {
+        let own = catalogue.get(&p.id).and_then(|c| c.max_tokens);
+        let rule = sampling
+            .max_tokens_override
+            .or(own)
+            .unwrap_or(sampling.default_max_tokens);
+        for b in p.answers.values().filter_map(|a| a.max_tokens) {
+            if b != rule {
+                *budgets.entry(b).or_default() += 1;
+            }
+        }
+    }
+    budgets
 }
 
 /// Every usable record's score, computed once and in parallel: JS scoring runs a sandboxed

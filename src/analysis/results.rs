@@ -47,9 +47,40 @@ pub struct Results {
 pub struct RunSampling {
     pub temperature: f64,
     pub stream: bool,
+    /// The budget of a prompt that sets none of its own.
     pub max_tokens: u32,
+    /// `--max-tokens` as the run was started: it overrides every prompt's own budget.
+    #[serde(default)]
+    pub max_tokens_override: Option<u32>,
+    /// Answers (one per prompt and endpoint) read at a budget other than the run's rule gives
+    /// their prompt, counted per budget: a re-run at another `--max-tokens`, a reasoning retry.
+    #[serde(default)]
+    pub other_budgets: BTreeMap<u32, usize>,
     pub repeats: u32,
     pub params: Map<String, Value>,
+}
+
+impl RunSampling {
+    /// The budget sentence of the report header: the rule the run was started with and, when
+    /// answers were read at other budgets too, how many at each.
+    pub fn budget_statement(&self) -> String {
+        let rule = match self.max_tokens_override {
+            Some(n) => format!("max_tokens {n} for every prompt (--max-tokens)"),
+            None => format!(
+                "max_tokens {} (unless a prompt sets its own)",
+                self.max_tokens
+            ),
+        };
+        if self.other_budgets.is_empty() {
+            return rule;
+        }
+        let used: Vec<String> = self
+            .other_budgets
+            .iter()
+            .map(|(b, n)| format!("{n} answer{} at {b}", if *n == 1 { "" } else { "s" }))
+            .collect();
+        format!("{rule}; read at another budget: {}", used.join(", "))
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,9 +10,9 @@ use serde_json::{Map, Value};
 use super::baseline::Baseline;
 use super::traffic::Kind;
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
+use crate::commands::flags::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::endpoint::ClientOptions;
 use crate::run::folder::new_run_dir;
-use crate::run::plan::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::run::PlannedEndpoint;
 
 #[derive(Debug)]

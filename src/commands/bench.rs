@@ -19,7 +19,7 @@ pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
     }
     Ok(
         if report.problems.is_empty() && report.status == BenchStatus::Finished {
-            Exit::Coherent
+            Exit::Success
         } else {
             Exit::Incomplete
         },

@@ -2,7 +2,10 @@
 
 use crate::cli::CompareArgs;
 use crate::error::{CliError, Exit, UsageContext};
-use crate::run::{plan_compare, run_plan, Mode};
+use crate::run::run_plan;
+
+use super::compare_plan::plan_compare;
+pub use super::compare_plan::Mode;
 
 use super::score::{exit_for, print_summary, score_run};
 
@@ -18,7 +21,7 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
         &plan.fail_on,
         outcome.skipped,
     )?;
-    print_summary(&plan.dir, &results, outcome.execution.interrupted);
+    print_summary(&plan.dir, &results, outcome.execution.interrupted)?;
     Ok(exit_for(&results, outcome.execution.interrupted))
 }
 

@@ -2,10 +2,13 @@
 
 pub mod bench;
 pub mod compare;
+mod compare_plan;
+pub(crate) mod flags;
 pub mod prompts;
 pub mod score;
 pub mod smoke;
 pub mod soak;
+mod stdout;
 
 /// A multi-threaded runtime for the commands that talk to endpoints.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

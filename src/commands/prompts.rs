@@ -1,10 +1,11 @@
 //! `coherence prompts list` and `coherence prompts check`.
 
+use super::flags::load_catalogue_for;
+use super::stdout;
 use crate::catalogue::{category_counts, self_test_all};
 use crate::cli::{CatalogueArgs, CheckArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
-use crate::run::plan::load_catalogue_for;
 use crate::score::{clip, ScoreContext};
 
 pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
@@ -22,16 +23,13 @@ pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
             ]
         })
         .collect();
-    print!(
-        "{}",
-        markdown_table(&["id", "category", "scorer", "expected", "prompt"], &rows)
-    );
-    println!(
-        "\n{} prompts in {}",
+    let table = markdown_table(&["id", "category", "scorer", "expected", "prompt"], &rows);
+    stdout::print(&format!(
+        "{table}\n{} prompts in {}\n",
         catalogue.prompts.len(),
         catalogue.dir.display()
-    );
-    Ok(Exit::Coherent)
+    ))?;
+    Ok(Exit::Success)
 }
 
 /// Validate the catalogue, prove every reference scores correct and every wrong answer does not,
@@ -51,10 +49,10 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
             ]
         })
         .collect();
-    print!(
-        "{}",
-        markdown_table(&["category", "prompts", "spec", "count"], &rows)
-    );
+    stdout::print(&markdown_table(
+        &["category", "prompts", "spec", "count"],
+        &rows,
+    ))?;
     let mut problems = self_test_all(&catalogue.prompts, &ctx);
     let enforced = counts.iter().filter(|_| !args.any_counts);
     problems.extend(enforced.filter(|c| !c.matches()).map(|c| {
@@ -67,9 +65,9 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
         )
     }));
     if problems.is_empty() {
-        println!(
+        stdout::print(&format!(
             "\nok: {} prompts in {}; every reference scores correct, every wrong answer does not, \
-             and {}",
+             and {}\n",
             catalogue.prompts.len(),
             catalogue.dir.display(),
             if args.any_counts {
@@ -77,8 +75,8 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
             } else {
                 "every category holds the number of prompts the spec says"
             }
-        );
-        Ok(Exit::Coherent)
+        ))?;
+        Ok(Exit::Success)
     } else {
         let n = problems.len();
         Err(CliError::usage(anyhow::anyhow!(

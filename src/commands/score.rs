@@ -1,14 +1,18 @@
 //! `coherence score RUN_DIR` and `coherence report RUN_DIR`: offline re-scoring and re-rendering,
 //! and the scoring step every run ends with.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{analyze, parse_gate, Results, DEFAULT_COMPARE_GATE};
+use super::compare_plan::resolve_gate;
+use super::flags::load_catalogue_for;
+use super::stdout;
+use crate::analysis::{analyze, Results};
 use crate::catalogue::Catalogue;
 use crate::cli::{ReportArgs, ScoreArgs};
 use crate::error::{CliError, Exit, UsageContext};
+use crate::gate::Gate;
 use crate::report;
-use crate::run::plan::{load_catalogue_for, resolve_gate};
 use crate::run::{journal, Manifest};
 
 /// Score the run's records, write results.json and the reports.
@@ -16,7 +20,7 @@ pub fn score_run(
     dir: &Path,
     catalogue: &Catalogue,
     manifest: &Manifest,
-    gate: &str,
+    gate: &Gate,
     mut warnings: Vec<String>,
 ) -> Result<Results, CliError> {
     let loaded = journal::load(dir).map_err(CliError::incomplete)?;
@@ -33,14 +37,14 @@ pub fn score_run(
             short(&catalogue.hash)
         ));
     }
-    let conditions = parse_gate(gate).map_err(|e| CliError::usage(anyhow::anyhow!(e)))?;
-    let results = analyze(catalogue, manifest, &loaded.records, warnings, &conditions);
+    let results = analyze(catalogue, manifest, &loaded.records, warnings, gate);
     report::write_all(dir, &results).map_err(CliError::incomplete)?;
     Ok(results)
 }
 
-fn short(hash: &str) -> &str {
-    &hash[..hash.len().min(12)]
+/// The first 12 characters of a hash (a hand-edited manifest may hold any text).
+fn short(hash: &str) -> String {
+    hash.chars().take(12).collect()
 }
 
 /// 3 when anything is missing or failed, else 1 when the gate failed, else 0.
@@ -48,17 +52,19 @@ pub fn exit_for(results: &Results, interrupted: bool) -> Exit {
     if interrupted || !results.complete {
         Exit::Incomplete
     } else if !results.gate.failed.is_empty() {
-        Exit::Diverged
+        Exit::GateFailed
     } else {
-        Exit::Coherent
+        Exit::Success
     }
 }
 
-pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) {
-    println!("{}", results.summary.headline());
+pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result<(), CliError> {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", results.summary.headline());
     for c in &results.categories {
         if c.summary.diff + c.summary.fail + c.summary.review > 0 {
-            println!(
+            let _ = writeln!(
+                out,
                 "  {}: {} same, {} diff, {} review, {} fail",
                 c.category, c.summary.same, c.summary.diff, c.summary.review, c.summary.fail
             );
@@ -66,32 +72,36 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) {
     }
     for s in &results.statistics {
         for c in s.categories.iter().filter(|c| c.p_value < 0.05) {
-            println!("  {}", c.statement);
+            let _ = writeln!(out, "  {}", c.statement);
         }
     }
     if results.sampling.repeats > 1 {
-        println!(
+        let _ = writeln!(
+            out,
             "non-deterministic prompt/endpoint pairs: {}",
             results.nondeterministic
         );
     }
     if !results.gate.failed.is_empty() {
-        println!("gate failed: {}", results.gate.failed.join(", "));
+        let _ = writeln!(out, "gate failed: {}", results.gate.failed.join(", "));
     }
     if interrupted {
-        println!(
+        let _ = writeln!(
+            out,
             "interrupted: every finished request is saved; continue with --resume {}",
             dir.display()
         );
     } else if !results.complete {
-        println!(
+        let _ = writeln!(
+            out,
             "incomplete: {} request failure(s), {} missing; continue with --resume {}",
             results.request_failures,
             results.missing,
             dir.display()
         );
     }
-    println!("report: {}", dir.join(report::REPORT_FILE).display());
+    let _ = writeln!(out, "report: {}", dir.join(report::REPORT_FILE).display());
+    stdout::print(&out)
 }
 
 /// The catalogue to score a run with: the flag, else the run's own folder when it still exists,
@@ -107,17 +117,19 @@ fn catalogue_for_run(flag: Option<&Path>, manifest: &Manifest) -> anyhow::Result
 pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {
     let manifest = Manifest::read(&args.run).usage_err()?;
     let catalogue = catalogue_for_run(args.catalogue.as_deref(), &manifest).usage_err()?;
-    let recorded = Some(manifest.fail_on.as_str()).filter(|g| !g.is_empty());
-    let gate =
-        resolve_gate(args.gate.fail_on.as_deref(), recorded, DEFAULT_COMPARE_GATE).usage_err()?;
+    let gate = resolve_gate(
+        args.gate.fail_on.as_ref(),
+        Some(&manifest.fail_on),
+        Gate::default_compare(),
+    );
     let results = score_run(&args.run, &catalogue, &manifest, &gate, Vec::new())?;
-    print_summary(&args.run, &results, false);
+    print_summary(&args.run, &results, false)?;
     Ok(exit_for(&results, false))
 }
 
 pub fn report(args: &ReportArgs) -> Result<Exit, CliError> {
     let results = report::read_results(&args.run).usage_err()?;
     report::write_rendered(&args.run, &results).map_err(CliError::incomplete)?;
-    print_summary(&args.run, &results, false);
+    print_summary(&args.run, &results, false)?;
     Ok(exit_for(&results, false))
 }

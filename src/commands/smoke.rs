@@ -32,9 +32,9 @@ pub fn smoke(args: &SmokeArgs) -> Result<Exit, CliError> {
         if results.iter().any(|r| r.verdict == Verdict::Unreachable) {
             Exit::Incomplete
         } else if passed {
-            Exit::Coherent
+            Exit::Success
         } else {
-            Exit::Diverged
+            Exit::GateFailed
         },
     )
 }

@@ -33,8 +33,8 @@ pub fn exit_for(r: &SoakReport) -> Exit {
     if r.status != "finished" || r.requests == 0 {
         Exit::Incomplete
     } else if r.errors + r.soft_empty + r.degenerate > 0 {
-        Exit::Diverged
+        Exit::GateFailed
     } else {
-        Exit::Coherent
+        Exit::Success
     }
 }

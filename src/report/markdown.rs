@@ -190,8 +190,8 @@ fn endpoints(out: &mut String, results: &Results) {
     };
     let _ = writeln!(
         out,
-        "\nSampling, identical on every endpoint: temperature {}, stream {}, max_tokens {} (unless a prompt sets its own), {} repeat(s){params}.\n",
-        s.temperature, s.stream, s.max_tokens, s.repeats
+        "\nSampling, identical on every endpoint: temperature {}, stream {}, {}, {} repeat(s){params}.\n",
+        s.temperature, s.stream, s.budget_statement(), s.repeats
     );
     let rows: Vec<Vec<String>> = results
         .endpoints

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::folder::write_atomic;
 use crate::endpoint::{EndpointSpec, ModelsInfo};
+use crate::gate::Gate;
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 
@@ -18,8 +19,7 @@ pub struct Manifest {
     pub tool: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-    /// `running`, `complete`, `incomplete` or `interrupted`.
-    pub status: String,
+    pub status: RunStatus,
     pub catalogue: CatalogueInfo,
     /// The first endpoint is the reference.
     pub endpoints: Vec<EndpointInfo>,
@@ -27,11 +27,23 @@ pub struct Manifest {
     /// Every prompt id in the run's scope (what the report covers).
     pub prompts: Vec<String>,
     pub repeats: u32,
-    /// The `--fail-on` gate in force.
+    /// The `--fail-on` gate in force (written as its expression).
     #[serde(default)]
-    pub fail_on: String,
+    pub fail_on: Gate,
     /// Each invocation that wrote to this folder, with its arguments (which never hold a key).
     pub invocations: Vec<Invocation>,
+}
+
+/// Where a run stands, as its manifest says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Requests are being sent (or the process was killed while sending).
+    Running,
+    /// Stopped by Ctrl-C or SIGTERM; every finished request is in the journal.
+    Interrupted,
+    /// Every planned request was sent (some may have failed: see results.json).
+    Finished,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,8 +65,13 @@ pub struct EndpointInfo {
 pub struct Sampling {
     pub temperature: f64,
     pub stream: bool,
-    /// The default budget; a prompt's own `max_tokens` applies unless `--max-tokens` was given.
-    pub max_tokens: u32,
+    /// The budget of a prompt that sets none of its own.
+    #[serde(alias = "max_tokens")]
+    pub default_max_tokens: u32,
+    /// `--max-tokens` as the run was started: it overrides every prompt's own budget, and a
+    /// plain `--resume` keeps it.
+    #[serde(default)]
+    pub max_tokens_override: Option<u32>,
     /// Extra fields from `--param`, sent identically to every endpoint.
     pub params: Map<String, Value>,
     /// Whether token logprobs are requested (`--logprobs`).
@@ -64,11 +81,12 @@ pub struct Sampling {
 
 impl Sampling {
     /// temperature 0, no streaming, the given default budget, nothing extra.
-    pub fn deterministic(max_tokens: u32) -> Self {
+    pub fn deterministic(default_max_tokens: u32) -> Self {
         Sampling {
             temperature: 0.0,
             stream: false,
-            max_tokens,
+            default_max_tokens,
+            max_tokens_override: None,
             params: Map::new(),
             logprobs: false,
         }
@@ -91,7 +109,32 @@ impl Manifest {
                 path.display()
             )
         })?;
-        serde_json::from_str(&text).with_context(|| format!("{}: invalid manifest", path.display()))
+        let manifest: Manifest = serde_json::from_str(&text)
+            .with_context(|| format!("{}: invalid manifest", path.display()))?;
+        manifest
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{}: invalid manifest: {e}", path.display()))?;
+        Ok(manifest)
+    }
+
+    /// What serde cannot check: at least one endpoint, unique names, at least one repeat.
+    fn validate(&self) -> Result<(), String> {
+        if self.endpoints.is_empty() {
+            return Err("`endpoints` is empty; a run has at least one endpoint".into());
+        }
+        let mut names: Vec<&str> = self
+            .endpoints
+            .iter()
+            .map(|e| e.spec.name.as_str())
+            .collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("endpoint name `{}` appears twice", w[0]));
+        }
+        if self.repeats == 0 {
+            return Err("`repeats` is 0; a run has at least one repeat".into());
+        }
+        Ok(())
     }
 
     /// Write atomically (temp file + rename) so a kill never leaves half a manifest.

@@ -15,27 +15,44 @@ use std::sync::Arc;
 use anyhow::Context;
 
 pub use executor::{execute, interrupted, send, Execution, Job, Target};
-pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, Sampling};
-pub use plan::{plan_compare, Mode, PlannedEndpoint, RunPlan};
+pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, RunStatus, Sampling};
+pub use plan::{PlannedEndpoint, RunPlan};
 pub use progress::Progress;
 pub use record::{Record, RecordKey};
 
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
-use crate::error::CliError;
+use crate::gate::Gate;
+
+/// Why a run could not start or go on. The face maps each to an exit code (`error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The run folder cannot be created or written before sending starts.
+    #[error("{0:#}")]
+    Folder(anyhow::Error),
+    /// An endpoint's configuration cannot make a client (a malformed URL, for example).
+    #[error("{0:#}")]
+    Config(anyhow::Error),
+    /// An endpoint cannot be reached or lists no model: nothing was sent to any endpoint.
+    #[error("{0:#}")]
+    Endpoint(anyhow::Error),
+    /// Sending or journalling failed after the run began; the journal keeps what was sent.
+    #[error("{0:#}")]
+    Send(anyhow::Error),
+}
 
 /// Resolve each endpoint's model from `GET /models` unless `--model` named it. An endpoint whose
 /// model cannot be resolved stops the run before anything is sent.
 pub async fn resolve_targets(
     endpoints: &[PlannedEndpoint],
     options: &ClientOptions,
-) -> Result<Vec<(Target, Option<ModelsInfo>)>, CliError> {
+) -> Result<Vec<(Target, Option<ModelsInfo>)>, RunError> {
     let lookups = endpoints.iter().map(|e| async move {
-        let client = Client::new(&e.spec.base_url, e.key.clone(), options.clone()).map_err(CliError::usage)?;
+        let client = Client::new(&e.spec.base_url, e.key.clone(), options.clone()).map_err(RunError::Config)?;
         let info = client.models().await;
         let model = match (&e.spec.model, &info) {
             (Some(m), _) => m.clone(),
             (None, Ok(i)) => i.ids.first().cloned().ok_or_else(|| {
-                CliError::incomplete(anyhow::anyhow!(
+                RunError::Endpoint(anyhow::anyhow!(
                     "endpoint {} ({}): GET /models lists no model; name one with --model {}=MODEL",
                     e.spec.name,
                     e.spec.base_url,
@@ -43,7 +60,7 @@ pub async fn resolve_targets(
                 ))
             })?,
             (None, Err(f)) => {
-                return Err(CliError::incomplete(anyhow::anyhow!(
+                return Err(RunError::Endpoint(anyhow::anyhow!(
                     "endpoint {} ({}): GET /models failed: {f}; check the URL, or name the model with --model {}=MODEL",
                     e.spec.name,
                     e.spec.base_url,
@@ -132,11 +149,11 @@ pub struct RunOutcome {
 }
 
 /// Execute a compare plan: manifest, journal, requests. Scoring and reports come after.
-pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, CliError> {
+pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, RunError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
     std::fs::create_dir_all(&plan.dir)
         .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
-        .map_err(CliError::usage)?;
+        .map_err(RunError::Folder)?;
 
     let now = chrono::Utc::now();
     let endpoints: Vec<EndpointInfo> = plan
@@ -158,7 +175,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
             tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
             created_at: now,
             updated_at: now,
-            status: String::new(),
+            status: RunStatus::Running,
             catalogue: CatalogueInfo {
                 dir: String::new(),
                 hash: String::new(),
@@ -167,12 +184,12 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
             sampling: plan.sampling.clone(),
             prompts: Vec::new(),
             repeats: 1,
-            fail_on: String::new(),
+            fail_on: Gate::default(),
             invocations: Vec::new(),
         },
     };
     manifest.updated_at = now;
-    manifest.status = "running".into();
+    manifest.status = RunStatus::Running;
     manifest.catalogue = CatalogueInfo {
         dir: plan.catalogue.dir.display().to_string(),
         hash: plan.catalogue.hash.clone(),
@@ -183,10 +200,10 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
     manifest.repeats = plan.repeats;
     manifest.fail_on = plan.fail_on.clone();
     manifest.invocations.push(Invocation { at: now, args });
-    manifest.write(&plan.dir).map_err(CliError::usage)?;
+    manifest.write(&plan.dir).map_err(RunError::Folder)?;
 
-    let mut journal = journal::Journal::open(&plan.dir).map_err(CliError::usage)?;
-    let loaded = journal::load(&plan.dir).map_err(CliError::usage)?;
+    let mut journal = journal::Journal::open(&plan.dir).map_err(RunError::Folder)?;
+    let loaded = journal::load(&plan.dir).map_err(RunError::Folder)?;
     let jobs = pending_jobs(plan, &loaded.records);
     let mut per_endpoint: BTreeMap<usize, u64> = BTreeMap::new();
     for j in &jobs {
@@ -226,16 +243,15 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, C
         &mut progress,
     )
     .await
-    .map_err(CliError::incomplete)?;
+    .map_err(RunError::Send)?;
 
     manifest.updated_at = chrono::Utc::now();
     manifest.status = if execution.interrupted {
-        "interrupted"
+        RunStatus::Interrupted
     } else {
-        "finished"
-    }
-    .into();
-    manifest.write(&plan.dir).map_err(CliError::incomplete)?;
+        RunStatus::Finished
+    };
+    manifest.write(&plan.dir).map_err(RunError::Send)?;
     Ok(RunOutcome {
         manifest,
         execution,

@@ -1,0 +1,167 @@
+//! Flag values to domain values: endpoint specs and keys, client options, `--param`s, the
+//! catalogue folder. Every error names the flag it is about.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use serde_json::{Map, Value};
+
+use crate::catalogue::{load_catalogue, Catalogue};
+use crate::cli::{ClientArgs, EndpointArgs};
+use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
+use crate::run::PlannedEndpoint;
+
+const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// Split `NAME=VALUE`, naming the flag in the error.
+pub fn split_pair<'a>(flag: &str, raw: &'a str, what: &str) -> anyhow::Result<(&'a str, &'a str)> {
+    match raw.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((k.trim(), v.trim())),
+        _ => bail!("{flag} `{raw}`: expected {what}"),
+    }
+}
+
+/// The catalogue named by `--catalogue`, else `prompts/` in the working directory.
+pub fn load_catalogue_for(flag: Option<&Path>) -> anyhow::Result<Catalogue> {
+    let dir = locate_catalogue(flag)?;
+    load_catalogue(&dir).map_err(|e| anyhow!(e))
+}
+
+fn locate_catalogue(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = flag {
+        return Ok(dir.to_path_buf());
+    }
+    let local = PathBuf::from("prompts");
+    if local.is_dir() {
+        return Ok(local);
+    }
+    let here = std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string());
+    bail!(
+        "no catalogue: {here} has no prompts/ folder; run from the coherence checkout or pass --catalogue DIR"
+    )
+}
+
+/// Parse and check `--endpoint`, `--model` and `--api-key-env` into endpoint specs.
+pub fn endpoint_specs(
+    args: &EndpointArgs,
+    base: Vec<EndpointSpec>,
+) -> anyhow::Result<Vec<EndpointSpec>> {
+    let mut specs = if args.endpoints.is_empty() {
+        base
+    } else {
+        Vec::new()
+    };
+    for raw in &args.endpoints {
+        let (name, url) = split_pair(
+            "--endpoint",
+            raw,
+            "NAME=URL, e.g. spark=http://10.0.0.1:8000/v1",
+        )?;
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            bail!("--endpoint `{raw}`: NAME may use letters, digits, '-', '_' and '.' only");
+        }
+        if specs.iter().any(|s: &EndpointSpec| s.name == name) {
+            bail!("--endpoint `{raw}`: the name `{name}` is used twice");
+        }
+        let parsed =
+            reqwest::Url::parse(url).with_context(|| format!("--endpoint `{raw}`: invalid URL"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            bail!("--endpoint `{raw}`: the URL must start with http:// or https://");
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            bail!("--endpoint `{name}=…`: do not put credentials in the URL; pass the key with --api-key-env {name}=ENVVAR");
+        }
+        specs.push(EndpointSpec {
+            name: name.to_string(),
+            base_url: url.trim_end_matches('/').to_string(),
+            model: None,
+            api_key_env: None,
+        });
+    }
+    for raw in &args.models {
+        let (name, model) = split_pair("--model", raw, "NAME=MODEL")?;
+        let spec = find(&mut specs, name)
+            .ok_or_else(|| anyhow!("--model `{raw}`: no endpoint named `{name}`"))?;
+        spec.model = Some(model.to_string());
+    }
+    for raw in &args.api_key_envs {
+        let (name, var) = split_pair("--api-key-env", raw, "NAME=ENVVAR")?;
+        let spec = find(&mut specs, name)
+            .ok_or_else(|| anyhow!("--api-key-env `{raw}`: no endpoint named `{name}`"))?;
+        spec.api_key_env = Some(var.to_string());
+    }
+    Ok(specs)
+}
+
+fn find<'a>(specs: &'a mut [EndpointSpec], name: &str) -> Option<&'a mut EndpointSpec> {
+    specs.iter_mut().find(|s| s.name == name)
+}
+
+/// Read each endpoint's key from its environment variable (or OPENAI_API_KEY when set).
+pub fn with_keys(specs: Vec<EndpointSpec>) -> anyhow::Result<Vec<PlannedEndpoint>> {
+    specs
+        .into_iter()
+        .map(|mut spec| {
+            let key = match &spec.api_key_env {
+                Some(var) => {
+                    let value = std::env::var(var).unwrap_or_default();
+                    let key = ApiKey::new(value).ok_or_else(|| {
+                        anyhow!(
+                            "--api-key-env {}={var}: the environment variable {var} is not set",
+                            spec.name
+                        )
+                    })?;
+                    Some(key)
+                }
+                None => {
+                    let key = std::env::var(DEFAULT_KEY_ENV).ok().and_then(ApiKey::new);
+                    if key.is_some() {
+                        spec.api_key_env = Some(DEFAULT_KEY_ENV.to_string());
+                    }
+                    key
+                }
+            };
+            Ok(PlannedEndpoint { spec, key })
+        })
+        .collect()
+}
+
+pub fn client_options(args: &ClientArgs) -> anyhow::Result<ClientOptions> {
+    Ok(ClientOptions {
+        timeout: Duration::from_secs(args.timeout),
+        retry: RetryPolicy {
+            retries: args.retries,
+            base_backoff: Duration::from_millis(args.backoff_ms),
+            ..RetryPolicy::default()
+        },
+        max_body_bytes: args.max_response_bytes,
+    })
+}
+
+/// Fields a `--param` may not set, because the tool owns them.
+const RESERVED_PARAMS: &[&str] = &["model", "messages", "prompt", "stream", "max_tokens", "n"];
+
+/// Parse `--param KEY=VALUE` flags on top of `params`; fields coherence owns are refused.
+pub fn parse_params(
+    raw: &[String],
+    mut params: Map<String, Value>,
+) -> anyhow::Result<Map<String, Value>> {
+    for p in raw {
+        let (k, v) = split_pair("--param", p, "KEY=VALUE, e.g. top_p=1 or seed=42")?;
+        if RESERVED_PARAMS.contains(&k) {
+            let hint = if k == "max_tokens" {
+                " (use --max-tokens)"
+            } else {
+                ""
+            };
+            bail!("--param `{p}`: `{k}` is set by coherence itself{hint}");
+        }
+        let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
+        params.insert(k.to_string(), value);
+    }
+    Ok(params)
+}

@@ -1,0 +1,273 @@
+//! `--fail-on`: the typed gate that turns a complete run into exit code 1.
+//!
+//! A gate is a comma-separated list of `METRIC OP NUMBER` conditions; the gate fails when any
+//! condition holds. It is parsed once, at the command line (or from a run's manifest), carried
+//! parsed through the run and the analysis, and written back as the same text.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A metric a gate condition can test. Each is a count over the run unless its doc says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    /// Prompts whose verdict is `same`.
+    Same,
+    /// Prompts whose verdict is `diff`.
+    Diff,
+    /// Prompts whose verdict is `review`.
+    Review,
+    /// Prompts whose verdict is `fail`.
+    Fail,
+    /// Prompt/endpoint pairs whose repeats disagree.
+    Nondeterministic,
+    /// Prompts whose answers differ beyond the reference's own sampler noise.
+    Deployment,
+    /// The smallest catalogue-wide exact McNemar p-value between the reference and another endpoint.
+    P,
+}
+
+impl Metric {
+    /// Every metric, in the order the help text lists them.
+    pub const ALL: &'static [Metric] = &[
+        Metric::Same,
+        Metric::Diff,
+        Metric::Review,
+        Metric::Fail,
+        Metric::Nondeterministic,
+        Metric::Deployment,
+        Metric::P,
+    ];
+
+    /// The name written in `--fail-on`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Same => "same",
+            Metric::Diff => "diff",
+            Metric::Review => "review",
+            Metric::Fail => "fail",
+            Metric::Nondeterministic => "nondeterministic",
+            Metric::Deployment => "deployment",
+            Metric::P => "p",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.iter().copied().find(|m| m.name() == name)
+    }
+}
+
+/// A comparison operator of a gate condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    Eq,
+}
+
+impl Op {
+    /// Longest spellings first, so `>=` is not read as `>`.
+    const SPELLINGS: &'static [(&'static str, Op)] = &[
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+        ("=", Op::Eq),
+    ];
+
+    fn symbol(self) -> &'static str {
+        match self {
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Eq => "=",
+        }
+    }
+
+    fn holds(self, actual: f64, value: f64) -> bool {
+        match self {
+            Op::Gt => actual > value,
+            Op::Ge => actual >= value,
+            Op::Lt => actual < value,
+            Op::Le => actual <= value,
+            Op::Eq => (actual - value).abs() < 1e-12,
+        }
+    }
+}
+
+/// One `METRIC OP NUMBER` condition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Condition {
+    pub metric: Metric,
+    pub op: Op,
+    pub value: f64,
+}
+
+impl Condition {
+    /// Whether the condition holds for this metric value (None: the metric is not defined for
+    /// this run, e.g. `p` with a single endpoint, and the condition does not hold).
+    pub fn holds(&self, actual: Option<f64>) -> bool {
+        actual.is_some_and(|a| self.op.holds(a, self.value))
+    }
+}
+
+impl fmt::Display for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}{}{}",
+            self.metric.name(),
+            self.op.symbol(),
+            self.value
+        )
+    }
+}
+
+impl FromStr for Condition {
+    type Err = String;
+
+    fn from_str(cond: &str) -> Result<Self, String> {
+        let cond = cond.trim();
+        let at = cond
+            .find(['<', '>', '='])
+            .ok_or_else(|| format!("`{cond}`: expected METRIC OP NUMBER, e.g. diff>0"))?;
+        let name = cond[..at].trim();
+        let rest = &cond[at..];
+        let (spelling, op) = Op::SPELLINGS
+            .iter()
+            .copied()
+            .find(|(s, _)| rest.starts_with(s))
+            .unwrap_or(("=", Op::Eq));
+        let number = rest[spelling.len()..].trim();
+        let value: f64 = number
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| format!("`{cond}`: `{number}` is not a number"))?;
+        let metric = Metric::from_name(name).ok_or_else(|| {
+            let known: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+            format!(
+                "`{cond}`: unknown metric `{name}` (known: {})",
+                known.join(", ")
+            )
+        })?;
+        Ok(Condition { metric, op, value })
+    }
+}
+
+/// A parsed gate: conditions any one of which fails the run. Serialised as its expression.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Gate {
+    pub conditions: Vec<Condition>,
+}
+
+impl Gate {
+    /// The gate of `coherence compare` when `--fail-on` is not given.
+    pub fn default_compare() -> Gate {
+        "diff>0,fail>0".parse().expect("the default gate parses")
+    }
+
+    /// The gate of `coherence determinism` when `--fail-on` is not given.
+    pub fn default_determinism() -> Gate {
+        "nondeterministic>0,fail>0"
+            .parse()
+            .expect("the default gate parses")
+    }
+
+    /// No condition at all (a manifest written before gates were recorded).
+    pub fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
+    }
+
+    /// The conditions that hold, given how to read each metric.
+    pub fn failed(&self, metric: impl Fn(Metric) -> Option<f64>) -> Vec<Condition> {
+        self.conditions
+            .iter()
+            .filter(|c| c.holds(metric(c.metric)))
+            .copied()
+            .collect()
+    }
+}
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.conditions.iter().map(|c| c.to_string()).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+impl FromStr for Gate {
+    type Err = String;
+
+    fn from_str(expr: &str) -> Result<Self, String> {
+        let conditions = expr
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::parse)
+            .collect::<Result<_, _>>()?;
+        Ok(Gate { conditions })
+    }
+}
+
+impl TryFrom<String> for Gate {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl From<Gate> for String {
+    fn from(g: Gate) -> String {
+        g.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_evaluates_conditions() {
+        let g: Gate = "diff>0, nondeterministic>=2,p<0.05".parse().unwrap();
+        let c = &g.conditions;
+        assert_eq!(c.len(), 3);
+        assert!(c[0].holds(Some(1.0)) && !c[0].holds(Some(0.0)));
+        assert!(c[1].holds(Some(2.0)) && !c[1].holds(Some(1.0)));
+        assert!(c[2].holds(Some(0.002)) && !c[2].holds(Some(0.5)) && !c[2].holds(None));
+        assert_eq!(g.to_string(), "diff>0,nondeterministic>=2,p<0.05");
+    }
+
+    #[test]
+    fn bad_expressions_say_what_is_wrong() {
+        let err = |s: &str| s.parse::<Gate>().unwrap_err();
+        assert!(err("diff").contains("`diff`: expected METRIC OP NUMBER"));
+        assert!(err("speed>3").contains("unknown metric `speed`"));
+        assert!(err("diff>x").contains("not a number"));
+        assert!(err("diff>inf").contains("not a number"));
+    }
+
+    #[test]
+    fn serialises_as_its_expression() {
+        let g = Gate::default_compare();
+        let json = serde_json::to_string(&g).unwrap();
+        assert_eq!(json, "\"diff>0,fail>0\"");
+        assert_eq!(serde_json::from_str::<Gate>(&json).unwrap(), g);
+        assert!(serde_json::from_str::<Gate>("\"\"").unwrap().is_empty());
+        assert!(serde_json::from_str::<Gate>("\"speed>1\"").is_err());
+    }
+
+    #[test]
+    fn failed_lists_the_conditions_that_hold() {
+        let g: Gate = "diff>0,fail>0".parse().unwrap();
+        let failed = g.failed(|m| Some(if m == Metric::Diff { 2.0 } else { 0.0 }));
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].to_string(), "diff>0");
+    }
+}
