@@ -14,6 +14,7 @@ pub mod fake;
 pub mod gate;
 pub mod report;
 pub mod run;
+pub mod run_folder;
 pub mod score;
 
 use clap::Parser;

@@ -141,7 +141,7 @@ pub fn analyze(
     };
     Results {
         schema_version: SCHEMA_VERSION,
-        tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
+        tool: crate::run_folder::tool_version(),
         generated_at: Utc::now(),
         reference: reference.clone(),
         sampling: RunSampling {

@@ -12,8 +12,8 @@ use super::traffic::Kind;
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::commands::flags::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::endpoint::ClientOptions;
-use crate::run::folder::new_run_dir;
 use crate::run::PlannedEndpoint;
+use crate::run_folder::new_run_dir;
 
 #[derive(Debug)]
 pub struct BenchPlan {

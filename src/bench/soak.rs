@@ -22,8 +22,8 @@ use super::soak_report::{summarize, SoakMeta, SoakRecord, SoakReport, SoakSettin
 use super::target;
 use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::error::CliError;
-use crate::run::folder::write_atomic;
 use crate::run::interrupted;
+use crate::run_folder::write_atomic;
 
 pub const RECORDS_FILE: &str = "soak.jsonl";
 pub const META_FILE: &str = "soak-run.json";

@@ -9,10 +9,10 @@ use anyhow::{anyhow, bail};
 use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
 use crate::cli::CompareArgs;
 use crate::gate::Gate;
-use crate::run::folder::new_run_dir;
 use crate::run::manifest::{Manifest, Sampling, MANIFEST_FILE};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
 use crate::run::RunPlan;
+use crate::run_folder::new_run_dir;
 
 /// What the run is for: it decides the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -39,8 +39,7 @@ pub fn write_rendered(dir: &Path, results: &Results) -> anyhow::Result<()> {
 }
 
 fn write_file(dir: &Path, name: &str, body: &str) -> anyhow::Result<()> {
-    let path = dir.join(name);
-    std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))
+    crate::run_folder::write_files(dir, &[(name, body)])
 }
 
 /// Read a run folder's results.json.

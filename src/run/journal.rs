@@ -1,60 +1,25 @@
 //! `records.jsonl`: appended and flushed one record at a time; loaded and merged newest-wins.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-
-use anyhow::Context;
+use std::path::Path;
 
 use super::record::{Record, RecordKey};
+use crate::run_folder::{read_json_lines, JsonLines};
 
 pub const RECORDS_FILE: &str = "records.jsonl";
 
-/// An append-only journal. Each record is written as one line and flushed before the next.
-pub struct Journal {
-    path: PathBuf,
-    file: File,
-}
+/// An append-only journal: each record is one line, flushed before the next.
+pub struct Journal(JsonLines);
 
 impl Journal {
     /// Open for appending, first cutting off a torn last line left by a killed run.
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        let path = dir.join(RECORDS_FILE);
-        if path.exists() {
-            truncate_torn_tail(&path)?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {} for appending", path.display()))?;
-        Ok(Journal { path, file })
+        JsonLines::append_to(&dir.join(RECORDS_FILE)).map(Journal)
     }
 
     pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .and_then(|_| self.file.flush())
-            .with_context(|| format!("cannot write to {}", self.path.display()))
+        self.0.append(record)
     }
-}
-
-fn truncate_torn_tail(path: &Path) -> anyhow::Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.is_empty() || bytes.ends_with(b"\n") {
-        return Ok(());
-    }
-    let keep = bytes
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let file = OpenOptions::new().write(true).open(path)?;
-    file.set_len(keep as u64)?;
-    Ok(())
 }
 
 /// Everything read back from a journal.
@@ -68,27 +33,11 @@ pub struct Loaded {
 
 /// Read every record; unreadable lines are skipped and reported, never fatal.
 pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
-    let path = dir.join(RECORDS_FILE);
-    let mut loaded = Loaded::default();
-    if !path.exists() {
-        return Ok(loaded);
-    }
-    let file = File::open(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<Record>(&line) {
-            Ok(r) => loaded.records.push(r),
-            Err(e) => loaded.skipped.push(format!(
-                "{}:{}: unreadable record skipped: {e}",
-                path.display(),
-                i + 1
-            )),
-        }
-    }
-    Ok(loaded)
+    let lines = read_json_lines(&dir.join(RECORDS_FILE))?;
+    Ok(Loaded {
+        records: lines.values,
+        skipped: lines.skipped,
+    })
 }
 
 /// Newest record per key (later lines win), with its position in the journal.

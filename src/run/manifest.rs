@@ -2,14 +2,13 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::folder::write_atomic;
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
+use crate::run_folder::{read_run_file, write_atomic};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 
@@ -101,19 +100,11 @@ pub struct Invocation {
 
 impl Manifest {
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
-        let path = dir.join(MANIFEST_FILE);
-        let text = std::fs::read_to_string(&path).with_context(|| {
-            format!(
-                "{} is not a run folder (cannot read {})",
-                dir.display(),
-                path.display()
-            )
+        let manifest: Manifest = read_run_file(dir, MANIFEST_FILE, "run", "manifest")?;
+        manifest.validate().map_err(|e| {
+            let path = dir.join(MANIFEST_FILE);
+            anyhow::anyhow!("{}: invalid manifest: {e}", path.display())
         })?;
-        let manifest: Manifest = serde_json::from_str(&text)
-            .with_context(|| format!("{}: invalid manifest", path.display()))?;
-        manifest
-            .validate()
-            .map_err(|e| anyhow::anyhow!("{}: invalid manifest: {e}", path.display()))?;
         Ok(manifest)
     }
 

@@ -1,7 +1,6 @@
 //! A run: resolve endpoints, write the manifest, send what is missing, journal every outcome.
 
 mod executor;
-pub mod folder;
 pub mod journal;
 pub mod manifest;
 pub mod plan;
@@ -12,8 +11,6 @@ pub mod request;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use anyhow::Context;
-
 pub use executor::{execute, interrupted, send, Execution, Job, Target};
 pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, RunStatus, Sampling};
 pub use plan::{PlannedEndpoint, RunPlan};
@@ -22,6 +19,7 @@ pub use record::{Record, RecordKey};
 
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::gate::Gate;
+use crate::run_folder::{create_run_dir, tool_version};
 
 /// Why a run could not start or go on. The face maps each to an exit code (`error.rs`).
 #[derive(Debug, thiserror::Error)]
@@ -151,9 +149,7 @@ pub struct RunOutcome {
 /// Execute a compare plan: manifest, journal, requests. Scoring and reports come after.
 pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, RunError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
-    std::fs::create_dir_all(&plan.dir)
-        .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
-        .map_err(RunError::Folder)?;
+    create_run_dir(&plan.dir).map_err(RunError::Folder)?;
 
     let now = chrono::Utc::now();
     let endpoints: Vec<EndpointInfo> = plan
@@ -172,7 +168,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
     let mut manifest = match &plan.previous {
         Some(m) => m.clone(),
         None => Manifest {
-            tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
+            tool: tool_version(),
             created_at: now,
             updated_at: now,
             status: RunStatus::Running,

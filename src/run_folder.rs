@@ -1,0 +1,279 @@
+//! Run-folder I/O, for every command that writes one: the folder's name and creation, atomic
+//! whole-file writes, JSON Lines journals (appended and flushed a line at a time, read back
+//! skipping torn or unreadable lines), and reading a run file with an error that names it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// `coherence <version>`: the `tool` field of every file a run writes.
+pub fn tool_version() -> String {
+    format!("coherence {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `runs/[<command>-]<UTC stamp>-<a>-vs-<b>...`, with `-2`, `-3`... appended when that folder
+/// already exists. `compare` passes no command; `bench` and `soak` pass their name.
+pub fn new_run_dir(command: Option<&str>, names: &[&str]) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let prefix = command.map(|c| format!("{c}-")).unwrap_or_default();
+    first_free(PathBuf::from("runs").join(format!("{prefix}{stamp}-{}", names.join("-vs-"))))
+}
+
+/// `base`, or `base-2`, `base-3`... whichever is the first that does not exist.
+fn first_free(base: PathBuf) -> PathBuf {
+    let mut dir = base.clone();
+    let mut n = 2;
+    while dir.exists() {
+        dir = PathBuf::from(format!("{}-{n}", base.display()));
+        n += 1;
+    }
+    dir
+}
+
+/// Create the run folder (and its parents).
+pub fn create_run_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create run folder {}", dir.display()))
+}
+
+/// Write `bytes` to a temp file next to `path` (named after it and this process), then rename it
+/// over `path`, so a kill never leaves half a file. Errors name the file that could not be written.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let name = path
+        .file_name()
+        .with_context(|| format!("cannot write {}: not a file path", path.display()))?;
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Write whole files (reports) into `dir`, naming the file in any error.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) -> anyhow::Result<()> {
+    for (name, body) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Read and parse `dir/name`; `what` names the kind of folder (`run`, `soak run`) and file
+/// (`manifest`, `soak settings`) in the errors.
+pub fn read_run_file<T: DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+    folder: &str,
+    what: &str,
+) -> anyhow::Result<T> {
+    let path = dir.join(name);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "{} is not a {folder} folder (cannot read {})",
+            dir.display(),
+            path.display()
+        )
+    })?;
+    serde_json::from_str(&text).with_context(|| format!("{}: invalid {what}", path.display()))
+}
+
+/// A JSON Lines file written one value per line, each line one write followed by a flush, so a
+/// killed process keeps every line before the kill.
+pub struct JsonLines {
+    path: PathBuf,
+    file: File,
+}
+
+impl JsonLines {
+    /// Create (or truncate) `path`.
+    pub fn create(path: &Path) -> anyhow::Result<Self> {
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(JsonLines {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Open `path` for appending (creating it), first cutting off a torn last line left by a
+    /// killed writer so the next line starts on a line of its own.
+    pub fn append_to(path: &Path) -> anyhow::Result<Self> {
+        if path.exists() {
+            truncate_torn_tail(path)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {} for appending", path.display()))?;
+        Ok(JsonLines {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Append one value as one line (a single write) and flush it.
+    pub fn append<T: Serialize>(&mut self, value: &T) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(value)?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|_| self.file.flush())
+            .with_context(|| format!("cannot write to {}", self.path.display()))
+    }
+}
+
+fn truncate_torn_tail(path: &Path) -> anyhow::Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.set_len(keep as u64)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// What a JSON Lines file held.
+#[derive(Debug)]
+pub struct Lines<T> {
+    /// The readable lines, in file order.
+    pub values: Vec<T>,
+    /// One `file:line: unreadable line skipped: reason` note per line that could not be read
+    /// (a torn last line is one of them).
+    pub skipped: Vec<String>,
+}
+
+/// Every readable line of `path` (none when it does not exist); unreadable lines are skipped and
+/// reported, never fatal.
+pub fn read_json_lines<T: DeserializeOwned>(path: &Path) -> anyhow::Result<Lines<T>> {
+    let mut lines = Lines {
+        values: Vec::new(),
+        skipped: Vec::new(),
+    };
+    if !path.exists() {
+        return Ok(lines);
+    }
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice(&line) {
+            Ok(v) => lines.values.push(v),
+            Err(e) => lines.skipped.push(format!(
+                "{}:{}: unreadable line skipped: {e}",
+                path.display(),
+                i + 1
+            )),
+        }
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_holds_command_stamp_and_endpoints() {
+        // Digits masked: the stamp is the current UTC time.
+        let masked = |p: PathBuf| -> String {
+            let name = p.strip_prefix("runs").unwrap().display().to_string();
+            name.chars()
+                .map(|c| if c.is_ascii_digit() { '0' } else { c })
+                .collect()
+        };
+        let single = masked(new_run_dir(Some("bench"), &["a"]));
+        assert_eq!(single, "bench-00000000T000000Z-a");
+        assert_eq!(
+            masked(new_run_dir(None, &["a", "b"])),
+            "00000000T000000Z-a-vs-b"
+        );
+    }
+
+    #[test]
+    fn a_taken_name_gets_the_next_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("run");
+        assert_eq!(first_free(base.clone()), base);
+        std::fs::create_dir(&base).unwrap();
+        std::fs::create_dir(dir.path().join("run-2")).unwrap();
+        assert_eq!(first_free(base), dir.path().join("run-3"));
+    }
+
+    #[test]
+    fn atomic_write_replaces_the_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.json");
+        write_atomic(&path, b"one\n").unwrap();
+        write_atomic(&path, b"two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("manifest.json")]);
+        let err = write_atomic(&dir.path().join("missing/x.json"), b"").unwrap_err();
+        assert!(
+            format!("{err:#}").contains(".x.json."),
+            "the error names the file: {err:#}"
+        );
+    }
+
+    #[test]
+    fn lines_round_trip_and_a_torn_tail_is_skipped_then_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let mut log = JsonLines::create(&path).unwrap();
+        log.append(&serde_json::json!({"n": 1})).unwrap();
+        log.append(&serde_json::json!({"n": 2})).unwrap();
+        drop(log);
+        let mut raw = std::fs::read(&path).unwrap();
+        raw.extend_from_slice(b"{\"n\": 3");
+        std::fs::write(&path, raw).unwrap();
+        let read: Lines<serde_json::Value> = read_json_lines(&path).unwrap();
+        assert_eq!(read.values.len(), 2);
+        assert_eq!(read.skipped.len(), 1);
+        assert!(read.skipped[0].contains(":3:"), "{}", read.skipped[0]);
+
+        let mut log = JsonLines::append_to(&path).unwrap();
+        log.append(&serde_json::json!({"n": 4})).unwrap();
+        let read: Lines<serde_json::Value> = read_json_lines(&path).unwrap();
+        assert_eq!(read.values.len(), 3);
+        assert!(
+            read.skipped.is_empty(),
+            "the torn line was cut before appending"
+        );
+    }
+
+    #[test]
+    fn a_missing_run_file_says_which_folder_it_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let err =
+            read_run_file::<serde_json::Value>(dir.path(), "manifest.json", "run", "manifest")
+                .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("is not a run folder"),
+            "{err:#}"
+        );
+    }
+}
