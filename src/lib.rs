@@ -10,8 +10,6 @@ pub mod cli;
 mod commands;
 pub mod endpoint;
 pub mod error;
-#[doc(hidden)]
-pub mod fake;
 pub mod report;
 pub mod run;
 pub mod score;

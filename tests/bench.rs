@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use coherence::fake::ReplyKind;
+use coherence_testkit::ReplyKind;
 use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
 #[cfg(unix)]
 use common::{serial, sigterm_when};

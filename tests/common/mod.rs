@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use coherence::fake::{FakeServer, Incoming, Reply};
+pub use coherence_testkit::{FakeServer, Incoming, Reply};
 
 /// Questions of the test catalogue, by prompt id.
 pub const LETTERS_Q: &str = "How many times does the letter 'r' appear in 'strawberry'?";
