@@ -1,5 +1,4 @@
 //! Shared helpers for the integration tests: a small catalogue, running the binary, reading a run folder.
-#![allow(dead_code, unused_imports)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
