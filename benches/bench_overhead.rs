@@ -18,7 +18,7 @@ use coherence::bench::log::JsonLines;
 use coherence::bench::prompts::{chat_body, user};
 use coherence::bench::sample::{measure, Outcome, Sample};
 use coherence::endpoint::{Client, ClientOptions};
-use coherence::fake::{FakeServer, Reply};
+use coherence_testkit::{FakeServer, Reply};
 use serde_json::{json, Map};
 
 const REQUESTS: u32 = 2000;

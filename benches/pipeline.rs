@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use coherence::fake::{FakeServer, Reply};
+use coherence_testkit::{FakeServer, Reply};
 
 const PROMPTS: usize = 100;
 const LATENCY: Duration = Duration::from_millis(200);
@@ -49,7 +49,7 @@ fn compare_throughput() {
     let dir = tempfile::tempdir().unwrap();
     let catalogue = dir.path().join("prompts");
     write_catalogue(&catalogue, PROMPTS);
-    let answer = |req: &coherence::fake::Incoming| {
+    let answer = |req: &coherence_testkit::Incoming| {
         let n: u64 = req
             .question()
             .split_whitespace()

@@ -9,8 +9,6 @@ pub mod cli;
 mod commands;
 pub mod endpoint;
 pub mod error;
-#[doc(hidden)]
-pub mod fake;
 pub mod gate;
 pub mod report;
 pub mod run;

@@ -1,7 +1,5 @@
 //! Interrupted and failed runs keep every record and resume sending only what is missing.
 
-mod common;
-
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -9,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn key(r: &serde_json::Value) -> (String, String, u64, u64) {

@@ -1,5 +1,4 @@
 //! Shared helpers for the integration tests: a small catalogue, running the binary, reading a run folder.
-#![allow(dead_code, unused_imports)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -7,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use coherence::fake::{FakeServer, Incoming, Reply};
+pub use coherence_testkit::{FakeServer, Incoming, Reply};
 
 /// Questions of the test catalogue, by prompt id.
 pub const LETTERS_Q: &str = "How many times does the letter 'r' appear in 'strawberry'?";

@@ -1,12 +1,10 @@
 //! `coherence compare` over the shipped code_generation prompts against fake endpoints: the
 //! JS scorer runs in the real binary (re-executed as its own worker) and drives the verdicts.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

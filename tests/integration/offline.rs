@@ -1,11 +1,9 @@
 //! `coherence score` and `coherence report` work from the run folder alone, reproduce identical
 //! files, and write output that matches the committed JSON Schema and the report snapshots.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// A run with a diff, a failure, repeats and a third endpoint, so every part of the output is exercised.
@@ -47,7 +45,7 @@ fn results_match_the_committed_schema() {
     let dir = tempfile::tempdir().unwrap();
     let run = rich_run(dir.path());
     let schema: Value =
-        serde_json::from_str(include_str!("../src/report/results.schema.json")).unwrap();
+        serde_json::from_str(include_str!("../../src/report/results.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("a valid schema");
     let results = results(&run);
     let errors: Vec<String> = validator

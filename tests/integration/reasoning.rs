@@ -1,9 +1,7 @@
 //! A reasoning endpoint that spends a small budget on reasoning is re-run automatically at a
 //! larger budget; both attempts stay in the journal and the report says so.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Like the seed's "full" deployment: below 4096 tokens of budget, the reasoning eats everything.

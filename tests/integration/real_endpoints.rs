@@ -1,14 +1,12 @@
 //! End to end against real OpenAI-compatible servers (two llama.cpp deployments started by
 //! `scripts/ci-real-endpoints.sh`). Asserts structure and consistency, never what the model answers.
 //!
-//! Run: `COHERENCE_REAL_A=http://127.0.0.1:18001/v1 COHERENCE_REAL_B=http://127.0.0.1:18002/v1 cargo test --test real_endpoints -- --ignored`
-
-mod common;
+//! Run: `COHERENCE_REAL_A=http://127.0.0.1:18001/v1 COHERENCE_REAL_B=http://127.0.0.1:18002/v1 cargo test --test integration real_endpoints:: -- --ignored`
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn endpoints() -> (String, String) {

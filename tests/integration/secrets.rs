@@ -1,8 +1,6 @@
 //! API keys reach the endpoint's Authorization header and nowhere else: not the run folder, not stdout or stderr.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use walkdir_lite::files;
 
 /// A tiny recursive file lister (no extra dependency).

@@ -1,9 +1,7 @@
 //! Repeats: answer histograms, classes, first divergences, sampler noise vs deployment difference,
 //! paired statistics and the --fail-on gate.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Answers by call index: the seed's flaky counter {9: 4, 5: 1}.

@@ -1,10 +1,8 @@
 //! Every way an endpoint can misbehave ends as a recorded failure with a clear reason, never a crash.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Run with the reference answering correctly and `b` replying `bad` to the letters question only.

@@ -1,8 +1,6 @@
 //! `coherence compare` end to end against fake endpoints: verdicts, reports, exit codes, flags.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

@@ -3,17 +3,15 @@
 //! injected time to first token, metrics acceptance must cover the measured window only, and an
 //! interrupted bench must still write what it measured.
 
-mod common;
-
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use coherence::fake::ReplyKind;
-use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use crate::common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
 #[cfg(unix)]
-use common::{serial, sigterm_when};
+use crate::common::{serial, sigterm_when};
+use coherence_testkit::ReplyKind;
 use serde_json::Value;
 
 /// A completion of `tokens` tokens generated at `rate` tok/s. The content is deliberately short,

@@ -1,9 +1,13 @@
-//! A fake OpenAI-compatible server on loopback, for tests and benchmarks.
+//! coherence-testkit: a fake OpenAI-compatible server on loopback, for coherence's tests and
+//! benchmarks. Unpublished; a dev-dependency of `coherence` only, so none of it ships.
 //!
 //! Each test decides the behaviour per request with a handler: answers, latency, HTTP errors with
 //! `Retry-After`, hangs, connection resets, invalid JSON, HTML pages, empty choices, null content,
 //! reasoning-only replies and huge bodies. It speaks just enough HTTP/1.1 (one request per
-//! connection) to be driven by any real client.
+//! connection) to be driven by any real client. It is written by hand on a bare `TcpStream`
+//! rather than on an HTTP server library because the failures it injects are below what such a
+//! library lets a handler do: a connection reset (SO_LINGER 0, then close), a body without
+//! `Content-Length`, a request that is never answered.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

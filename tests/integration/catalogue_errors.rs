@@ -1,8 +1,6 @@
 //! A broken catalogue exits 2 with an error naming the file and line.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn check(files: &[(&str, &str)]) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,9 +1,7 @@
 //! `coherence smoke`: models listing plus the exact-reply chat; pass, wrong reply, empty reply
 //! from a reasoning endpoint, unreachable endpoint, several endpoints, and secrets.
 
-mod common;
-
-use common::{coherence, exit_code, stderr, stdout, FakeServer, Reply};
+use crate::common::{coherence, exit_code, stderr, stdout, FakeServer, Reply};
 use serde_json::Value;
 
 const ASK: &str = "Reply exactly: COHERENCE SMOKE OK";

@@ -2,17 +2,15 @@
 //! latency percentiles must match what the server injected, problems must be counted exactly,
 //! and an interrupted or killed soak must still yield its report.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use crate::common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
 #[cfg(unix)]
-use common::{serial, sigterm_when};
+use crate::common::{serial, sigterm_when};
 use serde_json::{json, Value};
 
 /// `n` distinct words: `n` completion tokens and nothing repetitive.

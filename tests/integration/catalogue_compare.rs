@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use coherence::catalogue::{load_catalogue, Prompt};
-use coherence::fake::{FakeServer, Reply};
 use coherence::Exit;
+use coherence_testkit::{FakeServer, Reply};
 use serde_json::Value;
 
 fn shipped_dir() -> PathBuf {

@@ -1,0 +1,23 @@
+//! The integration tests, built as one test binary: one module per area, sharing `common`.
+//! (One binary links once and lets unused helpers show up as dead code.)
+//!
+//! Run one area with a filter, e.g. `cargo test --test integration soak::`.
+
+mod common;
+
+mod bench;
+mod catalogue;
+mod catalogue_compare;
+mod catalogue_errors;
+mod code_generation;
+mod compare;
+mod determinism;
+mod failures;
+mod js_sandbox;
+mod offline;
+mod real_endpoints;
+mod reasoning;
+mod resume;
+mod secrets;
+mod smoke;
+mod soak;
