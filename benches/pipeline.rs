@@ -124,6 +124,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         prompts: catalogue.prompts.iter().map(|p| p.id.clone()).collect(),
         repeats,
         fail_on: coherence::gate::Gate::default_compare(),
+        margin: None,
         invocations: Vec::new(),
     };
     std::fs::create_dir_all(dir).unwrap();

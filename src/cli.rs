@@ -135,6 +135,11 @@ pub struct CompareArgs {
     /// Independent requests per prompt and endpoint [default: 1 for compare, 5 for determinism].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub repeats: Option<u32>,
+    /// Order of repeats: `interleaved` sends repeat r of every prompt before repeat r+1 of any,
+    /// so no repeat inherits the previous one's prompt cache; `back-to-back` sends a prompt's
+    /// repeats one after the other.
+    #[arg(long, value_enum, value_name = "ORDER", default_value_t = RepeatOrderArg::Interleaved)]
+    pub repeat_order: RepeatOrderArg,
     /// Requests in flight per endpoint.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     pub concurrency: usize,
@@ -164,13 +169,35 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
+/// `--repeat-order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RepeatOrderArg {
+    Interleaved,
+    BackToBack,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct GateArgs {
     /// Conditions that make the exit code 1, comma-separated METRIC OP NUMBER; any one holding fails
-    /// the gate. Metrics: same, diff, review, fail, nondeterministic, deployment, p.
-    /// [default: diff>0,fail>0 for compare; nondeterministic>0,fail>0 for determinism]
+    /// the gate. Metrics: same, diff, review, fail, nondeterministic, deployment, p, flip,
+    /// answer, format, different, inconclusive, parity.
+    /// [default: different>0,fail>0 for compare; nondeterministic>0,fail>0 for determinism]
     #[arg(long, value_name = "EXPR", value_parser = clap::value_parser!(Gate))]
     pub fail_on: Option<Gate>,
+    /// Equivalence margin of the quality verdict, in accuracy points: two endpoints are
+    /// `equivalent` when the 90% interval of their accuracy difference lies inside ±POINTS
+    /// [default: 5, or the run's own]
+    #[arg(long, value_name = "POINTS", value_parser = parse_margin)]
+    pub margin: Option<f64>,
+}
+
+fn parse_margin(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
+        _ => Err(format!(
+            "`{raw}` is not a margin: give accuracy points between 0 and 100, e.g. 5"
+        )),
+    }
 }
 
 #[derive(Debug, Clone, Args)]

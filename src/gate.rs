@@ -26,6 +26,18 @@ pub enum Metric {
     Deployment,
     /// The smallest catalogue-wide exact McNemar p-value between the reference and another endpoint.
     P,
+    /// `diff` prompts where one side is correct and the other not.
+    Flip,
+    /// `diff` prompts where both are wrong (or ungraded) with different answers.
+    Answer,
+    /// `diff` prompts where both fail the same way, rendered differently.
+    Format,
+    /// Endpoint pairs whose quality verdict is `different`.
+    Different,
+    /// Endpoint pairs whose quality verdict is `inconclusive`.
+    Inconclusive,
+    /// Prompts whose `usage.prompt_tokens` differ between the reference and another endpoint.
+    Parity,
 }
 
 impl Metric {
@@ -38,6 +50,12 @@ impl Metric {
         Metric::Nondeterministic,
         Metric::Deployment,
         Metric::P,
+        Metric::Flip,
+        Metric::Answer,
+        Metric::Format,
+        Metric::Different,
+        Metric::Inconclusive,
+        Metric::Parity,
     ];
 
     /// The name written in `--fail-on`.
@@ -50,6 +68,12 @@ impl Metric {
             Metric::Nondeterministic => "nondeterministic",
             Metric::Deployment => "deployment",
             Metric::P => "p",
+            Metric::Flip => "flip",
+            Metric::Answer => "answer",
+            Metric::Format => "format",
+            Metric::Different => "different",
+            Metric::Inconclusive => "inconclusive",
+            Metric::Parity => "parity",
         }
     }
 
@@ -167,9 +191,13 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// The gate of `coherence compare` when `--fail-on` is not given.
+    /// The gate of `coherence compare` when `--fail-on` is not given: fail when an endpoint's
+    /// quality reads `different` from the reference's, or a prompt got no usable answer. Text
+    /// differences alone do not fail it (`--fail-on diff>0` makes them).
     pub fn default_compare() -> Gate {
-        "diff>0,fail>0".parse().expect("the default gate parses")
+        "different>0,fail>0"
+            .parse()
+            .expect("the default gate parses")
     }
 
     /// The gate of `coherence determinism` when `--fail-on` is not given.
@@ -257,7 +285,7 @@ mod tests {
     fn serialises_as_its_expression() {
         let g = Gate::default_compare();
         let json = serde_json::to_string(&g).unwrap();
-        assert_eq!(json, "\"diff>0,fail>0\"");
+        assert_eq!(json, "\"different>0,fail>0\"");
         assert_eq!(serde_json::from_str::<Gate>(&json).unwrap(), g);
         assert!(serde_json::from_str::<Gate>("\"\"").unwrap().is_empty());
         assert!(serde_json::from_str::<Gate>("\"speed>1\"").is_err());

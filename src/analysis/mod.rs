@@ -4,6 +4,11 @@
 
 mod determinism;
 mod divergence;
+mod kind;
+mod noise;
+mod overview;
+mod parity;
+mod quality;
 mod results;
 mod rollup;
 mod similarity;
@@ -18,6 +23,11 @@ use chrono::Utc;
 
 pub use determinism::{summarize, Class, Determinism, Outcome, RepeatDivergence, FAILED_KEY};
 pub use divergence::{first_divergence, logprob_tokens, Divergence};
+pub use kind::DivergenceKind;
+pub use noise::{Difference, MIN_REFERENCE_REPEATS};
+pub use overview::{Identity, Stability};
+pub use parity::Parity;
+pub use quality::{Interval, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
 pub use results::*;
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
@@ -39,6 +49,35 @@ struct EndpointPrompt<'a> {
     representative: Option<&'a Record>,
 }
 
+impl EndpointPrompt<'_> {
+    /// Every usable repeat's answer key.
+    fn answer_keys(&self) -> Vec<&str> {
+        self.outcomes
+            .iter()
+            .filter_map(|o| o.key.as_deref())
+            .collect()
+    }
+}
+
+/// Where each record sat in what its endpoint was sent: its position and the prompt before it.
+type SendOrder = HashMap<*const Record, (usize, Option<String>)>;
+
+fn send_order(records: &[Record]) -> SendOrder {
+    let mut by_endpoint: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        by_endpoint.entry(&r.endpoint).or_default().push(r);
+    }
+    let mut order = SendOrder::new();
+    for list in by_endpoint.values_mut() {
+        list.sort_by_key(|r| r.started_at);
+        for (i, r) in list.iter().enumerate() {
+            let before = i.checked_sub(1).map(|j| list[j].prompt.clone());
+            order.insert(*r as *const Record, (i, before));
+        }
+    }
+    order
+}
+
 fn side<'a>(e: &'a EndpointPrompt) -> Side<'a> {
     Side {
         usable: e.answer.error.is_none(),
@@ -55,10 +94,12 @@ pub fn analyze(
     records: &[Record],
     mut warnings: Vec<String>,
     gate: &Gate,
+    margin: f64,
 ) -> Results {
     let ctx = ScoreContext::for_catalogue(&catalogue.dir);
     let slots = effective(records);
     let scores = score_all(catalogue, &slots, &ctx);
+    let order = send_order(records);
     let names = manifest.endpoint_names();
     let reference = names.first().cloned().unwrap_or_default();
     let mut prompts = Vec::new();
@@ -84,14 +125,14 @@ pub fn analyze(
                 .flatten()
                 .filter(|r| r.is_request_failure())
                 .count();
-            per_endpoint.push(endpoint_prompt(&recs, manifest.repeats, &scores));
+            per_endpoint.push(endpoint_prompt(&recs, manifest.repeats, &scores, &order));
         }
         prompts.push(prompt_result(prompt, &names, per_endpoint));
     }
 
     let mut summary = Summary::default();
     for p in &prompts {
-        summary.add(p.verdict);
+        summary.add(p);
     }
     let nondeterministic = prompts
         .iter()
@@ -120,6 +161,33 @@ pub fn analyze(
         .iter()
         .map(|e| endpoint_summary(e, records, &prompts))
         .collect();
+    let others: Vec<&String> = names.iter().skip(1).collect();
+    let quality: Vec<Quality> = statistics
+        .iter()
+        .map(|s| {
+            let o = &s.overall;
+            let counts = quality::Paired {
+                both_correct: o.both_correct,
+                reference_only: o.reference_only,
+                other_only: o.other_only,
+                both_wrong: o.both_wrong,
+            };
+            quality::assess(&s.reference, &s.other, counts, margin)
+        })
+        .collect();
+    let stability = names
+        .iter()
+        .map(|n| overview::stability(&prompts, n, manifest.repeats))
+        .collect();
+    let identity = others
+        .iter()
+        .map(|o| overview::identity(&prompts, &reference, o))
+        .collect();
+    let parity: Vec<Parity> = others
+        .iter()
+        .map(|o| parity::parity(&prompts, &reference, o))
+        .collect();
+    let count_quality = |v: QualityVerdict| quality.iter().filter(|q| q.verdict == v).count();
     let min_p = statistics
         .iter()
         .map(|s| s.overall.p_value)
@@ -133,6 +201,15 @@ pub fn analyze(
             Metric::Nondeterministic => nondeterministic as f64,
             Metric::Deployment => deployment_differences as f64,
             Metric::P => return min_p,
+            Metric::Flip => summary.kinds.flip as f64,
+            Metric::Answer => summary.kinds.answer as f64,
+            Metric::Format => summary.kinds.format as f64,
+            Metric::Different => count_quality(QualityVerdict::Different) as f64,
+            Metric::Inconclusive => count_quality(QualityVerdict::Inconclusive) as f64,
+            Metric::Parity => parity
+                .iter()
+                .map(|p| p.prompt_tokens_mismatches)
+                .sum::<usize>() as f64,
         })
     };
     let gate_result = GateResult {
@@ -161,6 +238,10 @@ pub fn analyze(
         request_failures,
         missing,
         categories: rollup(&prompts, &names),
+        quality,
+        stability,
+        identity,
+        parity,
         statistics,
         gate: gate_result,
         prompts,
@@ -190,6 +271,11 @@ fn other_budgets(
         }
     }
     budgets
+}
+
+/// Whether the completion was cut off at the budget.
+fn is_truncated(r: &Record) -> bool {
+    r.completion.finish_reason.as_deref() == Some("length")
 }
 
 /// Every usable record's score, computed once and in parallel: JS scoring runs a sandboxed
@@ -237,8 +323,10 @@ fn endpoint_prompt<'a>(
     recs: &[Option<&'a Record>],
     planned: u32,
     scored: &HashMap<Slot, Score>,
+    order: &SendOrder,
 ) -> EndpointPrompt<'a> {
     let mut outcomes = Vec::new();
+    let mut repeats = Vec::new();
     let mut scores: Vec<Option<Score>> = Vec::new();
     let mut present: Vec<&Record> = Vec::new();
     for (repeat, rec) in recs.iter().enumerate() {
@@ -257,6 +345,18 @@ fn endpoint_prompt<'a>(
             completion: r.completion.content.clone().unwrap_or_default(),
             tokens: r.raw_body.as_deref().and_then(logprob_tokens),
             failure: r.error.as_ref().map(|e| e.to_string()),
+        });
+        let (sent, after) = order
+            .get(&(*r as *const Record))
+            .cloned()
+            .unwrap_or((0, None));
+        repeats.push(RepeatAnswer {
+            repeat: repeat as u32,
+            answer: outcomes.last().and_then(|o| o.key.clone()),
+            correct: s.as_ref().and_then(|s| s.correct),
+            truncated: is_truncated(r),
+            sent,
+            after,
         });
         scores.push(s);
         present.push(r);
@@ -287,6 +387,8 @@ fn endpoint_prompt<'a>(
             .as_ref()
             .map_or(0, |t| t.chars().count()),
         finish_reason: rec.completion.finish_reason.clone(),
+        truncated: is_truncated(rec),
+        prompt_tokens: rec.completion.usage.and_then(|u| u.prompt_tokens),
         max_tokens: Some(rec.max_tokens),
         latency_ms: Some(rec.latency_ms),
         completion_tokens: rec.completion.usage.and_then(|u| u.completion_tokens),
@@ -294,6 +396,7 @@ fn endpoint_prompt<'a>(
         repeats_answered: answered,
         repeats_planned: planned,
         determinism: (planned > 1).then_some(det),
+        repeats: if planned > 1 { repeats } else { Vec::new() },
         ..AnswerResult::default()
     };
     match &scores[i] {
@@ -324,19 +427,25 @@ fn prompt_result(
         .skip(1)
         .map(|(other_name, other)| {
             let (verdict, reason, similarity) = pair_verdict(side(reference), side(other));
+            let kind = (verdict == Verdict::Diff)
+                .then(|| kind::classify(prompt.score.kind(), side(reference), side(other)));
             // Only a divergence needs explaining: agreeing or failed pairs have no difference to classify.
             let divergent = matches!(verdict, Verdict::Diff | Verdict::Review);
-            let difference = match (&reference.modal, &other.modal) {
-                (Some(a), Some(b)) if divergent && a != b => {
-                    let seen = reference.outcomes.iter().any(|o| o.key.as_ref() == Some(b));
-                    Some(if seen {
-                        Difference::SamplerNoise
-                    } else {
-                        Difference::DeploymentDifference
-                    })
-                }
-                _ => None,
-            };
+            let (ref_keys, other_keys) = (reference.answer_keys(), other.answer_keys());
+            let difference = divergent
+                .then(|| {
+                    noise::classify(
+                        noise::Answers {
+                            modal: reference.modal.as_deref(),
+                            repeats: &ref_keys,
+                        },
+                        noise::Answers {
+                            modal: other.modal.as_deref(),
+                            repeats: &other_keys,
+                        },
+                    )
+                })
+                .flatten();
             let first_divergence = match (reference.representative, other.representative) {
                 (Some(a), Some(b)) => first_divergence(
                     a.completion.content.as_deref().unwrap_or(""),
@@ -351,6 +460,7 @@ fn prompt_result(
                 verdict,
                 reason,
                 similarity,
+                kind,
                 difference,
                 first_divergence,
             }

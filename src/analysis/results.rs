@@ -8,11 +8,16 @@ use serde_json::{Map, Value};
 
 use super::determinism::Determinism;
 use super::divergence::Divergence;
+use super::kind::DivergenceKind;
+use super::noise::Difference;
+use super::overview::{Identity, Stability};
+use super::parity::Parity;
+use super::quality::Quality;
 use super::stats::Proportion;
 use super::verdict::Verdict;
 
 /// The version of the `results.json` layout (see `src/report/results.schema.json`).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `results.json`: a public contract (README, `src/report/results.schema.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,6 +40,18 @@ pub struct Results {
     /// Planned (prompt, endpoint, repeat) slots with no record at all.
     pub missing: usize,
     pub categories: Vec<CategoryRollup>,
+    /// The quality answer per (reference, other) pair: equivalent, different or inconclusive.
+    #[serde(default)]
+    pub quality: Vec<Quality>,
+    /// Each endpoint's agreement with itself across repeats.
+    #[serde(default)]
+    pub stability: Vec<Stability>,
+    /// Identical texts, same answer in other words, diverged: per pair.
+    #[serde(default)]
+    pub identity: Vec<Identity>,
+    /// Prompt-token, finish-reason and reasoning-length parity per pair.
+    #[serde(default)]
+    pub parity: Vec<Parity>,
     /// Paired statistics of each other endpoint against the reference.
     pub statistics: Vec<PairStatistics>,
     pub gate: GateResult,
@@ -89,22 +106,49 @@ pub struct Summary {
     pub diff: usize,
     pub review: usize,
     pub fail: usize,
+    /// The `diff` prompts by kind (a prompt counts under the most severe kind of its pairs).
+    #[serde(default)]
+    pub kinds: KindCounts,
+}
+
+/// `diff` prompts per divergence kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindCounts {
+    pub flip: usize,
+    pub answer: usize,
+    pub format: usize,
 }
 
 impl Summary {
-    pub fn add(&mut self, v: Verdict) {
-        match v {
+    /// Count one prompt: its verdict and, for a diff, its kind.
+    pub fn add(&mut self, prompt: &PromptResult) {
+        match prompt.verdict {
             Verdict::Same => self.same += 1,
             Verdict::Diff => self.diff += 1,
             Verdict::Review => self.review += 1,
             Verdict::Fail => self.fail += 1,
         }
+        if prompt.verdict == Verdict::Diff {
+            match prompt.pairs.iter().filter_map(|p| p.kind).min() {
+                Some(DivergenceKind::Flip) => self.kinds.flip += 1,
+                Some(DivergenceKind::Answer) | None => self.kinds.answer += 1,
+                Some(DivergenceKind::Format) => self.kinds.format += 1,
+            }
+        }
     }
 
-    /// "83 same / 17 diff / 0 review / 0 fail".
+    /// "83 same / 17 diff (2 flip, 12 answer, 3 format) / 0 review / 0 fail".
     pub fn headline(&self) -> String {
+        let kinds = if self.diff > 0 {
+            format!(
+                " ({} flip, {} answer, {} format)",
+                self.kinds.flip, self.kinds.answer, self.kinds.format
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{} same / {} diff / {} review / {} fail",
+            "{} same / {} diff{kinds} / {} review / {} fail",
             self.same, self.diff, self.review, self.fail
         )
     }
@@ -198,16 +242,6 @@ pub struct PromptResult {
     pub answers: BTreeMap<String, AnswerResult>,
 }
 
-/// Whether a difference between endpoints is within the reference's own sampler noise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Difference {
-    /// The other endpoint's modal answer also occurs among the reference's repeats.
-    SamplerNoise,
-    /// It never does.
-    DeploymentDifference,
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PairResult {
     pub reference: String,
@@ -215,7 +249,11 @@ pub struct PairResult {
     pub verdict: Verdict,
     pub reason: String,
     pub similarity: Option<f64>,
-    /// For a diff or review verdict whose modal answers differ: sampler noise or a deployment difference.
+    /// For a `diff` verdict: a flip, a different answer, or the same failure in another format.
+    #[serde(default)]
+    pub kind: Option<DivergenceKind>,
+    /// For a diff or review verdict whose modal answers differ: sampler noise, a deployment
+    /// difference, or inconclusive (the reference's own repeats cannot rule the answer out).
     pub difference: Option<Difference>,
     /// Where the two representative completions first differ.
     pub first_divergence: Option<Divergence>,
@@ -233,6 +271,12 @@ pub struct AnswerResult {
     pub answer: Option<String>,
     pub reasoning_chars: usize,
     pub finish_reason: Option<String>,
+    /// The answer was read from a completion cut off at the budget (`finish_reason: length`).
+    #[serde(default)]
+    pub truncated: bool,
+    /// `usage.prompt_tokens` of the representative repeat.
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
     pub max_tokens: Option<u32>,
     pub latency_ms: Option<f64>,
     pub completion_tokens: Option<u64>,
@@ -243,4 +287,21 @@ pub struct AnswerResult {
     pub repeats_planned: u32,
     /// Present when the prompt was repeated.
     pub determinism: Option<Determinism>,
+    /// Every repeat's answer, in repeat order (present when the prompt was repeated).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatAnswer>,
+}
+
+/// One repeat's answer, with where it sat in what the endpoint was sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatAnswer {
+    pub repeat: u32,
+    /// The answer as scored; None when the repeat failed.
+    pub answer: Option<String>,
+    pub correct: Option<bool>,
+    pub truncated: bool,
+    /// Its position among every request this endpoint was sent in the run (0 is the first).
+    pub sent: usize,
+    /// The prompt of the request sent to this endpoint just before it (None: the first).
+    pub after: Option<String>,
 }

@@ -171,7 +171,7 @@ pub fn rollup(prompts: &[PromptResult], names: &[String]) -> Vec<CategoryRollup>
             let mut correct: BTreeMap<String, usize> =
                 names.iter().map(|n| (n.clone(), 0)).collect();
             for p in &in_cat {
-                summary.add(p.verdict);
+                summary.add(p);
                 for (name, a) in &p.answers {
                     if a.correct == Some(true) {
                         *correct.entry(name.clone()).or_default() += 1;

@@ -30,7 +30,18 @@ pub struct Proportion {
     pub high: f64,
 }
 
+/// The two-sided 95% normal quantile.
+pub const Z95: f64 = 1.959_963_984_540_054;
+/// The one-sided 95% normal quantile: the bounds of a 90% two-sided interval, as TOST uses them.
+pub const Z90: f64 = 1.644_853_626_951_472_2;
+
+/// The Wilson 95% score interval of `successes` out of `trials`.
 pub fn wilson(successes: u64, trials: u64) -> Proportion {
+    wilson_at(successes, trials, Z95)
+}
+
+/// The Wilson score interval at normal quantile `z`.
+pub fn wilson_at(successes: u64, trials: u64, z: f64) -> Proportion {
     if trials == 0 {
         return Proportion {
             successes,
@@ -40,7 +51,6 @@ pub fn wilson(successes: u64, trials: u64) -> Proportion {
             high: 1.0,
         };
     }
-    let z = 1.959_963_984_540_054_f64;
     let n = trials as f64;
     let p = successes as f64 / n;
     let denom = 1.0 + z * z / n;

@@ -19,6 +19,7 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
         &plan.catalogue,
         &outcome.manifest,
         &plan.fail_on,
+        plan.margin,
         outcome.skipped,
     )?;
     print_summary(&plan.dir, &results, outcome.execution.interrupted)?;

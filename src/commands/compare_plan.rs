@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail};
 
 use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
-use crate::cli::CompareArgs;
+use crate::analysis::DEFAULT_MARGIN_POINTS;
+use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
 use crate::run::manifest::{Manifest, Sampling, MANIFEST_FILE};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
-use crate::run::RunPlan;
+use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::new_run_dir;
 
 /// What the run is for: it decides the defaults.
@@ -117,6 +118,11 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         default_gate,
     );
     let max_tokens_override = args.max_tokens.or(sampling.max_tokens_override);
+    let margin = args
+        .gate
+        .margin
+        .or(previous.as_ref().and_then(|m| m.margin))
+        .unwrap_or(DEFAULT_MARGIN_POINTS);
     Ok(RunPlan {
         dir,
         previous,
@@ -125,12 +131,17 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         send,
         scope,
         repeats,
+        repeat_order: match args.repeat_order {
+            RepeatOrderArg::Interleaved => RepeatOrder::Interleaved,
+            RepeatOrderArg::BackToBack => RepeatOrder::BackToBack,
+        },
         max_tokens_override,
         sampling,
         concurrency: args.concurrency,
         client: client_options(&args.client)?,
         quiet: args.quiet,
         fail_on,
+        margin,
         reasoning_retry_budget: args.reasoning_retry_budget,
     })
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::compare_plan::resolve_gate;
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::analysis::{analyze, Results};
+use crate::analysis::{analyze, Results, DEFAULT_MARGIN_POINTS};
 use crate::catalogue::Catalogue;
 use crate::cli::{ReportArgs, ScoreArgs};
 use crate::error::{CliError, Exit, UsageContext};
@@ -21,6 +21,7 @@ pub fn score_run(
     catalogue: &Catalogue,
     manifest: &Manifest,
     gate: &Gate,
+    margin: f64,
     mut warnings: Vec<String>,
 ) -> Result<Results, CliError> {
     let loaded = journal::load(dir).map_err(CliError::incomplete)?;
@@ -37,7 +38,7 @@ pub fn score_run(
             short(&catalogue.hash)
         ));
     }
-    let results = analyze(catalogue, manifest, &loaded.records, warnings, gate);
+    let results = analyze(catalogue, manifest, &loaded.records, warnings, gate, margin);
     report::write_all(dir, &results).map_err(CliError::incomplete)?;
     Ok(results)
 }
@@ -122,7 +123,12 @@ pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {
         Some(&manifest.fail_on),
         Gate::default_compare(),
     );
-    let results = score_run(&args.run, &catalogue, &manifest, &gate, Vec::new())?;
+    let margin = args
+        .gate
+        .margin
+        .or(manifest.margin)
+        .unwrap_or(DEFAULT_MARGIN_POINTS);
+    let results = score_run(&args.run, &catalogue, &manifest, &gate, margin, Vec::new())?;
     print_summary(&args.run, &results, false)?;
     Ok(exit_for(&results, false))
 }

@@ -45,6 +45,7 @@ fn difference_label(d: Option<Difference>) -> &'static str {
     match d {
         Some(Difference::SamplerNoise) => "within sampler noise",
         Some(Difference::DeploymentDifference) => "deployment difference",
+        Some(Difference::Inconclusive) => "noise or deployment: inconclusive",
         None => "",
     }
 }

@@ -29,6 +29,9 @@ pub struct Manifest {
     /// The `--fail-on` gate in force (written as its expression).
     #[serde(default)]
     pub fail_on: Gate,
+    /// The equivalence margin of the quality verdict, in accuracy points (`--margin`).
+    #[serde(default)]
+    pub margin: Option<f64>,
     /// Each invocation that wrote to this folder, with its arguments (which never hold a key).
     pub invocations: Vec<Invocation>,
 }

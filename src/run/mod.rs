@@ -13,10 +13,11 @@ use std::sync::Arc;
 
 pub use executor::{execute, interrupted, send, Execution, Job, Target};
 pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, RunStatus, Sampling};
-pub use plan::{PlannedEndpoint, RunPlan};
+pub use plan::{PlannedEndpoint, RepeatOrder, RunPlan};
 pub use progress::Progress;
 pub use record::{Record, RecordKey};
 
+use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::gate::Gate;
 use crate::run_folder::{create_run_dir, tool_version};
@@ -86,13 +87,27 @@ pub async fn resolve_targets(
 pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
     let merged = journal::merge(existing);
     let mut jobs = Vec::new();
-    for id in &plan.send {
-        let Some(prompt) = plan.catalogue.get(id) else {
-            continue;
-        };
-        let prompt = Arc::new(prompt.clone());
+    let prompts: Vec<Arc<Prompt>> = plan
+        .send
+        .iter()
+        .filter_map(|id| plan.catalogue.get(id))
+        .map(|p| Arc::new(p.clone()))
+        .collect();
+    // Interleaved: repeat r of every prompt before repeat r + 1 of any, so that no repeat is
+    // sent right after the previous repeat of the same prompt (and inherits its prompt cache).
+    let order: Vec<(&Arc<Prompt>, u32)> = match plan.repeat_order {
+        RepeatOrder::Interleaved => (0..plan.repeats)
+            .flat_map(|r| prompts.iter().map(move |p| (p, r)))
+            .collect(),
+        RepeatOrder::BackToBack => prompts
+            .iter()
+            .flat_map(|p| (0..plan.repeats).map(move |r| (p, r)))
+            .collect(),
+    };
+    for (prompt, repeat) in order {
+        let id = &prompt.id;
         let max_tokens = plan.max_tokens_for(prompt.max_tokens);
-        for repeat in 0..plan.repeats {
+        {
             for (endpoint, e) in plan.endpoints.iter().enumerate() {
                 let key = RecordKey {
                     prompt: id.clone(),
@@ -181,6 +196,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
             prompts: Vec::new(),
             repeats: 1,
             fail_on: Gate::default(),
+            margin: None,
             invocations: Vec::new(),
         },
     };
@@ -195,6 +211,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
     manifest.prompts = plan.scope.clone();
     manifest.repeats = plan.repeats;
     manifest.fail_on = plan.fail_on.clone();
+    manifest.margin = Some(plan.margin);
     manifest.invocations.push(Invocation { at: now, args });
     manifest.write(&plan.dir).map_err(RunError::Folder)?;
 

@@ -29,6 +29,8 @@ pub struct RunPlan {
     /// Every prompt id the run covers (what the report shows).
     pub scope: Vec<String>,
     pub repeats: u32,
+    /// The order repeats are sent in.
+    pub repeat_order: RepeatOrder,
     /// The budget that overrides each prompt's own in this invocation: `--max-tokens`, else the
     /// one the run was started with (`sampling.max_tokens_override`).
     pub max_tokens_override: Option<u32>,
@@ -40,8 +42,20 @@ pub struct RunPlan {
     pub quiet: bool,
     /// The gate in force.
     pub fail_on: Gate,
+    /// The equivalence margin of the quality verdict, in accuracy points.
+    pub margin: f64,
     /// Re-run at this budget when the reasoning consumed a smaller one (0: never).
     pub reasoning_retry_budget: u32,
+}
+
+/// The order in which repeats of the prompts are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RepeatOrder {
+    /// Repeat r of every prompt before repeat r + 1 of any (the default).
+    #[default]
+    Interleaved,
+    /// Every repeat of a prompt one after the other, then the next prompt.
+    BackToBack,
 }
 
 impl RunPlan {

@@ -59,7 +59,7 @@ impl Incoming {
             .map(|(_, v)| v.as_str())
     }
 
-    fn is_raw_completion(&self) -> bool {
+    pub fn is_raw_completion(&self) -> bool {
         self.path.ends_with("/completions") && !self.path.ends_with("/chat/completions")
     }
 }

@@ -2,7 +2,7 @@
 //! the prompts the spec names carry its answers, category counts match, and the self-test catches
 //! a flawed prompt.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use coherence::catalogue::{
     category_counts, load_catalogue, self_test, self_test_all, Catalogue, PromptRequest, Role,
@@ -11,9 +11,7 @@ use coherence::run::request::build_request;
 use coherence::score::{score, ScoreContext};
 use coherence::Exit;
 
-fn shipped_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts")
-}
+use crate::common::shipped_dir;
 
 fn shipped() -> (Catalogue, ScoreContext) {
     let dir = shipped_dir();

@@ -2,35 +2,12 @@
 //! prompt with its reference or its wrong answer: scoring and verdicts agree with the self-test.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use coherence::catalogue::{load_catalogue, Prompt};
 use coherence::Exit;
-use coherence_testkit::{FakeServer, Reply};
 use serde_json::Value;
 
-fn shipped_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts")
-}
-
-/// A fake endpoint answering each catalogue question with `pick(prompt)`.
-fn endpoint(pick: fn(&Prompt) -> &str) -> FakeServer {
-    let catalogue = load_catalogue(&shipped_dir()).unwrap();
-    let answers: HashMap<String, String> = catalogue
-        .prompts
-        .iter()
-        .map(|p| (p.question().to_string(), pick(p).to_string()))
-        .collect();
-    assert_eq!(
-        answers.len(),
-        catalogue.prompts.len(),
-        "questions must be unique"
-    );
-    FakeServer::start("m", move |req| match answers.get(&req.question()) {
-        Some(a) => Reply::content(a),
-        None => Reply::status(404, "unknown question"),
-    })
-}
+use crate::common::{catalogue_endpoint as endpoint, shipped_dir, FakeServer};
 
 /// Run compare on the categories written on this branch and return (exit, results.json).
 fn compare(a: &FakeServer, b: &FakeServer, out: &Path) -> (Exit, Value) {

@@ -48,6 +48,8 @@ fn a_buggy_function_is_a_diff_and_identical_code_is_same() {
             "--out",
             &run.display().to_string(),
             "--quiet",
+            "--fail-on",
+            "diff>0",
         ],
         dir.path(),
         &[],

@@ -238,3 +238,27 @@ pub fn records_for<'a>(records: &'a [Value], prompt: &str, endpoint: &str) -> Ve
         .filter(|r| r["prompt"] == prompt && r["endpoint"] == endpoint)
         .collect()
 }
+
+/// The catalogue shipped in the repository.
+pub fn shipped_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts")
+}
+
+/// A fake endpoint answering each shipped-catalogue question with `pick(prompt)`.
+pub fn catalogue_endpoint(pick: fn(&coherence::catalogue::Prompt) -> &str) -> FakeServer {
+    let catalogue = coherence::catalogue::load_catalogue(&shipped_dir()).unwrap();
+    let answers: std::collections::HashMap<String, String> = catalogue
+        .prompts
+        .iter()
+        .map(|p| (p.question().to_string(), pick(p).to_string()))
+        .collect();
+    assert_eq!(
+        answers.len(),
+        catalogue.prompts.len(),
+        "questions must be unique"
+    );
+    FakeServer::start("m", move |req| match answers.get(&req.question()) {
+        Some(a) => Reply::content(a),
+        None => Reply::status(404, "unknown question"),
+    })
+}

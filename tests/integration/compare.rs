@@ -12,7 +12,8 @@ fn identical_endpoints_are_coherent() {
     let r = results(&run);
     assert_eq!(
         r["summary"],
-        json!({"same": 5, "diff": 0, "review": 0, "fail": 0})
+        json!({"same": 5, "diff": 0, "review": 0, "fail": 0,
+               "kinds": {"flip": 0, "answer": 0, "format": 0}})
     );
     assert_eq!(r["complete"], json!(true));
     for file in [
@@ -44,7 +45,11 @@ fn a_counting_failure_is_a_diff_with_evidence() {
             Reply::content(correct_answer(&req.question()))
         }
     });
-    let (out, run) = compare(dir.path(), &[("full", &good), ("spark", &bad)], &[]);
+    let (out, run) = compare(
+        dir.path(),
+        &[("full", &good), ("spark", &bad)],
+        &["--fail-on", "diff>0"],
+    );
     assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
     let r = results(&run);
     assert_eq!(r["summary"]["diff"], json!(1));
@@ -65,7 +70,8 @@ fn a_counting_failure_is_a_diff_with_evidence() {
         .unwrap();
     assert_eq!(rollup["diff"], json!(1));
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
-    assert!(report.contains("4 same / 1 diff / 0 review / 0 fail"));
+    assert!(report.contains("4 same / 1 diff (1 flip, 0 answer, 0 format) / 0 review / 0 fail"));
+    assert_eq!(p["pairs"][0]["kind"], json!("flip"));
     assert!(
         report.contains("`count_letters` (counting_traps): diff"),
         "{report}"
@@ -178,7 +184,11 @@ fn three_endpoints_are_each_compared_with_the_reference() {
             Reply::content(correct_answer(&req.question()))
         }
     });
-    let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b), ("c", &c)], &[]);
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b), ("c", &c)],
+        &["--fail-on", "diff>0"],
+    );
     assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
     let r = results(&run);
     let p = prompt(&r, "capital");

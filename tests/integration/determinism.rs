@@ -24,7 +24,15 @@ fn repeats_reveal_a_flaky_counter_and_a_deployment_difference() {
     let (out, run) = compare(
         dir.path(),
         &[("full", &full), ("spark", &spark)],
-        &["--repeats", "5", "--logprobs", "--concurrency", "1"],
+        &[
+            "--repeats",
+            "5",
+            "--logprobs",
+            "--concurrency",
+            "1",
+            "--fail-on",
+            "diff>0",
+        ],
     );
     assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
     let r = results(&run);
@@ -82,7 +90,14 @@ fn a_difference_inside_the_references_own_noise_is_sampler_noise() {
     let (out, run) = compare(
         dir.path(),
         &[("a", &a), ("b", &b)],
-        &["--repeats", "3", "--only", "capital,eggs"],
+        &[
+            "--repeats",
+            "3",
+            "--only",
+            "capital,eggs",
+            "--fail-on",
+            "diff>0",
+        ],
     );
     assert_eq!(exit_code(&out), 1);
     let r = results(&run);

@@ -21,3 +21,4 @@ mod resume;
 mod secrets;
 mod smoke;
 mod soak;
+mod verdicts;

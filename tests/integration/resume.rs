@@ -171,7 +171,11 @@ fn a_rerun_at_a_larger_budget_replaces_the_answer() {
             Reply::content(correct_answer(&req.question()))
         }
     });
-    let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &[]);
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &["--fail-on", "diff>0"],
+    );
     assert_eq!(exit_code(&out), 1);
     assert_eq!(prompt(&results(&run), "capital")["verdict"], json!("diff"));
 

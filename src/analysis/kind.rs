@@ -1,0 +1,174 @@
+//! What kind of divergence a `diff` pair is: a `flip` (one side correct, the other not), an
+//! `answer` (both wrong, or ungraded, with different answers) or a `format` difference (the same
+//! failure rendered differently).
+//!
+//! A both-wrong pair is `format` when the two failures are one failure in two renderings:
+//! - the extracted answers are equal once rendering is set aside (code fences, a leading
+//!   `Output:`, Markdown emphasis, case, whitespace and punctuation);
+//! - neither side gave a readable answer at all;
+//! - JavaScript: both candidates passed no test (whether they failed by wrong value or by
+//!   exception is how the failure shows, not a different answer);
+//! - JSON: neither side produced a JSON object (a fragment such as `[1,2]` picked out of code,
+//!   or nothing), so neither made an attempt at the requested shape.
+
+use serde::{Deserialize, Serialize};
+
+use super::verdict::Side;
+
+/// The kind of a `diff` pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DivergenceKind {
+    Flip,
+    Answer,
+    Format,
+}
+
+impl DivergenceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DivergenceKind::Flip => "flip",
+            DivergenceKind::Answer => "answer",
+            DivergenceKind::Format => "format",
+        }
+    }
+}
+
+/// The kind of a pair the verdict already called `diff`; `scorer` is the scorer family name.
+pub fn classify(scorer: &str, a: Side, b: Side) -> DivergenceKind {
+    match (a.correct, b.correct) {
+        (Some(x), Some(y)) if x != y => DivergenceKind::Flip,
+        (Some(false), Some(false)) if same_failure(scorer, a, b) => DivergenceKind::Format,
+        _ => DivergenceKind::Answer,
+    }
+}
+
+fn same_failure(scorer: &str, a: Side, b: Side) -> bool {
+    let (x, y) = (readable(a.extracted), readable(b.extracted));
+    match (x, y) {
+        (None, None) => true,
+        (Some(x), Some(y)) if rendering_free(x) == rendering_free(y) => true,
+        _ => match scorer {
+            "js" => passed_none(x) && passed_none(y),
+            "json" => !is_object(x) && !is_object(y),
+            _ => false,
+        },
+    }
+}
+
+fn readable(extracted: Option<&str>) -> Option<&str> {
+    extracted.map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// The text without what only renders it: fence lines, an `Output:` label, emphasis, case,
+/// punctuation and spacing.
+fn rendering_free(text: &str) -> String {
+    let body: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .collect();
+    let joined = body.join(" ");
+    let joined = joined.trim();
+    let joined = joined
+        .strip_prefix("Output:")
+        .or_else(|| joined.strip_prefix("output:"))
+        .unwrap_or(joined);
+    joined
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// A JS verdict key such as `0/6 FFFFFF` (none of six tests passed).
+fn passed_none(extracted: Option<&str>) -> bool {
+    extracted.is_none_or(|e| e.starts_with("0/"))
+}
+
+fn is_object(extracted: Option<&str>) -> bool {
+    extracted
+        .is_some_and(|e| serde_json::from_str::<serde_json::Value>(e).is_ok_and(|v| v.is_object()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wrong(extracted: Option<&'static str>) -> Side<'static> {
+        Side {
+            usable: true,
+            correct: Some(false),
+            extracted,
+            answer: "",
+        }
+    }
+
+    #[test]
+    fn one_side_correct_is_a_flip() {
+        let right = Side {
+            correct: Some(true),
+            ..wrong(Some("4"))
+        };
+        assert_eq!(
+            classify("numeric", right, wrong(Some("5"))),
+            DivergenceKind::Flip
+        );
+    }
+
+    #[test]
+    fn different_wrong_answers_are_answers() {
+        assert_eq!(
+            classify("numeric", wrong(Some("9")), wrong(Some("5"))),
+            DivergenceKind::Answer
+        );
+        assert_eq!(
+            classify("json", wrong(Some("{\"a\":1}")), wrong(Some("{\"a\":2}"))),
+            DivergenceKind::Answer
+        );
+        assert_eq!(
+            classify("js", wrong(Some("2/6 PPFFFF")), wrong(Some("0/6 FFFFFF"))),
+            DivergenceKind::Answer
+        );
+    }
+
+    #[test]
+    fn the_same_failure_rendered_differently_is_format() {
+        // Seen on the committed example: the code line echoed back, with and without a fence.
+        assert_eq!(
+            classify(
+                "output",
+                wrong(Some("print([x * 2 for x in range(5) if x % 2 == 0])")),
+                wrong(Some(
+                    "```python\nprint([x * 2 for x in range(5) if x % 2 == 0])"
+                ))
+            ),
+            DivergenceKind::Format
+        );
+        // Every test failing, by wrong value on one side and by exception on the other.
+        assert_eq!(
+            classify("js", wrong(Some("0/6 FFFFFF")), wrong(Some("0/6 EEEEEE"))),
+            DivergenceKind::Format
+        );
+        // JSON fragments picked out of Python, or nothing at all.
+        assert_eq!(
+            classify("json", wrong(Some("[1,2]")), wrong(Some(""))),
+            DivergenceKind::Format
+        );
+        assert_eq!(
+            classify("numeric", wrong(None), wrong(Some("  "))),
+            DivergenceKind::Format
+        );
+    }
+
+    #[test]
+    fn ungraded_texts_that_differ_are_answers() {
+        let open = |t: &'static str| Side {
+            correct: None,
+            ..wrong(Some(t))
+        };
+        assert_eq!(
+            classify("open", open("a poem"), open("a song")),
+            DivergenceKind::Answer
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! The headline's second and third answers: how stable each endpoint is against itself across
+//! repeats, and how often two endpoints' texts are identical, the same answer in other words, or
+//! diverged.
+
+use serde::{Deserialize, Serialize};
+
+use super::determinism::Class;
+use super::results::PromptResult;
+use super::verdict::Verdict;
+
+/// One endpoint's agreement with itself across repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stability {
+    pub endpoint: String,
+    /// Repeats per prompt in the run.
+    pub repeats: u32,
+    /// Prompts with at least two usable repeats.
+    pub measured: usize,
+    /// Of those, prompts whose repeats all gave the same answer.
+    pub stable: usize,
+    /// Prompts whose repeats gave different answers at temperature 0.
+    pub unstable: usize,
+}
+
+/// How two endpoints' texts compare, per prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub reference: String,
+    pub other: String,
+    /// Both answered with exactly the same text.
+    pub identical: usize,
+    /// Verdict `same`, but the texts differ.
+    pub same_answer: usize,
+    /// Verdict `diff` or `review`.
+    pub diverged: usize,
+    /// Verdict `fail`: a side has no usable answer.
+    pub failed: usize,
+}
+
+pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stability {
+    let mut s = Stability {
+        endpoint: endpoint.to_string(),
+        repeats,
+        measured: 0,
+        stable: 0,
+        unstable: 0,
+    };
+    for d in prompts
+        .iter()
+        .filter_map(|p| p.answers.get(endpoint)?.determinism.as_ref())
+    {
+        let usable = d.repeats - d.histogram.get(super::FAILED_KEY).copied().unwrap_or(0);
+        if usable < 2 {
+            continue;
+        }
+        s.measured += 1;
+        if d.class == Class::Nondeterministic {
+            s.unstable += 1;
+        } else {
+            s.stable += 1;
+        }
+    }
+    s
+}
+
+pub fn identity(prompts: &[PromptResult], reference: &str, other: &str) -> Identity {
+    let mut i = Identity {
+        reference: reference.to_string(),
+        other: other.to_string(),
+        identical: 0,
+        same_answer: 0,
+        diverged: 0,
+        failed: 0,
+    };
+    for p in prompts {
+        let Some(pair) = p.pairs.iter().find(|x| x.other == other) else {
+            continue;
+        };
+        let text = |name: &str| p.answers.get(name).and_then(|a| a.answer.as_deref());
+        match pair.verdict {
+            Verdict::Fail => i.failed += 1,
+            Verdict::Diff | Verdict::Review => i.diverged += 1,
+            Verdict::Same if text(reference) == text(other) => i.identical += 1,
+            Verdict::Same => i.same_answer += 1,
+        }
+    }
+    i
+}
