@@ -4,6 +4,7 @@
 
 mod determinism;
 mod divergence;
+pub mod fingerprint;
 mod gate;
 mod results;
 mod rollup;

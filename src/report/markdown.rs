@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use super::diff::inline_word_diff;
 use super::table::markdown_table;
+use crate::analysis::fingerprint::{self, FingerprintDifference};
 use crate::analysis::{
     format_p, AnswerResult, Class, Difference, PromptResult, Results, Verdict, SAME_SIMILARITY,
 };
@@ -176,8 +177,12 @@ fn endpoints(out: &mut String, results: &Results) {
         ],
         &rows,
     ));
-    for flag in fingerprint_differences(results) {
-        let _ = writeln!(out, "\n> **Fingerprints differ:** {flag}");
+    for d in fingerprint::differences(results) {
+        let _ = writeln!(
+            out,
+            "\n> **Fingerprints differ:** {}",
+            fingerprint_sentence(&d)
+        );
     }
     let s = &results.sampling;
     let params = if s.params.is_empty() {
@@ -234,54 +239,23 @@ fn endpoints(out: &mut String, results: &Results) {
     ));
 }
 
-/// Human sentences for every fingerprint field that differs from the reference.
-pub fn fingerprint_differences(results: &Results) -> Vec<String> {
-    let Some((reference, others)) = results.endpoints.split_first() else {
-        return Vec::new();
-    };
-    let mut flags = Vec::new();
-    for o in others {
-        let fields: [(&str, String, String); 4] = [
-            (
-                "served model",
-                reference.served_models.join(", "),
-                o.served_models.join(", "),
-            ),
-            (
-                "system_fingerprint",
-                reference.system_fingerprints.join(", "),
-                o.system_fingerprints.join(", "),
-            ),
-            (
-                "max_model_len",
-                reference
-                    .max_model_len
-                    .map(|n| n.to_string())
-                    .unwrap_or_default(),
-                o.max_model_len.map(|n| n.to_string()).unwrap_or_default(),
-            ),
-            ("server", reference.servers.join(", "), o.servers.join(", ")),
-        ];
-        for (field, a, b) in fields {
-            if a != b {
-                let show = |s: &str| {
-                    if s.is_empty() {
-                        "(not reported)".to_string()
-                    } else {
-                        format!("`{s}`")
-                    }
-                };
-                flags.push(format!(
-                    "{field}: {} {} vs {} {}",
-                    reference.name,
-                    show(&a),
-                    o.name,
-                    show(&b)
-                ));
-            }
+/// "served model: a `m1` vs b (not reported)": one fingerprint field that differs.
+fn fingerprint_sentence(d: &FingerprintDifference) -> String {
+    let show = |s: &str| {
+        if s.is_empty() {
+            "(not reported)".to_string()
+        } else {
+            format!("`{s}`")
         }
-    }
-    flags
+    };
+    format!(
+        "{}: {} {} vs {} {}",
+        d.field,
+        d.reference,
+        show(&d.reference_value),
+        d.other,
+        show(&d.other_value)
+    )
 }
 
 fn categories(out: &mut String, results: &Results, names: &[&str]) {

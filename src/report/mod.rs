@@ -11,7 +11,7 @@ use anyhow::Context;
 
 pub use diff::inline_word_diff;
 pub use junit::render_junit;
-pub use markdown::{fingerprint_differences, render_report, render_table};
+pub use markdown::{render_report, render_table};
 pub use table::markdown_table;
 
 use crate::analysis::Results;
