@@ -11,8 +11,8 @@ use anyhow::Context;
 
 pub use diff::inline_word_diff;
 pub use junit::render_junit;
-pub use markdown::{render_report, render_table};
-pub use table::markdown_table;
+pub use markdown::render_report;
+pub use table::{markdown_table, render_table};
 
 use crate::analysis::Results;
 
