@@ -1,6 +1,8 @@
 //! Renderers: results to bytes (Markdown report, comparison table, JSON), and writing the run folder's reports.
 
 mod diff;
+#[cfg(test)]
+mod fixture;
 mod junit;
 mod markdown;
 mod table;

@@ -71,4 +71,9 @@ mod tests {
         let t = markdown_table(&["a", "b"], &[vec!["x|y".into(), "two\nlines".into()]]);
         assert_eq!(t, "| a | b |\n| --- | --- |\n| x\\|y | two lines |\n");
     }
+
+    #[test]
+    fn comparison_table_has_the_headline_and_every_prompt() {
+        insta::assert_snapshot!(render_table(&crate::report::fixture::results()));
+    }
 }

@@ -13,6 +13,8 @@ mod errors;
 mod headline;
 mod prompts;
 mod statistics;
+#[cfg(test)]
+mod tests;
 
 use crate::analysis::Results;
 
