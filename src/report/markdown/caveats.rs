@@ -1,12 +1,25 @@
 //! The scorer caveats section: what a reader should keep in mind about how answers were scored.
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::analysis::{Results, SAME_SIMILARITY};
 
 pub(super) fn render(results: &Results, out: &mut String) {
     out.push_str("\n## Scorer caveats\n\n");
-    out.push_str("- Numbers are extracted from free text with a fixed precedence: the last `\\boxed{}`, then the last \"answer is X\", then the last bold number, then the last number (digits, fractions, `\\frac`, number words). An answer that states the right number and then keeps writing other numbers can be misread; the evidence column shows what was taken.\n");
+    let scorers: BTreeSet<&str> = results.prompts.iter().map(|p| p.scorer.as_str()).collect();
+    let used = if scorers.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = scorers.iter().map(|s| format!("`{s}`")).collect();
+        format!("Scorers in this run: {}. ", names.join(", "))
+    };
+    // The rules themselves live with the scorers (`src/score/`) and the catalogue docs; the
+    // report points there rather than restating them.
+    let _ = writeln!(
+        out,
+        "- {used}Each scorer reads the final answer out of free text by fixed rules, described in the catalogue docs (`prompts/README.md`, Scorers; `scorers/README.md` for `js`). An answer that states the right value and then keeps writing others can be misread; the evidence column shows what was taken."
+    );
     let _ = writeln!(
         out,
         "- Open-ended prompts (creative, summarization, translation) have no single right answer: they pass when the sanity checks pass, and two endpoints are `same` when their texts are at least {:.0}% similar word by word, else `review`.",
