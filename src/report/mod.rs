@@ -1,4 +1,5 @@
-//! Renderers: results to bytes (Markdown report, comparison table, JSON), and writing the run folder's reports.
+//! Renderers: results to bytes (results.json, report.md, comparison_table.md, junit.xml), and
+//! writing and reading the run folder's reports.
 
 mod diff;
 #[cfg(test)]
@@ -11,10 +12,10 @@ use std::path::Path;
 
 use anyhow::Context;
 
-pub use diff::inline_word_diff;
-pub use junit::render_junit;
-pub use markdown::render_report;
-pub use table::{markdown_table, render_table};
+pub(crate) use junit::render_junit;
+pub(crate) use markdown::render_report;
+pub use table::markdown_table;
+pub(crate) use table::render_table;
 
 use crate::analysis::Results;
 
