@@ -4,6 +4,7 @@
 
 mod determinism;
 mod divergence;
+pub mod fingerprint;
 mod kind;
 mod noise;
 mod overview;

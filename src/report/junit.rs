@@ -1,159 +1,153 @@
-//! junit.xml for CI systems: one testcase per prompt and endpoint pair; a diff is a failure, a
-//! fail verdict an error. A single-endpoint run has one testcase per prompt, failing when its
-//! repeats disagree.
+//! junit.xml for CI systems, written with `quick-junit`: one testsuite per endpoint pair and one
+//! testcase per prompt; a diff is a failure, a fail verdict an error. A single-endpoint run has
+//! one testsuite per endpoint, a testcase failing when its repeats disagree.
 
-use std::fmt::Write;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::analysis::{Class, Results, Verdict};
+use crate::analysis::{AnswerResult, Class, PromptResult, Results, Verdict};
 
 pub fn render_junit(results: &Results) -> String {
-    let mut suites = Vec::new();
-    let pairs: Vec<(String, String)> = results
+    let mut report = Report::new("coherence");
+    let pairs: Vec<(&str, &str)> = results
         .prompts
         .first()
         .map(|p| {
             p.pairs
                 .iter()
-                .map(|x| (x.reference.clone(), x.other.clone()))
+                .map(|x| (x.reference.as_str(), x.other.as_str()))
                 .collect()
         })
         .unwrap_or_default();
     if pairs.is_empty() {
         for e in &results.endpoints {
-            let cases = results.prompts.iter().map(|p| {
-                let a = p.answers.get(&e.name);
-                let failure = match a {
-                    Some(a) if a.error.is_some() => {
-                        Some(("error", "fail", a.error.clone().unwrap_or_default()))
-                    }
-                    Some(a) => a
-                        .determinism
-                        .as_ref()
-                        .filter(|d| d.class == Class::Nondeterministic)
-                        .map(|d| {
-                            (
-                                "failure",
-                                "nondeterministic",
-                                format!("answers across repeats: {:?}", d.histogram),
-                            )
-                        }),
-                    None => None,
-                };
-                (p.category.clone(), p.id.clone(), failure)
-            });
-            suites.push(suite(&e.name, cases.collect()));
+            let mut suite = TestSuite::new(&e.name);
+            suite.add_test_cases(
+                results
+                    .prompts
+                    .iter()
+                    .map(|p| case(p, repeats_problem(p.answers.get(&e.name)))),
+            );
+            report.add_test_suite(suite);
         }
     } else {
-        for (reference, other) in &pairs {
-            let cases = results.prompts.iter().map(|p| {
-                let pair = p.pairs.iter().find(|x| &x.other == other);
-                let failure = pair.and_then(|x| {
-                    let detail = p
-                        .answers
-                        .iter()
-                        .filter(|(n, _)| *n == reference || *n == other)
-                        .map(|(n, a)| {
-                            format!(
-                                "{n}: {}",
-                                a.extracted.clone().or(a.error.clone()).unwrap_or_default()
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    match x.verdict {
-                        Verdict::Diff => {
-                            Some(("failure", "diff", format!("{}\n{detail}", x.reason)))
-                        }
-                        Verdict::Fail => Some(("error", "fail", format!("{}\n{detail}", x.reason))),
-                        _ => None,
-                    }
-                });
-                (p.category.clone(), p.id.clone(), failure)
-            });
-            suites.push(suite(&format!("{reference} vs {other}"), cases.collect()));
+        for (reference, other) in pairs {
+            let mut suite = TestSuite::new(format!("{reference} vs {other}"));
+            suite.add_test_cases(
+                results
+                    .prompts
+                    .iter()
+                    .map(|p| case(p, pair_problem(p, reference, other))),
+            );
+            report.add_test_suite(suite);
         }
     }
-    let (tests, failures, errors) = suites
-        .iter()
-        .fold((0, 0, 0), |acc, s| (acc.0 + s.1, acc.1 + s.2, acc.2 + s.3));
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(out, "<testsuites name=\"coherence\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">");
-    for s in suites {
-        out.push_str(&s.0);
-    }
-    out.push_str("</testsuites>\n");
-    out
+    report.to_string().expect("junit.xml serialises")
 }
 
-type Case = (String, String, Option<(&'static str, &'static str, String)>);
-
-/// (xml, tests, failures, errors)
-fn suite(name: &str, cases: Vec<Case>) -> (String, usize, usize, usize) {
-    let failures = cases
-        .iter()
-        .filter(|c| matches!(c.2, Some(("failure", ..))))
-        .count();
-    let errors = cases
-        .iter()
-        .filter(|c| matches!(c.2, Some(("error", ..))))
-        .count();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">",
-        xml(name),
-        cases.len()
-    );
-    for (category, id, failure) in &cases {
-        let open = format!(
-            "    <testcase classname=\"coherence.{}\" name=\"{}\"",
-            xml(category),
-            xml(id)
-        );
-        match failure {
-            None => {
-                let _ = writeln!(out, "{open}/>");
-            }
-            Some((element, kind, text)) => {
-                let message = text.lines().next().unwrap_or("");
-                let _ = writeln!(
-                    out,
-                    "{open}>\n      <{element} type=\"{kind}\" message=\"{}\">{}</{element}>\n    </testcase>",
-                    xml(message),
-                    xml(text)
-                );
-            }
-        }
-    }
-    out.push_str("  </testsuite>\n");
-    (out, cases.len(), failures, errors)
+/// Why a testcase did not pass: a failure or an error, its `type`, and the text whose first line
+/// is also the `message`.
+struct Problem {
+    kind: NonSuccessKind,
+    ty: &'static str,
+    text: String,
 }
 
-/// Escape text for XML, dropping characters XML 1.0 cannot carry.
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\t' | '\r' => out.push(' '),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
-            c => out.push(c),
+/// Testcase `coherence.<category>` / `<prompt id>`.
+fn case(p: &PromptResult, problem: Option<Problem>) -> TestCase {
+    let status = match problem {
+        None => TestCaseStatus::success(),
+        Some(problem) => {
+            let mut status = TestCaseStatus::non_success(problem.kind);
+            status
+                .set_type(problem.ty)
+                .set_message(problem.text.lines().next().unwrap_or(""))
+                .set_description(problem.text);
+            status
         }
+    };
+    let mut case = TestCase::new(&p.id, status);
+    case.set_classname(format!("coherence.{}", p.category));
+    case
+}
+
+/// A single-endpoint run: an error when the answer failed, a failure when the repeats disagree.
+fn repeats_problem(a: Option<&AnswerResult>) -> Option<Problem> {
+    let a = a?;
+    if let Some(error) = &a.error {
+        return Some(Problem {
+            kind: NonSuccessKind::Error,
+            ty: "fail",
+            text: error.clone(),
+        });
     }
-    out
+    a.determinism
+        .as_ref()
+        .filter(|d| d.class == Class::Nondeterministic)
+        .map(|d| Problem {
+            kind: NonSuccessKind::Failure,
+            ty: "nondeterministic",
+            text: format!("answers across repeats: {:?}", d.histogram),
+        })
+}
+
+/// One pair of endpoints: a failure on diff, an error on fail, with both sides' answers.
+fn pair_problem(p: &PromptResult, reference: &str, other: &str) -> Option<Problem> {
+    let pair = p.pairs.iter().find(|x| x.other == other)?;
+    let (kind, ty) = match pair.verdict {
+        Verdict::Diff => (NonSuccessKind::Failure, "diff"),
+        Verdict::Fail => (NonSuccessKind::Error, "fail"),
+        Verdict::Same | Verdict::Review => return None,
+    };
+    let detail = p
+        .answers
+        .iter()
+        .filter(|(n, _)| *n == reference || *n == other)
+        .map(|(n, a)| {
+            format!(
+                "{n}: {}",
+                a.extracted.clone().or(a.error.clone()).unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(Problem {
+        kind,
+        ty,
+        text: format!("{}\n{detail}", pair.reason),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::fixture;
 
     #[test]
-    fn xml_escapes_and_drops_control_characters() {
-        assert_eq!(xml("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;");
+    fn one_suite_per_pair_a_diff_fails_a_fail_errs() {
+        insta::assert_snapshot!(render_junit(&fixture::results()));
+    }
+
+    #[test]
+    fn single_endpoint_fails_on_disagreeing_repeats_and_errs_on_failures() {
+        let mut results = fixture::results();
+        results.endpoints.retain(|e| e.name == "spark");
+        for p in &mut results.prompts {
+            p.pairs.clear();
+            p.answers.retain(|n, _| n == "spark");
+        }
+        insta::assert_snapshot!(render_junit(&results));
+    }
+
+    #[test]
+    fn markup_is_escaped_and_control_characters_dropped() {
+        let mut results = fixture::results();
+        let spark = results.prompts[3].answers.get_mut("spark").unwrap();
+        spark.error = Some("a<b & \"c\"\u{1}".into());
+        let xml = render_junit(&results);
+        assert!(
+            xml.contains("spark: a&lt;b &amp; &quot;c&quot;</error>"),
+            "{xml}"
+        );
+        assert!(!xml.contains('\u{1}'));
     }
 }

@@ -1,6 +1,9 @@
-//! Renderers: results to bytes (Markdown report, comparison table, JSON), and writing the run folder's reports.
+//! Renderers: results to bytes (results.json, report.md, comparison_table.md, junit.xml), and
+//! writing and reading the run folder's reports.
 
 mod diff;
+#[cfg(test)]
+mod fixture;
 mod junit;
 mod markdown;
 mod table;
@@ -9,10 +12,10 @@ use std::path::Path;
 
 use anyhow::Context;
 
-pub use diff::inline_word_diff;
-pub use junit::render_junit;
-pub use markdown::{fingerprint_differences, render_report, render_table};
+pub(crate) use junit::render_junit;
+pub(crate) use markdown::render_report;
 pub use table::markdown_table;
+pub(crate) use table::render_table;
 
 use crate::analysis::Results;
 

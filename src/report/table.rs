@@ -1,4 +1,43 @@
-//! A Markdown table with cells escaped so that answers cannot break the layout.
+//! comparison_table.md, and the Markdown table writer every report uses, with cells escaped so
+//! that answers cannot break the layout.
+
+use std::fmt::Write;
+
+use super::markdown::cells::{answer_cell, names, verdict_cell};
+use crate::analysis::Results;
+use crate::score::clip;
+
+/// comparison_table.md: the headline and one row per prompt.
+pub fn render_table(results: &Results) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Comparison table: {}\n", names(results).join(" vs "));
+    let _ = writeln!(out, "**{}**\n", results.summary.headline());
+    out.push_str(&prompt_table(results));
+    out
+}
+
+/// One row per prompt: expected answer, every endpoint's answer, the verdict.
+pub(super) fn prompt_table(results: &Results) -> String {
+    let names = names(results);
+    let mut headers = vec!["prompt", "category", "expected"];
+    headers.extend(names.iter().copied());
+    headers.push("verdict");
+    let rows: Vec<Vec<String>> = results
+        .prompts
+        .iter()
+        .map(|p| {
+            let mut row = vec![
+                format!("`{}`", p.id),
+                p.category.clone(),
+                clip(&p.expected, 40),
+            ];
+            row.extend(names.iter().map(|n| answer_cell(p.answers.get(*n))));
+            row.push(verdict_cell(p.verdict));
+            row
+        })
+        .collect();
+    markdown_table(&headers, &rows)
+}
 
 /// Render a Markdown table. Pipes and newlines inside cells are escaped.
 pub fn markdown_table(headers: &[&str], rows: &[Vec<String>]) -> String {
@@ -31,5 +70,10 @@ mod tests {
     fn cells_cannot_break_the_table() {
         let t = markdown_table(&["a", "b"], &[vec!["x|y".into(), "two\nlines".into()]]);
         assert_eq!(t, "| a | b |\n| --- | --- |\n| x\\|y | two lines |\n");
+    }
+
+    #[test]
+    fn comparison_table_has_the_headline_and_every_prompt() {
+        insta::assert_snapshot!(render_table(&crate::report::fixture::results()));
     }
 }

@@ -170,7 +170,9 @@ fn determinism_command_measures_one_endpoint() {
     assert_eq!(r["gate"]["failed"], json!(["nondeterministic>0"]));
     let junit = std::fs::read_to_string(dir.path().join("flaky/junit.xml")).unwrap();
     assert!(
-        junit.contains("<testsuite name=\"solo\" tests=\"5\" failures=\"1\" errors=\"0\">"),
+        junit.contains(
+            "<testsuite name=\"solo\" tests=\"5\" skipped=\"0\" errors=\"0\" failures=\"1\">"
+        ),
         "{junit}"
     );
     assert!(junit.contains("type=\"nondeterministic\""));

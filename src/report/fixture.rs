@@ -1,0 +1,441 @@
+//! A small hand-made `Results` for the renderers' unit snapshots: two endpoints (`full`, the
+//! reference, and `spark`), three repeats, and one prompt for each verdict (same, diff, review,
+//! fail), with a non-deterministic prompt, a request error, a reasoning retry, differing
+//! fingerprints, a failed gate and a warning.
+
+use std::collections::BTreeMap;
+
+use chrono::{TimeZone, Utc};
+use serde_json::{json, Map};
+
+use crate::analysis::{
+    mcnemar_exact, wilson, AnswerResult, CategoryRollup, Class, Determinism, Difference,
+    Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval, KindCounts,
+    PairResult, PairStatistics, PairedCounts, Parity, PromptResult, Quality, QualityVerdict,
+    RepeatDivergence, Results, RunSampling, Stability, Summary, Verdict, SCHEMA_VERSION,
+};
+
+const REF: &str = "full";
+const OTHER: &str = "spark";
+
+pub(super) fn results() -> Results {
+    let prompts = vec![same(), diff(), review(), fail()];
+    let mut summary = Summary::default();
+    for p in &prompts {
+        summary.add(p);
+    }
+    Results {
+        schema_version: SCHEMA_VERSION,
+        tool: "coherence 0.0.0".into(),
+        generated_at: Utc.with_ymd_and_hms(2025, 1, 2, 3, 4, 5).unwrap(),
+        reference: REF.into(),
+        sampling: RunSampling {
+            temperature: 0.0,
+            stream: false,
+            max_tokens: 1024,
+            max_tokens_override: None,
+            other_budgets: BTreeMap::from([(4096, 1)]),
+            repeats: 3,
+            params: Map::from_iter([("seed".to_string(), json!(7))]),
+        },
+        endpoints: vec![
+            endpoint(
+                REF,
+                "fp_a1",
+                Some("vllm/0.6.3"),
+                [3, 0, 1, 0],
+                &[("deterministic", 1), ("deterministic-correct", 3)],
+                0,
+            ),
+            endpoint(
+                OTHER,
+                "fp_b2",
+                None,
+                [1, 1, 1, 1],
+                &[
+                    ("deterministic", 1),
+                    ("deterministic-correct", 1),
+                    ("failed", 1),
+                    ("non-deterministic", 1),
+                ],
+                1,
+            ),
+        ],
+        summary,
+        nondeterministic: 1,
+        deployment_differences: 1,
+        complete: false,
+        request_failures: 1,
+        missing: 0,
+        categories: vec![
+            category("counting_traps", Verdict::Diff, 1, 0),
+            category("creative", Verdict::Review, 0, 0),
+            category("deterministic_math", Verdict::Same, 1, 1),
+            category("factual", Verdict::Fail, 1, 0),
+        ],
+        quality: vec![quality()],
+        stability: vec![
+            Stability {
+                endpoint: REF.into(),
+                repeats: 3,
+                measured: 3,
+                stable: 3,
+                unstable: 0,
+            },
+            Stability {
+                endpoint: OTHER.into(),
+                repeats: 3,
+                measured: 3,
+                stable: 2,
+                unstable: 1,
+            },
+        ],
+        identity: vec![Identity {
+            reference: REF.into(),
+            other: OTHER.into(),
+            identical: 1,
+            same_answer: 0,
+            diverged: 2,
+            failed: 1,
+        }],
+        parity: vec![Parity {
+            reference: REF.into(),
+            other: OTHER.into(),
+            prompt_tokens_compared: 3,
+            prompt_tokens_mismatches: 1,
+            prompt_tokens_examples: vec!["count_r (full 31, spark 38)".into()],
+            finish_reason_mismatches: 0,
+            finish_reason_examples: Vec::new(),
+            mean_reasoning_chars_delta: Some(613.3),
+        }],
+        statistics: vec![statistics()],
+        gate: GateResult {
+            expression: "diff>0,fail>0".into(),
+            failed: vec!["diff>0".into(), "fail>0".into()],
+        },
+        prompts,
+        warnings: vec![
+            "prompt `gone` is no longer in the catalogue; its records are skipped".into(),
+        ],
+    }
+}
+
+/// `counts` is correct, wrong, open (ungraded), failed.
+fn endpoint(
+    name: &str,
+    fingerprint: &str,
+    server: Option<&str>,
+    counts: [usize; 4],
+    determinism: &[(&str, usize)],
+    reasoning_retries: usize,
+) -> EndpointSummary {
+    let [correct, wrong, ungraded, failed] = counts;
+    EndpointSummary {
+        name: name.into(),
+        base_url: format!("https://{name}.example/v1"),
+        model: Some("qwen3-8b".into()),
+        listed_models: vec!["qwen3-8b".into()],
+        max_model_len: Some(32768),
+        served_models: vec!["qwen3-8b".into()],
+        system_fingerprints: vec![fingerprint.into()],
+        servers: server.map(str::to_string).into_iter().collect(),
+        correct,
+        wrong,
+        ungraded,
+        failed,
+        accuracy: wilson(correct as u64, (correct + wrong) as u64),
+        determinism: determinism
+            .iter()
+            .map(|(class, n)| (class.to_string(), *n))
+            .collect(),
+        mean_completion_tokens: Some(211.4),
+        reasoning_retries,
+    }
+}
+
+fn category(name: &str, verdict: Verdict, full: usize, spark: usize) -> CategoryRollup {
+    let one = |v: Verdict| usize::from(verdict == v);
+    let summary = Summary {
+        same: one(Verdict::Same),
+        diff: one(Verdict::Diff),
+        review: one(Verdict::Review),
+        fail: one(Verdict::Fail),
+        kinds: KindCounts {
+            flip: one(Verdict::Diff),
+            ..KindCounts::default()
+        },
+    };
+    CategoryRollup {
+        category: name.into(),
+        prompts: 1,
+        summary,
+        correct: BTreeMap::from([(REF.to_string(), full), (OTHER.to_string(), spark)]),
+    }
+}
+
+fn quality() -> Quality {
+    Quality {
+        reference: REF.into(),
+        other: OTHER.into(),
+        verdict: QualityVerdict::Inconclusive,
+        margin: 5.0,
+        graded: 2,
+        reference_only: 1,
+        other_only: 0,
+        p_value: 1.0,
+        difference: Interval {
+            estimate: -0.5,
+            low: -0.86,
+            high: 0.13,
+        },
+        decide_with: Some(54),
+    }
+}
+
+fn statistics() -> PairStatistics {
+    let counts = |category: Option<&str>, graded, both, ref_only, statement: &str| PairedCounts {
+        category: category.map(str::to_string),
+        graded,
+        both_correct: both,
+        both_wrong: 0,
+        reference_only: ref_only,
+        other_only: 0,
+        p_value: mcnemar_exact(ref_only, 0),
+        statement: statement.into(),
+    };
+    PairStatistics {
+        reference: REF.into(),
+        other: OTHER.into(),
+        overall: counts(
+            None,
+            2,
+            1,
+            1,
+            "overall: full right and spark wrong on 1 of 2, the reverse on 0; p = 1",
+        ),
+        categories: vec![
+            counts(
+                Some("counting_traps"),
+                1,
+                0,
+                1,
+                "counting_traps: full right and spark wrong on 1 of 1, the reverse on 0; p = 1",
+            ),
+            counts(
+                Some("deterministic_math"),
+                1,
+                1,
+                0,
+                "deterministic_math: full right and spark wrong on 0 of 1, the reverse on 0; p = 1",
+            ),
+            counts(Some("factual"), 0, 0, 0, "factual: nothing graded"),
+        ],
+    }
+}
+
+/// A usable answer, deterministic over three repeats unless `histogram` says otherwise.
+fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
+    AnswerResult {
+        extracted: Some(extracted.into()),
+        correct,
+        error: None,
+        evidence: Some(format!("found `{extracted}` (last number)")),
+        answer: Some(text.into()),
+        reasoning_chars: 0,
+        finish_reason: Some("stop".into()),
+        truncated: false,
+        prompt_tokens: Some(31),
+        max_tokens: Some(1024),
+        latency_ms: Some(812.0),
+        completion_tokens: Some(57),
+        note: None,
+        repeats_answered: 3,
+        repeats_planned: 3,
+        determinism: Some(Determinism {
+            repeats: 3,
+            histogram: BTreeMap::from([(extracted.to_string(), 3)]),
+            unique_completions: 1,
+            modal_answer: Some(extracted.into()),
+            modal_share: 1.0,
+            class: match correct {
+                Some(true) => Class::DeterministicCorrect,
+                Some(false) => Class::DeterministicWrong,
+                None => Class::Deterministic,
+            },
+            first_divergence: None,
+        }),
+        repeats: Vec::new(),
+    }
+}
+
+fn prompt(
+    id: &str,
+    category: &str,
+    scorer: &str,
+    expected: &str,
+    question: &str,
+    pair: PairResult,
+    [full, spark]: [AnswerResult; 2],
+) -> PromptResult {
+    PromptResult {
+        id: id.into(),
+        category: category.into(),
+        question: question.into(),
+        expected: expected.into(),
+        scorer: scorer.into(),
+        verdict: pair.verdict,
+        pairs: vec![pair],
+        answers: BTreeMap::from([(REF.to_string(), full), (OTHER.to_string(), spark)]),
+    }
+}
+
+fn pair(verdict: Verdict, reason: &str) -> PairResult {
+    PairResult {
+        reference: REF.into(),
+        other: OTHER.into(),
+        verdict,
+        reason: reason.into(),
+        similarity: None,
+        kind: None,
+        difference: None,
+        first_divergence: None,
+    }
+}
+
+fn same() -> PromptResult {
+    let text = "12 - 5 = 7 apples left, and doubling gives **14**.";
+    prompt(
+        "apples",
+        "deterministic_math",
+        "numeric",
+        "14",
+        "I had 12 apples, ate 5, then doubled what was left. How many apples?",
+        pair(Verdict::Same, "both correct"),
+        [
+            answer("14", Some(true), text),
+            answer("14", Some(true), text),
+        ],
+    )
+}
+
+/// spark answers 2 on two of three repeats and 4 on one: non-deterministic, and neither answer
+/// occurs among the reference's repeats.
+fn diff() -> PromptResult {
+    let mut spark = answer(
+        "2",
+        Some(false),
+        "s-t-r-a-w-b-e-r-r-y: the letter r appears 2 times.",
+    );
+    spark.reasoning_chars = 1840;
+    spark.max_tokens = Some(4096);
+    spark.completion_tokens = Some(1203);
+    spark.note = Some("re-run at max_tokens 4096: the reasoning used all 1024 tokens".into());
+    spark.determinism = Some(Determinism {
+        repeats: 3,
+        histogram: BTreeMap::from([("2".to_string(), 2), ("4".to_string(), 1)]),
+        unique_completions: 2,
+        modal_answer: Some("2".into()),
+        modal_share: 2.0 / 3.0,
+        class: Class::Nondeterministic,
+        first_divergence: Some(RepeatDivergence {
+            repeats: [0, 2],
+            at: Divergence {
+                char_offset: 44,
+                token_index: Some(17),
+                before: "s-t-r-a-w-b-e-r-r-y: the letter r appears ".into(),
+                left: "2 times.".into(),
+                right: "4 times.".into(),
+            },
+        }),
+    });
+    let mut pair = pair(Verdict::Diff, "reference correct, other wrong");
+    pair.kind = Some(DivergenceKind::Flip);
+    pair.difference = Some(Difference::DeploymentDifference);
+    pair.first_divergence = Some(Divergence {
+        char_offset: 44,
+        token_index: None,
+        before: "s-t-r-a-w-b-e-r-r-y: the letter r appears ".into(),
+        left: "3 times.".into(),
+        right: "2 times.".into(),
+    });
+    prompt(
+        "count_r",
+        "counting_traps",
+        "numeric",
+        "3",
+        "How many times does the letter 'r' appear in 'strawberry'?",
+        pair,
+        [
+            answer(
+                "3",
+                Some(true),
+                "s-t-r-a-w-b-e-r-r-y: the letter r appears 3 times.",
+            ),
+            spark,
+        ],
+    )
+}
+
+/// Two open-ended poems, too far apart word by word: a human should look.
+fn review() -> PromptResult {
+    let full = "Rain on the window,\nthe kettle hums its answer,\nautumn settles in.";
+    let spark = "Rain on the rooftop,\na cat sleeps through the thunder,\nautumn settles in.";
+    let open = |text: &str| AnswerResult {
+        extracted: Some(text.into()),
+        evidence: Some("sanity checks passed".into()),
+        ..answer(text, None, text)
+    };
+    let mut pair = pair(Verdict::Review, "texts 42% similar (below 80%)");
+    pair.similarity = Some(0.42);
+    prompt(
+        "haiku",
+        "creative",
+        "open",
+        "(open-ended)",
+        "Write a haiku about autumn rain.",
+        pair,
+        [open(full), open(spark)],
+    )
+}
+
+/// spark's request failed on every repeat.
+fn fail() -> PromptResult {
+    let error =
+        "HTTP 500: upstream timed out after 60 s (https://spark.example/v1/chat/completions)";
+    let spark = AnswerResult {
+        error: Some(error.into()),
+        repeats_planned: 3,
+        determinism: Some(Determinism {
+            repeats: 3,
+            histogram: BTreeMap::from([("(fail)".to_string(), 3)]),
+            unique_completions: 0,
+            modal_answer: None,
+            modal_share: 1.0,
+            class: Class::Failed,
+            first_divergence: None,
+        }),
+        ..AnswerResult::default()
+    };
+    prompt(
+        "capital",
+        "factual",
+        "exact",
+        "Canberra",
+        "What is the capital of Australia?",
+        pair(
+            Verdict::Fail,
+            "the other endpoint produced no usable answer",
+        ),
+        [
+            AnswerResult {
+                evidence: Some("contains `Canberra`".into()),
+                ..answer(
+                    "Canberra",
+                    Some(true),
+                    "The capital of Australia is Canberra.",
+                )
+            },
+            spark,
+        ],
+    )
+}
