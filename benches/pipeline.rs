@@ -107,6 +107,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
             base_url: format!("http://{name}.invalid/v1"),
             model: Some("m".into()),
             api_key_env: None,
+            sampling_override: Default::default(),
         },
         models: None,
     };

@@ -80,6 +80,7 @@ pub fn endpoint_specs(
             base_url: url.trim_end_matches('/').to_string(),
             model: None,
             api_key_env: None,
+            sampling_override: Map::new(),
         });
     }
     for raw in &args.models {

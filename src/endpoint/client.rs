@@ -20,6 +20,10 @@ pub struct EndpointSpec {
     pub model: Option<String>,
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// Request fields sent to this endpoint only, over the run's identical sampling. Never set
+    /// by `compare`; `selftest` uses it for its perturbed positive control.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub sampling_override: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone)]

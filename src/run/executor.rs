@@ -47,6 +47,8 @@ pub struct Target {
     pub name: String,
     pub model: String,
     pub client: Client,
+    /// Request fields for this endpoint only (see `EndpointSpec::sampling_override`).
+    pub sampling_override: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Default)]
@@ -152,7 +154,10 @@ pub async fn interrupted() {
 
 /// Send one request (with the client's retries) and turn the exchange into a record.
 pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
-    let (path, body) = build_request(&job.prompt, &target.model, job.max_tokens, sampling);
+    let (path, mut body) = build_request(&job.prompt, &target.model, job.max_tokens, sampling);
+    for (k, v) in &target.sampling_override {
+        body[k.as_str()] = v.clone();
+    }
     let started_at = chrono::Utc::now();
     let ex = target.client.complete(path, &body).await;
     Record {

@@ -72,6 +72,7 @@ pub async fn resolve_targets(
                 name: e.spec.name.clone(),
                 model,
                 client,
+                sampling_override: e.spec.sampling_override.clone(),
             },
             info.ok(),
         ))
