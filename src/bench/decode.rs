@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::Bencher;
 use super::sample::Sample;
+use super::session::Session;
 use super::stats::{max, mean, round2};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub fn describe(s: &Sample) -> String {
     }
 }
 
-pub async fn run(b: &mut Bencher<'_>, runs: u32) -> Vec<Sample> {
+pub async fn run(b: &mut Session<'_>, runs: u32) -> Vec<Sample> {
     let mut out = Vec::new();
     for i in 0..runs {
         let body = b.decode_body();

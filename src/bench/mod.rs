@@ -19,6 +19,8 @@ pub mod report;
 pub mod round;
 pub mod runner;
 pub mod sample;
+pub mod session;
+pub mod sizes;
 pub mod smoke;
 pub mod soak;
 pub mod soak_report;

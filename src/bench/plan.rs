@@ -8,6 +8,8 @@ use anyhow::{bail, Context};
 use serde_json::{Map, Value};
 
 use super::baseline::Baseline;
+use super::log::{BENCH_JSON, SOAK_RECORDS};
+use super::sizes::token_count;
 use super::traffic::Kind;
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::endpoint::ClientOptions;
@@ -64,7 +66,7 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
     let concurrency = parse_list("--concurrency", &args.concurrency, |s| {
         s.parse::<usize>().ok().filter(|n| *n > 0)
     })?;
-    let prefill = parse_list("--prefill", &args.prefill, parse_size)?;
+    let prefill = parse_list("--prefill", &args.prefill, token_count)?;
     if args.runs == 0 && concurrency.is_empty() && prefill.is_empty() {
         bail!("--runs 0, --concurrency none and --prefill none: nothing left to measure");
     }
@@ -80,7 +82,7 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
         args.out.as_deref(),
         "bench",
         &endpoint.spec.name,
-        "bench.json",
+        BENCH_JSON,
     )?;
     Ok(BenchPlan {
         client: client_options(&args.client)?,
@@ -110,7 +112,7 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
     if kinds.is_empty() {
         bail!("--kinds: name at least one of {}", Kind::names());
     }
-    let long_context = parse_size(&args.long_context).with_context(|| {
+    let long_context = token_count(&args.long_context).with_context(|| {
         format!(
             "--long-context `{}`: expected a size like 4k",
             args.long_context
@@ -120,7 +122,7 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
         args.out.as_deref(),
         "soak",
         &endpoint.spec.name,
-        super::soak::RECORDS_FILE,
+        SOAK_RECORDS,
     )?;
     Ok(SoakPlan {
         client: client_options(&args.client)?,
@@ -203,21 +205,6 @@ fn parse_list<T: PartialEq>(
     Ok(out)
 }
 
-/// A token count: `512`, `8k` (8 × 1024) or `1m` (1024 × 1024).
-pub fn parse_size(raw: &str) -> Option<u64> {
-    let raw = raw.trim().to_ascii_lowercase();
-    let (digits, unit) = match raw.strip_suffix('k') {
-        Some(d) => (d, 1024),
-        None => match raw.strip_suffix('m') {
-            Some(d) => (d, 1024 * 1024),
-            None => (raw.as_str(), 1),
-        },
-    };
-    let n: f64 = digits.parse().ok()?;
-    let tokens = (n * unit as f64).round();
-    (n.is_finite() && tokens >= 1.0).then_some(tokens as u64)
-}
-
 /// `40m`, `90s`, `1h30m`, `1500ms`, or plain seconds.
 pub fn parse_duration(raw: &str) -> anyhow::Result<Duration> {
     let raw = raw.trim();
@@ -279,17 +266,6 @@ fn out_dir(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_read_k_and_m_as_powers_of_two() {
-        assert_eq!(parse_size("8k"), Some(8192));
-        assert_eq!(parse_size("100K"), Some(102_400));
-        assert_eq!(parse_size("1m"), Some(1_048_576));
-        assert_eq!(parse_size("512"), Some(512));
-        assert_eq!(parse_size("0.5k"), Some(512));
-        assert_eq!(parse_size("k"), None);
-        assert_eq!(parse_size("0"), None);
-    }
 
     #[test]
     fn durations_combine_units() {

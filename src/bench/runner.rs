@@ -4,166 +4,18 @@
 //! sends nothing more and writes both reports from what was measured, marked `interrupted`.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use serde::Serialize;
-use serde_json::Value;
-use tokio::sync::watch;
 
 use super::baseline::{compare, flatten};
-use super::log::{write_files, JsonLines};
+use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::BenchPlan;
 use super::prefill::Skipped;
-use super::progress::Live;
-use super::prompts::{chat_body, decode_prompt, sized_prompt, user};
 use super::report::{BenchReport, BenchStatus, Settings};
-use super::round::{round, Round};
-use super::sample::Sample;
+use super::session::Session;
 use super::{concurrency, decode, prefill, render, target, warmup};
 use crate::error::CliError;
-use crate::run::{interrupted, Target};
-
-pub const REPORT_JSON: &str = "bench.json";
-pub const REPORT_MD: &str = "bench.md";
-pub const REQUESTS_FILE: &str = "bench.jsonl";
-
-/// The state shared by the phases: where to send, the time origin, the request log.
-pub struct Bencher<'a> {
-    target: &'a Target,
-    plan: &'a BenchPlan,
-    origin: Instant,
-    log: JsonLines,
-    live: Live,
-    sent: u64,
-    /// Turns true on Ctrl-C or SIGTERM.
-    stop: watch::Receiver<bool>,
-    /// When the interruption came (`during <round>` or `before <round>`); once set, no
-    /// request is sent.
-    stopped_in: Option<String>,
-    /// One line per failed or unusable request.
-    pub problems: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct Line<'a> {
-    phase: &'a str,
-    n: usize,
-    round: u32,
-    #[serde(flatten)]
-    sample: &'a Sample,
-}
-
-impl Bencher<'_> {
-    /// A decode-shaped request: a long essay, `--max-tokens` budget.
-    pub fn decode_body(&mut self) -> Value {
-        self.sent += 1;
-        chat_body(
-            &self.target.model,
-            user(&decode_prompt(self.sent)),
-            self.plan.max_tokens,
-            0.0,
-            &self.plan.params,
-        )
-    }
-
-    /// A prompt of about `tokens` tokens, unique to this request, answered with one token.
-    pub fn prefill_body(&mut self, tokens: u64) -> Value {
-        self.sent += 1;
-        let nonce = self.origin.elapsed().as_nanos() as u64 ^ (self.sent << 48);
-        chat_body(
-            &self.target.model,
-            user(&sized_prompt(tokens, nonce)),
-            1,
-            0.0,
-            &self.plan.params,
-        )
-    }
-
-    /// Send `bodies` together; log every sample and remember every problem. None, with nothing
-    /// sent or logged, once the bench is interrupted (also while this round is in flight).
-    pub async fn round(&mut self, phase: &str, index: u32, bodies: Vec<Value>) -> Option<Round> {
-        let at = format!("{phase} (n={}, round {})", bodies.len(), index + 1);
-        if self.stopped() {
-            if self.stopped_in.is_none() {
-                self.stop_at(format!("before {at}"));
-            }
-            return None;
-        }
-        self.live.activity(&format!(
-            "{phase}: {} request(s) in flight, {:.0} s elapsed",
-            bodies.len(),
-            self.origin.elapsed().as_secs_f64()
-        ));
-        let mut stop = self.stop.clone();
-        let r = tokio::select! {
-            r = round(&self.target.client, &bodies, self.origin) => r,
-            Ok(_) = stop.wait_for(|s| *s) => {
-                self.stop_at(format!(
-                    "during {at}; the requests then in flight were abandoned and are not counted"
-                ));
-                return None;
-            }
-        };
-        for s in &r.samples {
-            let line = Line {
-                phase,
-                n: bodies.len(),
-                round: index,
-                sample: s,
-            };
-            if let Err(e) = self.log.append(&line) {
-                self.problems.push(format!("{e:#}"));
-            }
-            // A prompt the server rejects as too long becomes a skipped size, not a failure.
-            let skipped_size = phase == "prefill" && prefill::rejection(s).is_some();
-            if let Some(t) = unmeasurable(s).filter(|_| !skipped_size) {
-                self.problems.push(format!("{at}: {t}"));
-                self.live.note(&format!("  {phase}: {t}"));
-            }
-        }
-        Some(r)
-    }
-
-    pub fn note(&self, line: &str) {
-        self.live.note(line);
-    }
-
-    pub fn stopped(&self) -> bool {
-        self.stopped_in.is_some() || *self.stop.borrow()
-    }
-
-    fn stop_at(&mut self, when: String) {
-        self.live.note(&format!(
-            "interrupted {when}: writing the report from what was measured"
-        ));
-        self.stopped_in = Some(when);
-    }
-}
-
-/// A flag that turns true on Ctrl-C or SIGTERM (the handlers are installed when the watching
-/// task first runs, at the caller's next await).
-fn interrupt_flag() -> watch::Receiver<bool> {
-    let (tx, rx) = watch::channel(false);
-    tokio::spawn(async move {
-        interrupted().await;
-        let _ = tx.send(true);
-    });
-    rx
-}
-
-/// Why a sample cannot be measured: no completion, or no token count. An empty reply is not a
-/// problem here: the server generated (and counted) its tokens all the same.
-fn unmeasurable(s: &Sample) -> Option<String> {
-    if !s.has_completion() {
-        s.trouble()
-    } else if s.completion_tokens.is_none() || s.prompt_tokens.is_none() {
-        Some("the server reported no usage token counts; rates cannot be computed".into())
-    } else {
-        None
-    }
-}
 
 /// Run every phase of the plan and write the run folder.
 pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
@@ -171,19 +23,9 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
     std::fs::create_dir_all(&plan.dir)
         .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
         .map_err(CliError::usage)?;
-    let log = JsonLines::create(&plan.dir.join(REQUESTS_FILE)).map_err(CliError::usage)?;
+    let log = JsonLines::create(&plan.dir.join(BENCH_REQUESTS)).map_err(CliError::usage)?;
     let started_at = chrono::Utc::now();
-    let mut b = Bencher {
-        target: &target,
-        plan,
-        origin: Instant::now(),
-        log,
-        live: Live::new(plan.quiet, Duration::from_secs(10)),
-        sent: 0,
-        stop: interrupt_flag(),
-        stopped_in: None,
-        problems: Vec::new(),
-    };
+    let mut b = Session::start(&target, plan, log);
     b.note(&format!(
         "bench {} ({}, model {}), stream:false, tok/s = usage.completion_tokens / wall time",
         endpoint.name, endpoint.base_url, endpoint.model
@@ -240,7 +82,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         if samples.is_empty() {
             continue; // interrupted before this size
         }
-        match samples.first().and_then(prefill::rejection) {
+        match samples.first().and_then(|s| s.rejection()) {
             Some(reason) => {
                 rejected = Some(tokens);
                 skipped.push(Skipped {
@@ -262,7 +104,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
             BenchStatus::Finished,
         )
     };
-    b.live.finish();
+    let ended = b.finish();
 
     let mut report = BenchReport {
         tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
@@ -288,12 +130,15 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         prefill: prefills,
         prefill_skipped: skipped,
         spec_decode,
-        problems: b.problems,
+        problems: ended.problems,
         baseline: None,
         notes: Vec::new(),
     };
     if status == BenchStatus::Interrupted {
-        let when = b.stopped_in.as_deref().unwrap_or("after the last request");
+        let when = ended
+            .stopped_in
+            .as_deref()
+            .unwrap_or("after the last request");
         report
             .notes
             .push(format!("interrupted (Ctrl-C or SIGTERM) {when}"));
@@ -316,8 +161,8 @@ fn write_report(dir: &Path, report: &BenchReport) -> anyhow::Result<()> {
     write_files(
         dir,
         &[
-            (REPORT_JSON, render::bench_json(report)),
-            (REPORT_MD, render::bench_markdown(report)),
+            (BENCH_JSON, render::bench_json(report)),
+            (BENCH_MD, render::bench_markdown(report)),
         ],
     )
 }

@@ -84,6 +84,17 @@ impl Sample {
         }
         None
     }
+
+    /// Why the server refused the prompt outright (a 4xx other than 429): usually longer than
+    /// its context, on servers whose `GET /models` does not report `max_model_len`.
+    pub fn rejection(&self) -> Option<String> {
+        match (self.outcome, self.status) {
+            (Outcome::Error, Some(code)) if (400..500).contains(&code) && code != 429 => {
+                self.trouble()
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Send `body` to the chat endpoint and measure it. `origin` is the run's time zero.

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::degenerate::is_degenerate;
-use super::log::{read, write_files, JsonLines};
+use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
 use super::plan::SoakPlan;
 use super::progress::Live;
 use super::render;
@@ -24,11 +24,6 @@ use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::error::CliError;
 use crate::run::folder::write_atomic;
 use crate::run::interrupted;
-
-pub const RECORDS_FILE: &str = "soak.jsonl";
-pub const META_FILE: &str = "soak-run.json";
-pub const REPORT_JSON: &str = "soak.json";
-pub const REPORT_MD: &str = "soak.md";
 
 /// Running totals for the live line.
 #[derive(Default)]
@@ -109,7 +104,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
         status: SoakStatus::Running,
     };
     write_meta(&plan.dir, &meta).map_err(CliError::usage)?;
-    let mut log = JsonLines::create(&plan.dir.join(RECORDS_FILE)).map_err(CliError::usage)?;
+    let mut log = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(CliError::usage)?;
     live.note(&format!(
         "soak {} ({}, model {}) for {}, {} workers; journal {}",
         meta.endpoint.name,
@@ -117,7 +112,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
         meta.endpoint.model,
         clock(plan.duration),
         plan.concurrency,
-        plan.dir.join(RECORDS_FILE).display()
+        plan.dir.join(SOAK_RECORDS).display()
     ));
 
     let origin = Instant::now();
@@ -220,7 +215,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
 
 /// Rebuild the report of the soak in `dir` from its journal (also after an interruption or kill).
 pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
-    let meta_path = dir.join(META_FILE);
+    let meta_path = dir.join(SOAK_META);
     let text = std::fs::read_to_string(&meta_path).with_context(|| {
         format!(
             "{} is not a soak run folder (cannot read {})",
@@ -230,7 +225,7 @@ pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
     })?;
     let meta: SoakMeta = serde_json::from_str(&text)
         .with_context(|| format!("{}: invalid soak settings", meta_path.display()))?;
-    let path = dir.join(RECORDS_FILE);
+    let path = dir.join(SOAK_RECORDS);
     let (records, skipped) = if path.exists() {
         read::<SoakRecord>(&path)?
     } else {
@@ -244,15 +239,15 @@ pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
 /// Atomically (temp file + rename), so a kill never leaves half a file.
 fn write_meta(dir: &Path, meta: &SoakMeta) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(meta)? + "\n";
-    write_atomic(&dir.join(META_FILE), text.as_bytes())
+    write_atomic(&dir.join(SOAK_META), text.as_bytes())
 }
 
 fn write_report(dir: &Path, report: &SoakReport) -> anyhow::Result<()> {
     write_files(
         dir,
         &[
-            (REPORT_JSON, render::soak_json(report)),
-            (REPORT_MD, render::soak_markdown(report)),
+            (SOAK_JSON, render::soak_json(report)),
+            (SOAK_MD, render::soak_markdown(report)),
         ],
     )
 }

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::round::Round;
-use super::runner::Bencher;
 use super::sample::Sample;
+use super::session::Session;
 use super::stats::round2;
 
 pub struct Warmup {
@@ -31,7 +31,7 @@ pub struct WarmupLevel {
 }
 
 /// `requests` sequential decode requests, then one round per level (nothing when 0).
-pub async fn run(b: &mut Bencher<'_>, requests: u32, levels: &[usize]) -> Warmup {
+pub async fn run(b: &mut Session<'_>, requests: u32, levels: &[usize]) -> Warmup {
     let mut warm = Warmup {
         decode: Vec::new(),
         rounds: Vec::new(),

@@ -1,8 +1,9 @@
 //! `coherence soak`: run the soak (or re-render one with `--report DIR`), print the summary or
 //! JSON, pick the exit code.
 
+use crate::bench::log::SOAK_MD;
 use crate::bench::plan::check_report_only;
-use crate::bench::{plan_soak, render, rerender, run_soak, soak, SoakReport};
+use crate::bench::{plan_soak, render, rerender, run_soak, SoakReport};
 use crate::cli::SoakArgs;
 use crate::error::{CliError, Exit, UsageContext};
 
@@ -22,7 +23,7 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
         print!("{}", render::soak_json(&report));
     } else {
         print!("{}", render::soak_markdown(&report));
-        println!("\nreport: {}", dir.join(soak::REPORT_MD).display());
+        println!("\nreport: {}", dir.join(SOAK_MD).display());
     }
     Ok(exit_for(&report))
 }
