@@ -29,7 +29,7 @@ pub mod target;
 pub mod traffic;
 pub mod warmup;
 
-pub use plan::{plan_bench, plan_smoke, plan_soak, BenchPlan, SmokePlan, SoakPlan};
+pub use plan::{BenchPlan, SmokePlan, SoakPlan};
 pub use report::BenchReport;
 pub use runner::run_bench;
 pub use soak::{rerender, run_soak};

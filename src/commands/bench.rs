@@ -1,8 +1,9 @@
 //! `coherence bench`: measure one endpoint, write the run folder, print the summary or JSON.
 
+use super::bench_plan::plan_bench;
 use crate::bench::log::BENCH_MD;
 use crate::bench::report::BenchStatus;
-use crate::bench::{plan_bench, render, run_bench};
+use crate::bench::{render, run_bench};
 use crate::cli::BenchArgs;
 use crate::error::{CliError, Exit, UsageContext};
 

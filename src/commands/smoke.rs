@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::bench::plan_smoke;
+use super::bench_plan::plan_smoke;
 use crate::bench::smoke::{smoke as check, SmokeResult, Verdict, PHRASE};
 use crate::cli::SmokeArgs;
 use crate::error::{CliError, Exit, UsageContext};

@@ -1,9 +1,9 @@
 //! `coherence soak`: run the soak (or re-render one with `--report DIR`), print the summary or
 //! JSON, pick the exit code.
 
+use super::bench_plan::{check_report_only, plan_soak};
 use crate::bench::log::SOAK_MD;
-use crate::bench::plan::check_report_only;
-use crate::bench::{plan_soak, render, rerender, run_soak, SoakReport};
+use crate::bench::{render, rerender, run_soak, SoakReport};
 use crate::cli::SoakArgs;
 use crate::error::{CliError, Exit, UsageContext};
 
