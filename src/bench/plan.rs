@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::baseline::Baseline;
@@ -16,6 +17,18 @@ use crate::run::PlannedEndpoint;
 pub struct BenchPlan {
     pub endpoint: PlannedEndpoint,
     pub client: ClientOptions,
+    /// What to measure; recorded as is in `bench.json`.
+    pub settings: Settings,
+    pub metrics_url: Option<String>,
+    pub baseline: Option<Baseline>,
+    pub dir: PathBuf,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+/// The phases of a bench and their sizes: the part of a [`BenchPlan`] the report records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
     pub warmup: u32,
     pub runs: u32,
     pub max_tokens: u32,
@@ -23,12 +36,10 @@ pub struct BenchPlan {
     pub rounds: u32,
     pub prefill: Vec<u64>,
     pub prefill_runs: u32,
-    pub metrics_url: Option<String>,
-    pub baseline: Option<Baseline>,
+    /// Always false: rates come from `usage` over wall time (see the module doc of `bench`).
+    pub stream: bool,
+    /// Extra request fields from `--param`.
     pub params: Map<String, Value>,
-    pub dir: PathBuf,
-    pub json: bool,
-    pub quiet: bool,
 }
 
 /// A soak of one endpoint.

@@ -12,7 +12,7 @@ use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::BenchPlan;
 use super::prefill::Skipped;
-use super::report::{BenchReport, BenchStatus, Settings};
+use super::report::{BenchReport, BenchStatus};
 use super::session::Session;
 use super::{concurrency, decode, prefill, render, target, warmup};
 use crate::error::CliError;
@@ -30,12 +30,12 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         "bench {} ({}, model {}), stream:false, tok/s = usage.completion_tokens / wall time",
         endpoint.name, endpoint.base_url, endpoint.model
     ));
-    let (sizes, mut skipped) = prefill::fit(&plan.prefill, endpoint.max_model_len);
+    let (sizes, mut skipped) = prefill::fit(&plan.settings.prefill, endpoint.max_model_len);
     for s in &skipped {
         b.note(&format!("prefill {}: skipped, {}", s.tokens, s.reason));
     }
 
-    let warm = warmup::run(&mut b, plan.warmup, &plan.concurrency).await;
+    let warm = warmup::run(&mut b, plan.settings.warmup, &plan.settings.concurrency).await;
 
     let metrics_url = plan
         .metrics_url
@@ -49,18 +49,18 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         probe.read().await
     };
 
-    let runs = decode::run(&mut b, plan.runs).await;
+    let runs = decode::run(&mut b, plan.settings.runs).await;
     let decode = (!runs.is_empty()).then(|| {
         let (cold, source) = match warm.decode.first() {
             Some(s) => (Some(s), "warm-up request 1"),
             None => (runs.first(), "first measured run (no warm-up)"),
         };
-        decode::summarize(plan.max_tokens, &runs, cold, source)
+        decode::summarize(plan.settings.max_tokens, &runs, cold, source)
     });
 
     let mut levels = Vec::new();
-    for &n in &plan.concurrency {
-        let rounds = concurrency::run(&mut b, n, plan.rounds).await;
+    for &n in &plan.settings.concurrency {
+        let rounds = concurrency::run(&mut b, n, plan.settings.rounds).await;
         if rounds.is_empty() {
             continue; // interrupted before this level
         }
@@ -78,7 +78,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
             });
             continue;
         }
-        let samples = prefill::run(&mut b, tokens, plan.prefill_runs).await;
+        let samples = prefill::run(&mut b, tokens, plan.settings.prefill_runs).await;
         if samples.is_empty() {
             continue; // interrupted before this size
         }
@@ -113,17 +113,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         endpoint,
         started_at,
         finished_at: chrono::Utc::now(),
-        settings: Settings {
-            warmup: plan.warmup,
-            runs: plan.runs,
-            max_tokens: plan.max_tokens,
-            concurrency: plan.concurrency.clone(),
-            rounds: plan.rounds,
-            prefill: plan.prefill.clone(),
-            prefill_runs: plan.prefill_runs,
-            stream: false,
-            params: plan.params.clone(),
-        },
+        settings: plan.settings.clone(),
         warmup: warm.summary(),
         decode,
         concurrency: levels,

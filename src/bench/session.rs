@@ -74,9 +74,9 @@ impl<'a> Session<'a> {
         chat_body(
             &self.target.model,
             user(&decode_prompt(self.sent)),
-            self.plan.max_tokens,
+            self.plan.settings.max_tokens,
             0.0,
-            &self.plan.params,
+            &self.plan.settings.params,
         )
     }
 
@@ -89,7 +89,7 @@ impl<'a> Session<'a> {
             user(&sized_prompt(tokens, nonce)),
             1,
             0.0,
-            &self.plan.params,
+            &self.plan.settings.params,
         )
     }
 

@@ -9,6 +9,7 @@ use serde_json::Map;
 
 use crate::bench::baseline::Baseline;
 use crate::bench::log::{BENCH_JSON, SOAK_RECORDS};
+use crate::bench::plan::Settings;
 use crate::bench::{BenchPlan, SmokePlan, SoakPlan};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::run::folder::new_run_dir;
@@ -35,16 +36,19 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
     )?;
     Ok(BenchPlan {
         client: client_options(&args.client)?,
-        warmup: args.warmup,
-        runs: args.runs,
-        max_tokens: args.max_tokens,
-        concurrency: concurrency.into_iter().map(|n| n as usize).collect(),
-        rounds: args.rounds,
-        prefill,
-        prefill_runs: args.prefill_runs,
+        settings: Settings {
+            warmup: args.warmup,
+            runs: args.runs,
+            max_tokens: args.max_tokens,
+            concurrency: concurrency.into_iter().map(|n| n as usize).collect(),
+            rounds: args.rounds,
+            prefill,
+            prefill_runs: args.prefill_runs,
+            stream: false,
+            params: parse_params(&args.params, Map::new())?,
+        },
         metrics_url: args.metrics_url.clone(),
         baseline,
-        params: parse_params(&args.params, Map::new())?,
         dir,
         json: args.json,
         quiet: args.quiet,
