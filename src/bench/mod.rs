@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod concurrency;
 pub mod decode;
 pub mod degenerate;
+pub mod error;
 pub mod log;
 pub mod metrics;
 pub mod plan;
@@ -29,6 +30,7 @@ pub mod target;
 pub mod traffic;
 pub mod warmup;
 
+pub use error::BenchError;
 pub use plan::{BenchPlan, SmokePlan, SoakPlan};
 pub use report::BenchReport;
 pub use runner::run_bench;

@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::baseline::{compare, flatten};
+use super::error::BenchError;
 use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::BenchPlan;
@@ -15,15 +16,14 @@ use super::prefill::Skipped;
 use super::report::{BenchReport, BenchStatus};
 use super::session::Session;
 use super::{concurrency, decode, prefill, render, target, warmup};
-use crate::error::CliError;
 
 /// Run every phase of the plan and write the run folder.
-pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
+pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
     std::fs::create_dir_all(&plan.dir)
         .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
-        .map_err(CliError::usage)?;
-    let log = JsonLines::create(&plan.dir.join(BENCH_REQUESTS)).map_err(CliError::usage)?;
+        .map_err(BenchError::Setup)?;
+    let log = JsonLines::create(&plan.dir.join(BENCH_REQUESTS)).map_err(BenchError::Setup)?;
     let started_at = chrono::Utc::now();
     let mut b = Session::start(&target, plan, log);
     b.note(&format!(
@@ -42,7 +42,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         .clone()
         .unwrap_or_else(|| default_metrics_url(&endpoint.base_url));
     let probe = MetricsProbe::new(&metrics_url, plan.endpoint.key.clone(), &plan.client)
-        .map_err(CliError::usage)?;
+        .map_err(BenchError::Setup)?;
     let before = if b.stopped() {
         Err("interrupted".to_string())
     } else {
@@ -143,7 +143,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, CliError> {
         let value = serde_json::to_value(&report).expect("report serialises");
         report.baseline = Some(compare(base, &flatten(&value)));
     }
-    write_report(&plan.dir, &report).map_err(CliError::incomplete)?;
+    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
     Ok(report)
 }
 

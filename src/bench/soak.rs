@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::degenerate::is_degenerate;
+use super::error::BenchError;
 use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
 use super::plan::SoakPlan;
 use super::progress::Live;
@@ -21,7 +22,6 @@ use super::sample::{measure, Outcome};
 use super::soak_report::{summarize, SoakMeta, SoakRecord, SoakReport, SoakSettings, SoakStatus};
 use super::target;
 use super::traffic::{self, BUDGETS, TEMPERATURES};
-use crate::error::CliError;
 use crate::run::folder::write_atomic;
 use crate::run::interrupted;
 
@@ -69,11 +69,11 @@ fn clock(d: Duration) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
-pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
+pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
     std::fs::create_dir_all(&plan.dir)
         .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
-        .map_err(CliError::usage)?;
+        .map_err(BenchError::Setup)?;
     let mut live = Live::new(plan.quiet, Duration::from_secs(10));
     let long_context = match endpoint.max_model_len {
         Some(limit) if plan.long_context + 1024 > limit => {
@@ -103,8 +103,8 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
         finished_at: None,
         status: SoakStatus::Running,
     };
-    write_meta(&plan.dir, &meta).map_err(CliError::usage)?;
-    let mut log = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(CliError::usage)?;
+    write_meta(&plan.dir, &meta).map_err(BenchError::Setup)?;
+    let mut log = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(BenchError::Setup)?;
     live.note(&format!(
         "soak {} ({}, model {}) for {}, {} workers; journal {}",
         meta.endpoint.name,
@@ -204,12 +204,12 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
     );
     live.finish();
     if let Some(e) = write_error {
-        return Err(CliError::incomplete(e));
+        return Err(BenchError::Output(e));
     }
     meta.finished_at = Some(chrono::Utc::now());
-    write_meta(&plan.dir, &meta).map_err(CliError::incomplete)?;
+    write_meta(&plan.dir, &meta).map_err(BenchError::Output)?;
     let report = summarize(&meta, &records, &[]);
-    write_report(&plan.dir, &report).map_err(CliError::incomplete)?;
+    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
     Ok(report)
 }
 

@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::BenchError;
 use crate::endpoint::ClientOptions;
-use crate::error::CliError;
+use crate::error::Exit;
 use crate::run::{resolve_targets, PlannedEndpoint, Target};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,9 +23,14 @@ pub struct EndpointSummary {
 pub async fn resolve(
     endpoint: &PlannedEndpoint,
     options: &ClientOptions,
-) -> Result<(Target, EndpointSummary), CliError> {
+) -> Result<(Target, EndpointSummary), BenchError> {
+    // `run` still says which failure is which by an exit code; read it back into a variant.
     let (target, info) = resolve_targets(std::slice::from_ref(endpoint), options)
-        .await?
+        .await
+        .map_err(|e| match e.exit {
+            Exit::Usage => BenchError::Setup(e.error),
+            _ => BenchError::Endpoint(e.error),
+        })?
         .remove(0);
     let summary = EndpointSummary {
         name: target.name.clone(),
