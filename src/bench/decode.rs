@@ -37,15 +37,15 @@ pub fn describe(s: &Sample) -> String {
     }
 }
 
-pub async fn run(b: &mut Session<'_>, runs: u32) -> Vec<Sample> {
+pub async fn run(session: &mut Session<'_>, runs: u32) -> Vec<Sample> {
     let mut out = Vec::new();
     for i in 0..runs {
-        let body = b.decode_body();
-        let Some(r) = b.round("decode", i, vec![body]).await else {
+        let body = session.decode_body();
+        let Some(r) = session.round("decode", i, vec![body]).await else {
             break;
         };
         let s = r.samples.into_iter().next().expect("one sample");
-        b.note(&format!("decode {}/{runs}: {}", i + 1, describe(&s)));
+        session.note(&format!("decode {}/{runs}: {}", i + 1, describe(&s)));
         out.push(s);
     }
     out

@@ -57,6 +57,27 @@ pub struct SoakPlan {
     pub quiet: bool,
 }
 
+/// Room left in the context for the reply of a `long` request (its largest budget is 800).
+const LONG_REPLY_ROOM: u64 = 1024;
+
+impl SoakPlan {
+    /// The prompt size of the `long` kind on an endpoint with `max_model_len`: `long_context`
+    /// when it fits with room for the reply, else as much as fits (at least 256), with a note.
+    pub fn long_context_for(&self, max_model_len: Option<u64>) -> (u64, Option<String>) {
+        match max_model_len {
+            Some(limit) if self.long_context + LONG_REPLY_ROOM > limit => {
+                let fitted = limit.saturating_sub(LONG_REPLY_ROOM).max(256);
+                let note = format!(
+                    "--long-context {} does not fit max_model_len {limit} with an 800-token budget; using {fitted}",
+                    self.long_context
+                );
+                (fitted, Some(note))
+            }
+            _ => (self.long_context, None),
+        }
+    }
+}
+
 /// A smoke test of every endpoint given.
 #[derive(Debug)]
 pub struct SmokePlan {

@@ -56,11 +56,11 @@ pub fn fit(sizes: &[u64], max_model_len: Option<u64>) -> (Vec<u64>, Vec<Skipped>
 
 /// Measure `runs` prompts of about `tokens` tokens. Stops at the first rejection (see
 /// [`Sample::rejection`]): sending the same size again would only be refused again.
-pub async fn run(b: &mut Session<'_>, tokens: u64, runs: u32) -> Vec<Sample> {
+pub async fn run(session: &mut Session<'_>, tokens: u64, runs: u32) -> Vec<Sample> {
     let mut out = Vec::new();
     for i in 0..runs {
-        let body = b.prefill_body(tokens);
-        let Some(r) = b.round("prefill", i, vec![body]).await else {
+        let body = session.prefill_body(tokens);
+        let Some(r) = session.round("prefill", i, vec![body]).await else {
             break;
         };
         let s = r.samples.into_iter().next().expect("one sample");
@@ -73,7 +73,7 @@ pub async fn run(b: &mut Session<'_>, tokens: u64, runs: u32) -> Vec<Sample> {
                 .trouble()
                 .unwrap_or_else(|| "the server reported no usage.prompt_tokens".into()),
         };
-        b.note(&format!("prefill {tokens} run {}/{runs}: {line}", i + 1));
+        session.note(&format!("prefill {tokens} run {}/{runs}: {line}", i + 1));
         let rejected = s.rejection().is_some();
         out.push(s);
         if rejected {

@@ -8,13 +8,16 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::baseline::{compare, flatten};
+use super::concurrency::Level;
+use super::decode::Decode;
 use super::error::BenchError;
 use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
-use super::plan::BenchPlan;
-use super::prefill::Skipped;
+use super::plan::{BenchPlan, Settings};
+use super::prefill::{Prefill, Skipped};
 use super::report::{BenchReport, BenchStatus};
-use super::session::Session;
+use super::session::{Ended, Session};
+use super::warmup::Warmup;
 use super::{concurrency, decode, prefill, render, target, warmup};
 
 /// Run every phase of the plan and write the run folder.
@@ -25,52 +28,113 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
         .map_err(BenchError::Setup)?;
     let log = JsonLines::create(&plan.dir.join(BENCH_REQUESTS)).map_err(BenchError::Setup)?;
     let started_at = chrono::Utc::now();
-    let mut b = Session::start(&target, plan, log);
-    b.note(&format!(
+    let mut session = Session::start(&target, plan, log);
+    session.note(&format!(
         "bench {} ({}, model {}), stream:false, tok/s = usage.completion_tokens / wall time",
         endpoint.name, endpoint.base_url, endpoint.model
     ));
-    let (sizes, mut skipped) = prefill::fit(&plan.settings.prefill, endpoint.max_model_len);
+    let settings = &plan.settings;
+    let (sizes, skipped) = prefill::fit(&settings.prefill, endpoint.max_model_len);
     for s in &skipped {
-        b.note(&format!("prefill {}: skipped, {}", s.tokens, s.reason));
+        session.note(&format!("prefill {}: skipped, {}", s.tokens, s.reason));
     }
 
-    let warm = warmup::run(&mut b, plan.settings.warmup, &plan.settings.concurrency).await;
-
+    let warm = warmup::run(&mut session, settings.warmup, &settings.concurrency).await;
     let metrics_url = plan
         .metrics_url
         .clone()
         .unwrap_or_else(|| default_metrics_url(&endpoint.base_url));
     let probe = MetricsProbe::new(&metrics_url, plan.endpoint.key.clone(), &plan.client)
         .map_err(BenchError::Setup)?;
-    let before = if b.stopped() {
+    let before = if session.stopped() {
         Err("interrupted".to_string())
     } else {
         probe.read().await
     };
+    let decode = measure_decode(&mut session, settings, &warm).await;
+    let levels = measure_concurrency(&mut session, settings, &warm).await;
+    let (prefills, skipped) = measure_prefill(&mut session, settings, &sizes, skipped).await;
+    // After an interruption the window is not closed: abandoned requests may still be decoding.
+    let (spec_decode, status) = if session.stopped() {
+        (None, BenchStatus::Interrupted)
+    } else {
+        let after = probe.read().await;
+        (
+            Some(acceptance(&probe.url, before, after)),
+            BenchStatus::Finished,
+        )
+    };
+    let ended = session.finish();
 
-    let runs = decode::run(&mut b, plan.settings.runs).await;
-    let decode = (!runs.is_empty()).then(|| {
+    let mut report = BenchReport {
+        tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
+        kind: "bench".into(),
+        status,
+        endpoint,
+        started_at,
+        finished_at: chrono::Utc::now(),
+        settings: settings.clone(),
+        warmup: warm.summary(),
+        decode,
+        concurrency: levels,
+        prefill: prefills,
+        prefill_skipped: skipped,
+        spec_decode,
+        problems: Vec::new(),
+        baseline: None,
+        notes: Vec::new(),
+    };
+    conclude(&mut report, plan, ended);
+    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
+    Ok(report)
+}
+
+/// `--runs` decode requests; the cold rate comes from the first warm-up request, else the first
+/// measured run. None when nothing was measured (`--runs 0`, or interrupted before).
+async fn measure_decode(
+    session: &mut Session<'_>,
+    settings: &Settings,
+    warm: &Warmup,
+) -> Option<Decode> {
+    let runs = decode::run(session, settings.runs).await;
+    (!runs.is_empty()).then(|| {
         let (cold, source) = match warm.decode.first() {
             Some(s) => (Some(s), "warm-up request 1"),
             None => (runs.first(), "first measured run (no warm-up)"),
         };
-        decode::summarize(plan.settings.max_tokens, &runs, cold, source)
-    });
+        decode::summarize(settings.max_tokens, &runs, cold, source)
+    })
+}
 
+/// Every concurrency level reached, with its warm-up round as the cold number.
+async fn measure_concurrency(
+    session: &mut Session<'_>,
+    settings: &Settings,
+    warm: &Warmup,
+) -> Vec<Level> {
     let mut levels = Vec::new();
-    for &n in &plan.settings.concurrency {
-        let rounds = concurrency::run(&mut b, n, plan.settings.rounds).await;
+    for &n in &settings.concurrency {
+        let rounds = concurrency::run(session, n, settings.rounds).await;
         if rounds.is_empty() {
             continue; // interrupted before this level
         }
         let cold = warm.rounds.iter().find(|(m, _)| *m == n).map(|(_, r)| r);
         levels.push(concurrency::summarize(n, &rounds, cold));
     }
+    levels
+}
 
+/// Every size that fits, smallest first as given. Once the server rejects a size, it and every
+/// larger one join `skipped` with the reason.
+async fn measure_prefill(
+    session: &mut Session<'_>,
+    settings: &Settings,
+    sizes: &[u64],
+    mut skipped: Vec<Skipped>,
+) -> (Vec<Prefill>, Vec<Skipped>) {
     let mut prefills = Vec::new();
     let mut rejected: Option<u64> = None;
-    for &tokens in &sizes {
+    for &tokens in sizes {
         if let Some(limit) = rejected.filter(|r| tokens >= *r) {
             skipped.push(Skipped {
                 tokens,
@@ -78,7 +142,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
             });
             continue;
         }
-        let samples = prefill::run(&mut b, tokens, plan.settings.prefill_runs).await;
+        let samples = prefill::run(session, tokens, settings.prefill_runs).await;
         if samples.is_empty() {
             continue; // interrupted before this size
         }
@@ -93,38 +157,14 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
             None => prefills.push(prefill::summarize(tokens, &samples)),
         }
     }
+    (prefills, skipped)
+}
 
-    // After an interruption the window is not closed: abandoned requests may still be decoding.
-    let (spec_decode, status) = if b.stopped() {
-        (None, BenchStatus::Interrupted)
-    } else {
-        let after = probe.read().await;
-        (
-            Some(acceptance(&probe.url, before, after)),
-            BenchStatus::Finished,
-        )
-    };
-    let ended = b.finish();
-
-    let mut report = BenchReport {
-        tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
-        kind: "bench".into(),
-        status,
-        endpoint,
-        started_at,
-        finished_at: chrono::Utc::now(),
-        settings: plan.settings.clone(),
-        warmup: warm.summary(),
-        decode,
-        concurrency: levels,
-        prefill: prefills,
-        prefill_skipped: skipped,
-        spec_decode,
-        problems: ended.problems,
-        baseline: None,
-        notes: Vec::new(),
-    };
-    if status == BenchStatus::Interrupted {
+/// What follows the measurements: the problems, the notes on an interruption (where it came,
+/// what was not reached) and the comparison with `--baseline`.
+fn conclude(report: &mut BenchReport, plan: &BenchPlan, ended: Ended) {
+    report.problems = ended.problems;
+    if report.status == BenchStatus::Interrupted {
         let when = ended
             .stopped_in
             .as_deref()
@@ -140,11 +180,9 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
         }
     }
     if let Some(base) = &plan.baseline {
-        let value = serde_json::to_value(&report).expect("report serialises");
+        let value = serde_json::to_value(&*report).expect("report serialises");
         report.baseline = Some(compare(base, &flatten(&value)));
     }
-    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
-    Ok(report)
 }
 
 fn write_report(dir: &Path, report: &BenchReport) -> anyhow::Result<()> {
