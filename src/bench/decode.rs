@@ -33,7 +33,7 @@ pub struct DecodeRun {
 pub fn describe(s: &Sample) -> String {
     match (s.completion_tokens, s.tps()) {
         (Some(t), Some(r)) => format!("{t} tokens in {:.2} s = {r:.1} tok/s", s.latency_s()),
-        _ => s.trouble().unwrap_or_else(|| "no result".into()),
+        _ => s.problem_line().unwrap_or_else(|| "no result".into()),
     }
 }
 

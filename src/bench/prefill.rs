@@ -70,7 +70,7 @@ pub async fn run(session: &mut Session<'_>, tokens: u64, runs: u32) -> Vec<Sampl
                 s.latency_ms
             ),
             _ => s
-                .trouble()
+                .problem_line()
                 .unwrap_or_else(|| "the server reported no usage.prompt_tokens".into()),
         };
         session.note(&format!("prefill {tokens} run {}/{runs}: {line}", i + 1));

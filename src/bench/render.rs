@@ -4,7 +4,7 @@ use super::baseline::Comparison;
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::{SpecDecode, SpecStatus};
-use super::report::{BenchReport, BenchStatus};
+use super::schema::{BenchReport, BenchStatus};
 use super::soak_report::{Example, KindSummary, SoakReport};
 use super::stats::Percentiles;
 use super::warmup::WarmupSummary;
@@ -300,7 +300,7 @@ fn soak_header(r: &SoakReport) -> String {
         r.tool,
         r.endpoint.model,
         r.endpoint.base_url,
-        r.status,
+        r.status.report_label(),
         r.wall_s,
         r.settings.duration_s,
         r.settings.concurrency,

@@ -15,7 +15,7 @@ use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::{BenchPlan, Settings};
 use super::prefill::{Prefill, Skipped};
-use super::report::{BenchReport, BenchStatus};
+use super::schema::{BenchReport, BenchStatus};
 use super::session::{Ended, Session};
 use super::warmup::Warmup;
 use super::{concurrency, decode, prefill, render, target, warmup};

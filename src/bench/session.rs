@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::live::Live;
 use super::log::JsonLines;
 use super::plan::BenchPlan;
-use super::progress::Live;
 use super::prompts::{chat_body, decode_prompt, sized_prompt, user};
 use super::round::{round, Round};
 use super::sample::Sample;
@@ -178,7 +178,7 @@ fn interrupt_flag() -> watch::Receiver<bool> {
 /// problem here: the server generated (and counted) its tokens all the same.
 fn unmeasurable(s: &Sample) -> Option<String> {
     if !s.has_completion() {
-        s.trouble()
+        s.problem_line()
     } else if s.completion_tokens.is_none() || s.prompt_tokens.is_none() {
         Some("the server reported no usage token counts; rates cannot be computed".into())
     } else {

@@ -14,11 +14,11 @@ use tokio::task::JoinSet;
 
 use super::degenerate::is_degenerate;
 use super::error::BenchError;
+use super::live::Live;
 use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
 use super::plan::SoakPlan;
-use super::progress::Live;
 use super::render;
-use super::sample::{measure, Outcome};
+use super::sample::{measure, SampleOutcome};
 use super::soak_report::{summarize, SoakMeta, SoakRecord, SoakReport, SoakSettings, SoakStatus};
 use super::target::{self, EndpointSummary};
 use super::traffic::{self, BUDGETS, TEMPERATURES};
@@ -39,9 +39,9 @@ impl RunningTotals {
     fn add(&mut self, r: &SoakRecord) {
         self.requests += 1;
         match r.sample.outcome {
-            Outcome::Error => self.errors += 1,
-            Outcome::SoftEmpty => self.soft_empty += 1,
-            Outcome::Ok => {}
+            SampleOutcome::Error => self.errors += 1,
+            SampleOutcome::SoftEmpty => self.soft_empty += 1,
+            SampleOutcome::Ok => {}
         }
         if r.sample.has_completion() {
             self.tokens += r.sample.completion_tokens.unwrap_or(0);
@@ -196,7 +196,7 @@ fn spawn_workers(target: &Target, plan: &SoakPlan, long_context: u64) -> Traffic
                 let body = traffic::request(&model, shape, seq, long_context, &params);
                 let started_at = chrono::Utc::now();
                 let sample = measure(&client, &body, origin).await;
-                let degenerate = sample.outcome == Outcome::Ok
+                let degenerate = sample.outcome == SampleOutcome::Ok
                     && sample.answer.as_deref().is_some_and(is_degenerate);
                 let snippet = degenerate
                     .then(|| crate::score::clip(sample.answer.as_deref().unwrap_or(""), 160));

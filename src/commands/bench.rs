@@ -2,7 +2,7 @@
 
 use super::bench_plan::plan_bench;
 use crate::bench::log::BENCH_MD;
-use crate::bench::report::BenchStatus;
+use crate::bench::schema::BenchStatus;
 use crate::bench::{render, run_bench};
 use crate::cli::BenchArgs;
 use crate::error::{CliError, Exit, UsageContext};

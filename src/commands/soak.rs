@@ -3,6 +3,7 @@
 
 use super::bench_plan::{check_report_only, plan_soak};
 use crate::bench::log::SOAK_MD;
+use crate::bench::soak_report::SoakStatus;
 use crate::bench::{render, rerender, run_soak, SoakReport};
 use crate::cli::SoakArgs;
 use crate::error::{CliError, Exit, UsageContext};
@@ -31,7 +32,7 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
 /// 3 when the soak did not finish (or sent nothing), else 1 when any request failed, came back
 /// empty or degenerate, else 0.
 pub fn exit_for(r: &SoakReport) -> Exit {
-    if r.status != "finished" || r.requests == 0 {
+    if r.status != SoakStatus::Finished || r.requests == 0 {
         Exit::Incomplete
     } else if r.errors + r.soft_empty + r.degenerate > 0 {
         Exit::Diverged
