@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use coherence::bench::degenerate::is_degenerate;
 use coherence::bench::log::JsonLines;
 use coherence::bench::prompts::{chat_body, user};
-use coherence::bench::sample::{measure, Outcome, Sample};
+use coherence::bench::sample::{measure, Sample, SampleOutcome};
 use coherence::endpoint::{Client, ClientOptions};
 use coherence_testkit::{FakeServer, Reply};
 use serde_json::{json, Map};
@@ -80,7 +80,7 @@ fn main() {
         let start = Instant::now();
         for _ in 0..REQUESTS {
             let s = measure(&client, &body, origin).await;
-            assert_eq!(s.outcome, Outcome::Ok);
+            assert_eq!(s.outcome, SampleOutcome::Ok);
             std::hint::black_box(s);
         }
         start.elapsed()
@@ -102,7 +102,7 @@ fn main() {
         prompt_tokens: Some(120),
         completion_tokens: Some(800),
         finish_reason: Some("length".into()),
-        outcome: Outcome::Ok,
+        outcome: SampleOutcome::Ok,
         problem: None,
         answer: Some(answer.clone()),
     };

@@ -2,10 +2,13 @@
 //! turns them into plans; no layer below it sees a flag.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand};
 
+use crate::bench::sizes::token_count;
+use crate::bench::traffic::Kind;
 use crate::error::EXIT_CODES_HELP;
 use crate::gate::Gate;
 
@@ -251,22 +254,24 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub runs: u32,
     /// Tokens to generate per decode and concurrency request.
-    #[arg(long, value_name = "N", default_value_t = 512)]
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: u32,
     /// Concurrency levels to sweep, comma-separated, or `none`.
-    #[arg(long, value_name = "N,N", default_value = "1,2,4,6")]
-    pub concurrency: String,
+    // A `None` item is a `none`; commands/bench_plan.rs turns the items into the levels.
+    #[arg(long, value_name = "N,N", default_value = "1,2,4,6", value_delimiter = ',', value_parser = level_or_none)]
+    pub concurrency: Vec<Option<u32>>,
     /// Measured rounds per concurrency level.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Prompt sizes for time to first token, comma-separated (`k` = 1024), or `none`.
-    #[arg(long, value_name = "SIZES", default_value = "8k,32k,100k")]
-    pub prefill: String,
+    // A `None` item is a `none`; commands/bench_plan.rs turns the items into the sizes.
+    #[arg(long, value_name = "SIZES", default_value = "8k,32k,100k", value_delimiter = ',', value_parser = size_or_none)]
+    pub prefill: Vec<Option<u64>>,
     /// Requests per prefill size, each with a unique prompt so a prefix cache cannot answer it.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub prefill_runs: u32,
     /// Prometheus metrics URL (default: the server root of the endpoint + `/metrics`).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = http_url)]
     pub metrics_url: Option<String>,
     /// Compare with published claims or an earlier bench.json (see `coherence bench --help`).
     #[arg(long, value_name = "FILE.json")]
@@ -292,22 +297,25 @@ pub struct BenchArgs {
 pub struct SoakArgs {
     #[command(flatten)]
     pub endpoints: EndpointArgs,
-    /// How long to send traffic, e.g. 40m, 90s, 1h30m. Requests in flight at the end are awaited.
-    #[arg(long, value_name = "DURATION", default_value = "40m")]
-    pub duration: String,
+    /// How long to send traffic, e.g. 40m, 90s, 1h30m (a bare number is seconds). Requests in
+    /// flight at the end are awaited.
+    #[arg(long, value_name = "DURATION", default_value = "40m", value_parser = positive_duration)]
+    pub duration: Duration,
     /// Workers, each with one request in flight.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub concurrency: usize,
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: u32,
     /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
     #[arg(
         long,
         value_name = "KIND,KIND",
-        default_value = "tool,code,json,reasoning,long,chat"
+        default_value = "tool,code,json,reasoning,long,chat",
+        value_delimiter = ',',
+        value_parser = traffic_kind
     )]
-    pub kinds: String,
+    pub kinds: Vec<Kind>,
     /// Approximate prompt size of the `long` kind (`k` = 1024).
-    #[arg(long, value_name = "SIZE", default_value = "4k")]
-    pub long_context: String,
+    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = token_size)]
+    pub long_context: u64,
     /// KEY=VALUE: an extra request field (VALUE is JSON when it parses).
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
@@ -334,11 +342,119 @@ pub struct SmokeArgs {
     #[command(flatten)]
     pub endpoints: EndpointArgs,
     /// Budget for the exact-reply test; generous because reasoning endpoints spend it first.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: u32,
     #[command(flatten)]
     pub client: ClientArgs,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+// Value parsers of the bench, soak and smoke flags: clap reports their errors with the flag.
+
+/// One `--concurrency` item: a level of at least 1, or `none` (None) for no sweep.
+fn level_or_none(raw: &str) -> Result<Option<u32>, String> {
+    if is_none(raw) {
+        return Ok(None);
+    }
+    match raw.trim().parse::<u32>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err("expected a level of at least 1, or `none`".into()),
+    }
+}
+
+/// One `--prefill` item: a token size, or `none` (None) for no prefill phase.
+fn size_or_none(raw: &str) -> Result<Option<u64>, String> {
+    if is_none(raw) {
+        return Ok(None);
+    }
+    token_size(raw).map(Some)
+}
+
+fn is_none(raw: &str) -> bool {
+    let raw = raw.trim();
+    raw.is_empty() || raw.eq_ignore_ascii_case("none")
+}
+
+/// A token count: `512`, `8k` (8 × 1024) or `1m` (1024 × 1024).
+fn token_size(raw: &str) -> Result<u64, String> {
+    token_count(raw).ok_or_else(|| "expected a token count like 512, 8k or 1m".into())
+}
+
+/// A humantime duration (`40m`, `90s`, `1h30m`, `1500ms`) or a bare number of seconds; never 0.
+fn positive_duration(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    let d = match raw.parse::<f64>() {
+        Ok(secs) => Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())?,
+        Err(_) => humantime::parse_duration(raw).map_err(|e| e.to_string())?,
+    };
+    if d.is_zero() {
+        return Err("must be positive".into());
+    }
+    Ok(d)
+}
+
+fn traffic_kind(raw: &str) -> Result<Kind, String> {
+    Kind::parse(raw.trim()).ok_or_else(|| format!("expected one of {}", Kind::names()))
+}
+
+/// An `http://` or `https://` URL.
+fn http_url(raw: &str) -> Result<String, String> {
+    let parsed = reqwest::Url::parse(raw).map_err(|e| format!("invalid URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("the URL must start with http:// or https://".into());
+    }
+    Ok(raw.to_string())
+}
+
+#[cfg(test)]
+mod bench_flag_tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn bench(flags: &[&str]) -> Result<BenchArgs, String> {
+        let argv = ["coherence", "bench", "--endpoint", "a=http://x/v1"];
+        match Cli::try_parse_from(argv.iter().chain(flags)) {
+            Ok(Cli {
+                command: Command::Bench(args),
+            }) => Ok(*args),
+            Ok(_) => unreachable!("a bench command line"),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn lists_accept_none_and_errors_name_the_flag() {
+        let args = bench(&["--concurrency", "1,2,4,6", "--prefill", "none"]).unwrap();
+        assert_eq!(args.concurrency, vec![Some(1), Some(2), Some(4), Some(6)]);
+        assert_eq!(args.prefill, vec![None]);
+        let args = bench(&[]).unwrap();
+        assert_eq!(args.prefill, vec![Some(8192), Some(32_768), Some(102_400)]);
+        let err = bench(&["--concurrency", "1,0"]).unwrap_err();
+        assert!(
+            err.contains("--concurrency") && err.contains("'0'"),
+            "{err}"
+        );
+        let err = bench(&["--prefill", "8q"]).unwrap_err();
+        assert!(err.contains("--prefill"), "{err}");
+        let err = bench(&["--rounds", "0"]).unwrap_err();
+        assert!(err.contains("--rounds"), "{err}");
+        let err = bench(&["--metrics-url", "ftp://x/metrics"]).unwrap_err();
+        assert!(err.contains("--metrics-url"), "{err}");
+    }
+
+    #[test]
+    fn durations_take_humantime_units_or_bare_seconds() {
+        assert_eq!(positive_duration("40m"), Ok(Duration::from_secs(2400)));
+        assert_eq!(positive_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(positive_duration("3s"), Ok(Duration::from_secs(3)));
+        assert_eq!(positive_duration("1500ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(positive_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(positive_duration("90"), Ok(Duration::from_secs(90)));
+        assert!(positive_duration("5 parsecs").is_err());
+        assert!(positive_duration("0s").is_err());
+        assert!(positive_duration("-3").is_err());
+    }
 }

@@ -93,3 +93,17 @@ impl<T, E: Into<anyhow::Error>> UsageContext<T> for Result<T, E> {
         self.map_err(CliError::usage)
     }
 }
+
+impl From<crate::bench::BenchError> for CliError {
+    /// The one place a bench or soak failure becomes an exit code: 2 when nothing could be sent
+    /// (a usage or configuration problem), 3 when the endpoint could not be resolved or the
+    /// measured results could not all be written.
+    fn from(e: crate::bench::BenchError) -> Self {
+        use crate::bench::BenchError;
+        let (exit, error) = match e {
+            BenchError::Setup(error) => (Exit::Usage, error),
+            BenchError::Endpoint(error) | BenchError::Output(error) => (Exit::Incomplete, error),
+        };
+        CliError { exit, error }
+    }
+}

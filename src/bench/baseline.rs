@@ -21,7 +21,7 @@ use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plan::parse_size;
+use super::sizes::token_count;
 use super::stats::round2;
 
 const DECODE: &[&str] = &["peak_tps", "mean_tps", "cold_tps"];
@@ -161,7 +161,7 @@ fn normalize_key(key: &str) -> anyhow::Result<String> {
             .filter(|n| *n > 0)
             .map(|n| format!("concurrency.c{n}.{m}")),
         ["prefill", size, m] if known(PREFILL, m) => {
-            parse_size(size).map(|t| format!("prefill.{t}.{m}"))
+            token_count(size).map(|t| format!("prefill.{t}.{m}"))
         }
         ["spec_decode", "acceptance"] => Some(key.to_string()),
         _ => None,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::round::{Round, RoundSummary};
-use super::runner::Bencher;
+use super::session::Session;
 use super::stats::{max, mean, round2};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,14 +39,14 @@ pub fn describe(r: &RoundSummary) -> String {
     }
 }
 
-pub async fn run(b: &mut Bencher<'_>, n: usize, rounds: u32) -> Vec<Round> {
+pub async fn run(session: &mut Session<'_>, n: usize, rounds: u32) -> Vec<Round> {
     let mut out = Vec::new();
     for i in 0..rounds {
-        let bodies = (0..n).map(|_| b.decode_body()).collect();
-        let Some(r) = b.round("concurrency", i, bodies).await else {
+        let bodies = (0..n).map(|_| session.decode_body()).collect();
+        let Some(r) = session.round("concurrency", i, bodies).await else {
             break;
         };
-        b.note(&format!(
+        session.note(&format!(
             "concurrency c{n} round {}/{rounds}: {}",
             i + 1,
             describe(&r.summary())

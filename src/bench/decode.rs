@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::Bencher;
 use super::sample::Sample;
+use super::session::Session;
 use super::stats::{max, mean, round2};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,19 +33,19 @@ pub struct DecodeRun {
 pub fn describe(s: &Sample) -> String {
     match (s.completion_tokens, s.tps()) {
         (Some(t), Some(r)) => format!("{t} tokens in {:.2} s = {r:.1} tok/s", s.latency_s()),
-        _ => s.trouble().unwrap_or_else(|| "no result".into()),
+        _ => s.problem_line().unwrap_or_else(|| "no result".into()),
     }
 }
 
-pub async fn run(b: &mut Bencher<'_>, runs: u32) -> Vec<Sample> {
+pub async fn run(session: &mut Session<'_>, runs: u32) -> Vec<Sample> {
     let mut out = Vec::new();
     for i in 0..runs {
-        let body = b.decode_body();
-        let Some(r) = b.round("decode", i, vec![body]).await else {
+        let body = session.decode_body();
+        let Some(r) = session.round("decode", i, vec![body]).await else {
             break;
         };
         let s = r.samples.into_iter().next().expect("one sample");
-        b.note(&format!("decode {}/{runs}: {}", i + 1, describe(&s)));
+        session.note(&format!("decode {}/{runs}: {}", i + 1, describe(&s)));
         out.push(s);
     }
     out

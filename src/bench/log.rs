@@ -1,6 +1,6 @@
 //! Files of a bench or soak run: JSON Lines (one line per request, written and flushed as each
 //! arrives so a killed run keeps everything before the kill; read back skipping torn lines) and
-//! whole report files.
+//! whole report files; and the names of the files in those run folders.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -10,6 +10,22 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+/// `bench`: one line per request, as it completes.
+pub const BENCH_REQUESTS: &str = "bench.jsonl";
+/// `bench`: the report (also printed by `--json`).
+pub const BENCH_JSON: &str = "bench.json";
+/// `bench`: the Markdown summary.
+pub const BENCH_MD: &str = "bench.md";
+/// `soak`: one flushed line per answer, the journal `soak --report` re-renders from.
+pub const SOAK_RECORDS: &str = "soak.jsonl";
+/// `soak`: the settings and how the soak ended.
+pub const SOAK_META: &str = "soak-run.json";
+/// `soak`: the report (also printed by `--json`).
+pub const SOAK_JSON: &str = "soak.json";
+/// `soak`: the Markdown summary.
+pub const SOAK_MD: &str = "soak.md";
+
+/// An append-only JSON Lines file.
 pub struct JsonLines {
     path: PathBuf,
     file: File,

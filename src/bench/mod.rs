@@ -2,23 +2,36 @@
 //! speculative-decoding acceptance), `soak` (mixed agent-shaped traffic for a fixed time) and
 //! `smoke` (is it up, and does it answer exactly?). Every request is `stream: false`: under
 //! speculative decoding streamed deltas count steps, not tokens, so rates come from the server's
-//! `usage` over wall time. Shares only the endpoint client with `run`.
+//! `usage` over wall time.
+//!
+//! Takes plans (built from the flags by `commands`), never flags, and returns [`BenchError`],
+//! never an exit code. From `run` it borrows the model resolution (`resolve_targets`,
+//! `PlannedEndpoint`, `Target`), the Ctrl-C/SIGTERM future `interrupted` and `write_atomic`.
+//!
+//! Imports run one way, bottom up: `stats`, `sizes`, `sample`, `prompts`, `degenerate`, `log`,
+//! `live`, `metrics`, `error` → `target`, `round`, `baseline`, `traffic` → `plan` → `session` →
+//! the phases `warmup`/`decode`/`concurrency`/`prefill` → the schemas `schema`/`soak_report` →
+//! `render` → the orchestration `runner` and `soak`. `smoke` needs only `prompts`, `sample` and
+//! `stats`.
 
 pub mod baseline;
 pub mod concurrency;
 pub mod decode;
 pub mod degenerate;
+pub mod error;
+mod live;
 pub mod log;
 pub mod metrics;
 pub mod plan;
 pub mod prefill;
-mod progress;
 pub mod prompts;
 pub mod render;
-pub mod report;
 pub mod round;
 pub mod runner;
 pub mod sample;
+pub mod schema;
+pub mod session;
+pub mod sizes;
 pub mod smoke;
 pub mod soak;
 pub mod soak_report;
@@ -27,8 +40,9 @@ pub mod target;
 pub mod traffic;
 pub mod warmup;
 
-pub use plan::{plan_bench, plan_smoke, plan_soak, BenchPlan, SmokePlan, SoakPlan};
-pub use report::BenchReport;
+pub use error::BenchError;
+pub use plan::{BenchPlan, SmokePlan, SoakPlan};
 pub use runner::run_bench;
+pub use schema::BenchReport;
 pub use soak::{rerender, run_soak};
 pub use soak_report::SoakReport;

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::Bencher;
-use super::sample::{Outcome, Sample};
+use super::sample::Sample;
+use super::session::Session;
 use super::stats::{mean, round2};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,22 +54,13 @@ pub fn fit(sizes: &[u64], max_model_len: Option<u64>) -> (Vec<u64>, Vec<Skipped>
     (keep, skipped)
 }
 
-/// The server refused the prompt outright (a 4xx other than 429): usually longer than its
-/// context, on servers whose `GET /models` does not report `max_model_len`.
-pub fn rejection(s: &Sample) -> Option<String> {
-    match (s.outcome, s.status) {
-        (Outcome::Error, Some(code)) if (400..500).contains(&code) && code != 429 => s.trouble(),
-        _ => None,
-    }
-}
-
 /// Measure `runs` prompts of about `tokens` tokens. Stops at the first rejection (see
-/// [`rejection`]): sending the same size again would only be refused again.
-pub async fn run(b: &mut Bencher<'_>, tokens: u64, runs: u32) -> Vec<Sample> {
+/// [`Sample::rejection`]): sending the same size again would only be refused again.
+pub async fn run(session: &mut Session<'_>, tokens: u64, runs: u32) -> Vec<Sample> {
     let mut out = Vec::new();
     for i in 0..runs {
-        let body = b.prefill_body(tokens);
-        let Some(r) = b.round("prefill", i, vec![body]).await else {
+        let body = session.prefill_body(tokens);
+        let Some(r) = session.round("prefill", i, vec![body]).await else {
             break;
         };
         let s = r.samples.into_iter().next().expect("one sample");
@@ -79,11 +70,11 @@ pub async fn run(b: &mut Bencher<'_>, tokens: u64, runs: u32) -> Vec<Sample> {
                 s.latency_ms
             ),
             _ => s
-                .trouble()
+                .problem_line()
                 .unwrap_or_else(|| "the server reported no usage.prompt_tokens".into()),
         };
-        b.note(&format!("prefill {tokens} run {}/{runs}: {line}", i + 1));
-        let rejected = rejection(&s).is_some();
+        session.note(&format!("prefill {tokens} run {}/{runs}: {line}", i + 1));
+        let rejected = s.rejection().is_some();
         out.push(s);
         if rejected {
             break;

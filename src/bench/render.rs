@@ -1,8 +1,13 @@
 //! Pure renderers: bench and soak reports to JSON and Markdown.
 
+use super::baseline::Comparison;
+use super::concurrency::Level;
+use super::decode::Decode;
 use super::metrics::{SpecDecode, SpecStatus};
-use super::report::{BenchReport, BenchStatus};
-use super::soak_report::SoakReport;
+use super::schema::{BenchReport, BenchStatus};
+use super::soak_report::{Example, KindSummary, SoakReport};
+use super::stats::Percentiles;
+use super::warmup::WarmupSummary;
 use crate::report::markdown_table;
 
 pub fn bench_json(r: &BenchReport) -> String {
@@ -23,7 +28,35 @@ fn int(v: Option<u64>) -> String {
 }
 
 pub fn bench_markdown(r: &BenchReport) -> String {
-    let mut out = format!(
+    let mut out = bench_header(r);
+    out.push_str(&bench_status(r));
+    if let Some(c) = &r.baseline {
+        out.push_str(&baseline_section(c));
+    }
+    if let Some(d) = &r.decode {
+        out.push_str(&decode_section(d));
+    }
+    if !r.concurrency.is_empty() {
+        out.push_str(&concurrency_section(&r.concurrency));
+    }
+    if !r.prefill.is_empty() || !r.prefill_skipped.is_empty() {
+        out.push_str(&prefill_section(r));
+    }
+    if let Some(s) = &r.spec_decode {
+        out.push_str(&spec_decode_section(s));
+    }
+    if let Some(w) = &r.warmup {
+        out.push_str(&warmup_section(w));
+    }
+    if !r.problems.is_empty() {
+        out.push_str(&problems_section(&r.problems));
+    }
+    out
+}
+
+/// The title and the paragraph saying what was measured how.
+fn bench_header(r: &BenchReport) -> String {
+    format!(
         "# Bench: {} ({})\n\nModel `{}` at {}, max_model_len {}. Started {}, {} requests with `stream: false`; \
          tok/s is the server's `usage.completion_tokens` over wall time.\n\n",
         r.endpoint.name,
@@ -36,7 +69,12 @@ pub fn bench_markdown(r: &BenchReport) -> String {
             .unwrap_or_else(|| "not reported".into()),
         r.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
         if r.settings.warmup > 0 { "warm-up first, then" } else { "no warm-up;" },
-    );
+    )
+}
+
+/// The interrupted status and the notes.
+fn bench_status(r: &BenchReport) -> String {
+    let mut out = String::new();
     if r.status == BenchStatus::Interrupted {
         out.push_str(
             "Status **interrupted**: the sections below hold only what was measured before.\n\n",
@@ -45,150 +83,167 @@ pub fn bench_markdown(r: &BenchReport) -> String {
     for n in &r.notes {
         out.push_str(&format!("Note: {n}\n\n"));
     }
-    if let Some(c) = &r.baseline {
-        out.push_str(&format!("## Claim vs measured ({})\n\n", c.source));
-        let rows: Vec<Vec<String>> = c
-            .rows
-            .iter()
-            .map(|row| {
-                vec![
-                    row.metric.clone(),
-                    format!("{}", row.claim),
-                    num(row.measured, 2),
-                    row.delta_pct
-                        .map(|d| format!("{d:+.1}%"))
-                        .unwrap_or_else(|| "not measured".into()),
-                ]
-            })
-            .collect();
-        out.push_str(&markdown_table(
-            &["metric", "claim", "measured", "delta"],
-            &rows,
-        ));
-        out.push('\n');
-    }
-    if let Some(d) = &r.decode {
-        out.push_str(&format!(
-            "## Decode ({} runs, max_tokens {})\n\n",
-            d.runs.len(),
-            d.max_tokens
-        ));
-        out.push_str(&markdown_table(
-            &["peak tok/s", "mean tok/s", "cold tok/s", "cold from"],
-            &[vec![
-                num(d.peak_tps, 1),
-                num(d.mean_tps, 1),
-                num(d.cold_tps, 1),
-                d.cold_source.clone(),
-            ]],
-        ));
-        let runs: Vec<String> = d.runs.iter().map(|x| num(x.tps, 1)).collect();
-        out.push_str(&format!("\nRuns (tok/s): {}\n\n", runs.join(", ")));
-    }
-    if !r.concurrency.is_empty() {
-        out.push_str("## Concurrency\n\n");
-        let rows: Vec<Vec<String>> = r
-            .concurrency
-            .iter()
-            .map(|l| {
-                vec![
-                    format!("c{}", l.n),
-                    num(l.aggregate_tps, 1),
-                    match (l.min_aggregate_tps, l.max_aggregate_tps) {
-                        (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
-                        _ => "–".into(),
-                    },
-                    num(l.per_stream_tps, 1),
-                    num(l.cold_aggregate_tps, 1),
-                    l.errors.to_string(),
-                ]
-            })
-            .collect();
-        out.push_str(&markdown_table(
-            &[
-                "level",
-                "aggregate tok/s",
-                "range",
-                "per stream tok/s",
-                "cold aggregate",
-                "errors",
-            ],
-            &rows,
-        ));
-        out.push('\n');
-    }
-    if !r.prefill.is_empty() || !r.prefill_skipped.is_empty() {
-        out.push_str("## Prefill (max_tokens 1)\n\n");
-        let mut rows: Vec<Vec<String>> = r
-            .prefill
-            .iter()
-            .map(|p| {
-                vec![
-                    p.tokens.to_string(),
-                    int(p.prompt_tokens),
-                    num(p.ttft_ms, 0),
-                    num(p.prompt_tps, 0),
-                    num(p.first_ttft_ms, 0),
-                    p.errors.to_string(),
-                ]
-            })
-            .collect();
-        rows.extend(r.prefill_skipped.iter().map(|s| {
+    out
+}
+
+/// Claim vs measured vs delta, with `--baseline`.
+fn baseline_section(c: &Comparison) -> String {
+    let mut out = format!("## Claim vs measured ({})\n\n", c.source);
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|row| {
             vec![
-                s.tokens.to_string(),
-                "–".into(),
-                format!("skipped: {}", s.reason),
-                "–".into(),
-                "–".into(),
-                "0".into(),
+                row.metric.clone(),
+                format!("{}", row.claim),
+                num(row.measured, 2),
+                row.delta_pct
+                    .map(|d| format!("{d:+.1}%"))
+                    .unwrap_or_else(|| "not measured".into()),
             ]
-        }));
-        out.push_str(&markdown_table(
-            &[
-                "size",
-                "prompt tokens",
-                "TTFT ms",
-                "prompt tok/s",
-                "first TTFT ms",
-                "errors",
-            ],
-            &rows,
-        ));
-        out.push('\n');
-    }
-    if let Some(s) = &r.spec_decode {
-        out.push_str(&spec_decode_markdown(s));
-    }
-    if let Some(w) = &r.warmup {
-        let tps: Vec<String> = w.decode_tps.iter().map(|t| num(*t, 1)).collect();
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &["metric", "claim", "measured", "delta"],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
+/// Peak, mean and cold decode tok/s, and every run.
+fn decode_section(d: &Decode) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "## Decode ({} runs, max_tokens {})\n\n",
+        d.runs.len(),
+        d.max_tokens
+    ));
+    out.push_str(&markdown_table(
+        &["peak tok/s", "mean tok/s", "cold tok/s", "cold from"],
+        &[vec![
+            num(d.peak_tps, 1),
+            num(d.mean_tps, 1),
+            num(d.cold_tps, 1),
+            d.cold_source.clone(),
+        ]],
+    ));
+    let runs: Vec<String> = d.runs.iter().map(|x| num(x.tps, 1)).collect();
+    out.push_str(&format!("\nRuns (tok/s): {}\n\n", runs.join(", ")));
+    out
+}
+
+/// One row per concurrency level.
+fn concurrency_section(levels: &[Level]) -> String {
+    let mut out = String::from("## Concurrency\n\n");
+    let rows: Vec<Vec<String>> = levels
+        .iter()
+        .map(|l| {
+            vec![
+                format!("c{}", l.n),
+                num(l.aggregate_tps, 1),
+                match (l.min_aggregate_tps, l.max_aggregate_tps) {
+                    (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
+                    _ => "–".into(),
+                },
+                num(l.per_stream_tps, 1),
+                num(l.cold_aggregate_tps, 1),
+                l.errors.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &[
+            "level",
+            "aggregate tok/s",
+            "range",
+            "per stream tok/s",
+            "cold aggregate",
+            "errors",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
+/// One row per prefill size, measured or skipped.
+fn prefill_section(r: &BenchReport) -> String {
+    let mut out = String::from("## Prefill (max_tokens 1)\n\n");
+    let mut rows: Vec<Vec<String>> = r
+        .prefill
+        .iter()
+        .map(|p| {
+            vec![
+                p.tokens.to_string(),
+                int(p.prompt_tokens),
+                num(p.ttft_ms, 0),
+                num(p.prompt_tps, 0),
+                num(p.first_ttft_ms, 0),
+                p.errors.to_string(),
+            ]
+        })
+        .collect();
+    rows.extend(r.prefill_skipped.iter().map(|s| {
+        vec![
+            s.tokens.to_string(),
+            "–".into(),
+            format!("skipped: {}", s.reason),
+            "–".into(),
+            "–".into(),
+            "0".into(),
+        ]
+    }));
+    out.push_str(&markdown_table(
+        &[
+            "size",
+            "prompt tokens",
+            "TTFT ms",
+            "prompt tok/s",
+            "first TTFT ms",
+            "errors",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
+/// The cold numbers of the warm-up.
+fn warmup_section(w: &WarmupSummary) -> String {
+    let mut out = String::new();
+    let tps: Vec<String> = w.decode_tps.iter().map(|t| num(*t, 1)).collect();
+    out.push_str(&format!(
+        "\n## Warm-up (cold numbers)\n\n{} sequential requests: {} tok/s.",
+        w.requests,
+        tps.join(", ")
+    ));
+    let levels: Vec<String> = w
+        .concurrency
+        .iter()
+        .map(|l| format!("c{} {}", l.n, num(l.aggregate_tps, 1)))
+        .collect();
+    if !levels.is_empty() {
         out.push_str(&format!(
-            "\n## Warm-up (cold numbers)\n\n{} sequential requests: {} tok/s.",
-            w.requests,
-            tps.join(", ")
+            " Rounds (aggregate tok/s): {}.",
+            levels.join(", ")
         ));
-        let levels: Vec<String> = w
-            .concurrency
-            .iter()
-            .map(|l| format!("c{} {}", l.n, num(l.aggregate_tps, 1)))
-            .collect();
-        if !levels.is_empty() {
-            out.push_str(&format!(
-                " Rounds (aggregate tok/s): {}.",
-                levels.join(", ")
-            ));
-        }
-        out.push('\n');
     }
-    if !r.problems.is_empty() {
-        out.push_str(&format!("\n## Problems ({})\n\n", r.problems.len()));
-        for p in &r.problems {
-            out.push_str(&format!("- {p}\n"));
-        }
+    out.push('\n');
+    out
+}
+
+/// One line per failed or unusable request.
+fn problems_section(problems: &[String]) -> String {
+    let mut out = format!("\n## Problems ({})\n\n", problems.len());
+    for p in problems {
+        out.push_str(&format!("- {p}\n"));
     }
     out
 }
 
-fn spec_decode_markdown(s: &SpecDecode) -> String {
+/// The acceptance rate over the measured phases, or why there is none.
+fn spec_decode_section(s: &SpecDecode) -> String {
     let mut out = String::from("## Speculative decoding\n\n");
     out.push_str(&match s.status {
         SpecStatus::Measured => format!(
@@ -211,14 +266,41 @@ fn spec_decode_markdown(s: &SpecDecode) -> String {
 }
 
 pub fn soak_markdown(r: &SoakReport) -> String {
-    let mut out = format!(
+    let mut out = soak_header(r);
+    out.push_str(&soak_totals(r));
+    out.push_str(&soak_latency(r.latency_ms.as_ref()));
+    let workers: Vec<String> = r.per_worker_tps.iter().map(|t| format!("{t:.1}")).collect();
+    out.push_str(&format!("\nPer worker tok/s: {}\n\n", workers.join(", ")));
+    if !r.by_kind.is_empty() {
+        out.push_str(&kinds_section(&r.by_kind));
+    }
+    if !r.error_kinds.is_empty() {
+        let kinds: Vec<String> = r
+            .error_kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        out.push_str(&format!("Errors by kind: {}\n\n", kinds.join(", ")));
+    }
+    if !r.examples.is_empty() {
+        out.push_str(&examples_section(&r.examples));
+    }
+    for n in &r.notes {
+        out.push_str(&format!("Note: {n}\n"));
+    }
+    out
+}
+
+/// The title and the paragraph saying how the soak ended and what it sent.
+fn soak_header(r: &SoakReport) -> String {
+    format!(
         "# Soak: {} ({})\n\nModel `{}` at {}. Status **{}**: {:.0} s of {:.0} s, {} workers, kinds {}, \
          `stream: false`.\n\n",
         r.endpoint.name,
         r.tool,
         r.endpoint.model,
         r.endpoint.base_url,
-        r.status,
+        r.status.report_label(),
         r.wall_s,
         r.settings.duration_s,
         r.settings.concurrency,
@@ -228,10 +310,12 @@ pub fn soak_markdown(r: &SoakReport) -> String {
             .map(|k| k.label())
             .collect::<Vec<_>>()
             .join(", ")
-    );
-    let lat = r.latency_ms;
-    let ms = |f: fn(&super::stats::Percentiles) -> f64| num(lat.as_ref().map(f), 0);
-    out.push_str(&markdown_table(
+    )
+}
+
+/// One row of totals: requests, tokens, tok/s and problems.
+fn soak_totals(r: &SoakReport) -> String {
+    markdown_table(
         &[
             "requests",
             "completion tokens",
@@ -250,8 +334,13 @@ pub fn soak_markdown(r: &SoakReport) -> String {
             r.soft_empty.to_string(),
             r.degenerate.to_string(),
         ]],
-    ));
-    out.push_str("\nWall latency (ms, requests with a completion):\n\n");
+    )
+}
+
+/// Wall latency percentiles of the requests with a completion.
+fn soak_latency(lat: Option<&Percentiles>) -> String {
+    let ms = |f: fn(&Percentiles) -> f64| num(lat.map(f), 0);
+    let mut out = String::from("\nWall latency (ms, requests with a completion):\n\n");
     out.push_str(&markdown_table(
         &["p50", "p90", "p95", "p99", "max", "mean"],
         &[vec![
@@ -263,61 +352,54 @@ pub fn soak_markdown(r: &SoakReport) -> String {
             ms(|p| p.mean),
         ]],
     ));
-    let workers: Vec<String> = r.per_worker_tps.iter().map(|t| format!("{t:.1}")).collect();
-    out.push_str(&format!("\nPer worker tok/s: {}\n\n", workers.join(", ")));
-    if !r.by_kind.is_empty() {
-        let rows: Vec<Vec<String>> = r
-            .by_kind
-            .iter()
-            .map(|k| {
-                vec![
-                    k.kind.label().to_string(),
-                    k.requests.to_string(),
-                    k.errors.to_string(),
-                    k.soft_empty.to_string(),
-                    k.degenerate.to_string(),
-                    num(k.p50_ms, 0),
-                    num(k.mean_completion_tokens, 0),
-                ]
-            })
-            .collect();
-        out.push_str(&markdown_table(
-            &[
-                "kind",
-                "requests",
-                "errors",
-                "soft-empty",
-                "degenerate",
-                "p50 ms",
-                "mean tokens",
-            ],
-            &rows,
+    out
+}
+
+/// One row per traffic kind.
+fn kinds_section(kinds: &[KindSummary]) -> String {
+    let mut out = String::new();
+    let rows: Vec<Vec<String>> = kinds
+        .iter()
+        .map(|k| {
+            vec![
+                k.kind.label().to_string(),
+                k.requests.to_string(),
+                k.errors.to_string(),
+                k.soft_empty.to_string(),
+                k.degenerate.to_string(),
+                num(k.p50_ms, 0),
+                num(k.mean_completion_tokens, 0),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &[
+            "kind",
+            "requests",
+            "errors",
+            "soft-empty",
+            "degenerate",
+            "p50 ms",
+            "mean tokens",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
+/// The first few problem requests.
+fn examples_section(examples: &[Example]) -> String {
+    let mut out = String::from("## Problem requests (first few)\n\n");
+    for e in examples {
+        out.push_str(&format!(
+            "- #{} (worker {}, {}): {}\n",
+            e.seq,
+            e.worker,
+            e.kind.label(),
+            e.problem
         ));
-        out.push('\n');
     }
-    if !r.error_kinds.is_empty() {
-        let kinds: Vec<String> = r
-            .error_kinds
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        out.push_str(&format!("Errors by kind: {}\n\n", kinds.join(", ")));
-    }
-    if !r.examples.is_empty() {
-        out.push_str("## Problem requests (first few)\n\n");
-        for e in &r.examples {
-            out.push_str(&format!(
-                "- #{} (worker {}, {}): {}\n",
-                e.seq,
-                e.worker,
-                e.kind.label(),
-                e.problem
-            ));
-        }
-        out.push('\n');
-    }
-    for n in &r.notes {
-        out.push_str(&format!("Note: {n}\n"));
-    }
+    out.push('\n');
     out
 }

@@ -69,7 +69,7 @@ impl Round {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::sample::Outcome;
+    use crate::bench::sample::SampleOutcome;
 
     fn s(start: f64, end: f64, tokens: u64) -> Sample {
         Sample {
@@ -81,7 +81,7 @@ mod tests {
             prompt_tokens: Some(10),
             completion_tokens: Some(tokens),
             finish_reason: Some("length".into()),
-            outcome: Outcome::Ok,
+            outcome: SampleOutcome::Ok,
             problem: None,
             answer: None,
         }

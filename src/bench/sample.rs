@@ -14,7 +14,7 @@ pub const CHAT_PATH: &str = "chat/completions";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum SampleOutcome {
     /// A response with content (or tool calls).
     Ok,
     /// HTTP 200 and a well-formed completion, but no content and no tool calls (for example the
@@ -37,7 +37,7 @@ pub struct Sample {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
     pub finish_reason: Option<String>,
-    pub outcome: Outcome,
+    pub outcome: SampleOutcome,
     /// Why the request failed, or why the reply is soft-empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<Failure>,
@@ -67,15 +67,15 @@ impl Sample {
     /// The request produced a completion the server accounted for (usable for throughput, even
     /// when its content is empty).
     pub fn has_completion(&self) -> bool {
-        self.outcome != Outcome::Error
+        self.outcome != SampleOutcome::Error
     }
 
     /// A one-line reason for a failed or empty request, or why the rate cannot be computed.
     /// Errors carry their kind ("timeout: ..."); an empty reply just says what was empty.
-    pub fn trouble(&self) -> Option<String> {
+    pub fn problem_line(&self) -> Option<String> {
         if let Some(p) = &self.problem {
             return Some(match self.outcome {
-                Outcome::SoftEmpty => p.message.clone(),
+                SampleOutcome::SoftEmpty => p.message.clone(),
                 _ => p.to_string(),
             });
         }
@@ -83,6 +83,17 @@ impl Sample {
             return Some("the server reported no usage.completion_tokens".into());
         }
         None
+    }
+
+    /// Why the server refused the prompt outright (a 4xx other than 429): usually longer than
+    /// its context, on servers whose `GET /models` does not report `max_model_len`.
+    pub fn rejection(&self) -> Option<String> {
+        match (self.outcome, self.status) {
+            (SampleOutcome::Error, Some(code)) if (400..500).contains(&code) && code != 429 => {
+                self.problem_line()
+            }
+            _ => None,
+        }
     }
 }
 
@@ -101,19 +112,19 @@ pub fn from_exchange(ex: Exchange, start_s: f64, end_s: f64) -> Sample {
         Some(c) => {
             let has_answer = c.answer.as_deref().is_some_and(|a| !a.trim().is_empty());
             let outcome = if has_answer || has_tool_calls(ex.body.as_deref()) {
-                Outcome::Ok
+                SampleOutcome::Ok
             } else {
-                Outcome::SoftEmpty
+                SampleOutcome::SoftEmpty
             };
             let problem = match outcome {
-                Outcome::Ok => None,
+                SampleOutcome::Ok => None,
                 _ => Some(c.problem().unwrap_or_else(|| {
                     Failure::new(FailureKind::NullContent, "content is an empty string")
                 })),
             };
             (outcome, c.answer, c.usage, c.finish_reason, problem)
         }
-        None => (Outcome::Error, None, None, None, ex.failure),
+        None => (SampleOutcome::Error, None, None, None, ex.failure),
     };
     Sample {
         start_s,
@@ -175,7 +186,7 @@ mod tests {
             0.0,
             0.5,
         );
-        assert_eq!(s.outcome, Outcome::Ok);
+        assert_eq!(s.outcome, SampleOutcome::Ok);
         assert_eq!(s.tps(), Some(100.0));
         assert_eq!(s.prompt_tps(), Some(2000.0));
     }
@@ -189,9 +200,9 @@ mod tests {
             0.0,
             0.5,
         );
-        assert_eq!(empty.outcome, Outcome::SoftEmpty);
+        assert_eq!(empty.outcome, SampleOutcome::SoftEmpty);
         assert_eq!(empty.tps(), Some(32.0));
-        assert!(empty.trouble().unwrap().contains("reasoning"));
+        assert!(empty.problem_line().unwrap().contains("reasoning"));
         let tool = from_exchange(
             exchange(
                 r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"completion_tokens":9}}"#,
@@ -199,7 +210,7 @@ mod tests {
             0.0,
             0.5,
         );
-        assert_eq!(tool.outcome, Outcome::Ok);
+        assert_eq!(tool.outcome, SampleOutcome::Ok);
     }
 
     #[test]
@@ -210,8 +221,8 @@ mod tests {
             ..Exchange::default()
         };
         let s = from_exchange(ex, 0.0, 0.1);
-        assert_eq!(s.outcome, Outcome::Error);
+        assert_eq!(s.outcome, SampleOutcome::Error);
         assert!(!s.has_completion());
-        assert!(s.trouble().unwrap().contains("503"));
+        assert!(s.problem_line().unwrap().contains("503"));
     }
 }

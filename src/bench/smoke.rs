@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::prompts::{chat_body, user};
-use super::sample::{measure, Outcome};
+use super::sample::{measure, SampleOutcome};
 use super::stats::round2;
 use crate::endpoint::{Client, ClientOptions};
 use crate::run::PlannedEndpoint;
@@ -15,7 +15,7 @@ pub const PHRASE: &str = "COHERENCE SMOKE OK";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum SmokeVerdict {
     Pass,
     /// The endpoint answered, but not with the phrase (or with nothing).
     WrongReply,
@@ -33,7 +33,7 @@ pub struct SmokeResult {
     pub reply: Option<String>,
     pub latency_ms: Option<f64>,
     pub completion_tokens: Option<u64>,
-    pub verdict: Verdict,
+    pub verdict: SmokeVerdict,
     /// Why it did not pass.
     pub reason: Option<String>,
     pub notes: Vec<String>,
@@ -49,7 +49,7 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
         reply: None,
         latency_ms: None,
         completion_tokens: None,
-        verdict: Verdict::Unreachable,
+        verdict: SmokeVerdict::Unreachable,
         reason: None,
         notes: Vec::new(),
     };
@@ -100,17 +100,19 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
     out.completion_tokens = s.completion_tokens;
     out.reply = s.answer.clone();
     let (verdict, reason) = match s.outcome {
-        Outcome::Error => (Verdict::Unreachable, s.trouble()),
-        Outcome::SoftEmpty => (
-            Verdict::WrongReply,
+        SampleOutcome::Error => (SmokeVerdict::Unreachable, s.problem_line()),
+        SampleOutcome::SoftEmpty => (
+            SmokeVerdict::WrongReply,
             Some(format!(
                 "empty reply: {} (raise --max-tokens if the endpoint reasons first)",
-                s.trouble().unwrap_or_default()
+                s.problem_line().unwrap_or_default()
             )),
         ),
-        Outcome::Ok if s.answer.as_deref().map(str::trim) == Some(PHRASE) => (Verdict::Pass, None),
-        Outcome::Ok => (
-            Verdict::WrongReply,
+        SampleOutcome::Ok if s.answer.as_deref().map(str::trim) == Some(PHRASE) => {
+            (SmokeVerdict::Pass, None)
+        }
+        SampleOutcome::Ok => (
+            SmokeVerdict::WrongReply,
             Some(format!(
                 "expected exactly `{PHRASE}`, got `{}`",
                 crate::score::clip(s.answer.as_deref().unwrap_or(""), 120)

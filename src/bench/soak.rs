@@ -13,26 +13,21 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::degenerate::is_degenerate;
-use super::log::{read, write_files, JsonLines};
+use super::error::BenchError;
+use super::live::Live;
+use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
 use super::plan::SoakPlan;
-use super::progress::Live;
 use super::render;
-use super::sample::{measure, Outcome};
+use super::sample::{measure, SampleOutcome};
 use super::soak_report::{summarize, SoakMeta, SoakRecord, SoakReport, SoakSettings, SoakStatus};
-use super::target;
+use super::target::{self, EndpointSummary};
 use super::traffic::{self, BUDGETS, TEMPERATURES};
-use crate::error::CliError;
-use crate::run::interrupted;
+use crate::run::{interrupted, Target};
 use crate::run_folder::write_atomic;
 
-pub const RECORDS_FILE: &str = "soak.jsonl";
-pub const META_FILE: &str = "soak-run.json";
-pub const REPORT_JSON: &str = "soak.json";
-pub const REPORT_MD: &str = "soak.md";
-
-/// Running totals for the live line.
+/// Running totals of what has arrived, for the live line.
 #[derive(Default)]
-struct Tally {
+struct RunningTotals {
     requests: usize,
     tokens: u64,
     errors: usize,
@@ -40,13 +35,13 @@ struct Tally {
     degenerate: usize,
 }
 
-impl Tally {
+impl RunningTotals {
     fn add(&mut self, r: &SoakRecord) {
         self.requests += 1;
         match r.sample.outcome {
-            Outcome::Error => self.errors += 1,
-            Outcome::SoftEmpty => self.soft_empty += 1,
-            Outcome::Ok => {}
+            SampleOutcome::Error => self.errors += 1,
+            SampleOutcome::SoftEmpty => self.soft_empty += 1,
+            SampleOutcome::Ok => {}
         }
         if r.sample.has_completion() {
             self.tokens += r.sample.completion_tokens.unwrap_or(0);
@@ -74,24 +69,95 @@ fn clock(d: Duration) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
-pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
+/// Every record that has arrived: appended to the journal, counted and kept for the report. The
+/// first journal write error is kept too; the soak goes on and fails at the end.
+struct Arrivals {
+    journal: JsonLines,
+    records: Vec<SoakRecord>,
+    totals: RunningTotals,
+    write_error: Option<anyhow::Error>,
+}
+
+impl Arrivals {
+    fn add(&mut self, r: SoakRecord) {
+        if let Err(e) = self.journal.append(&r) {
+            self.write_error.get_or_insert(e);
+        }
+        self.totals.add(&r);
+        self.records.push(r);
+    }
+}
+
+/// The workers sending traffic, and what they share.
+struct Traffic {
+    origin: Instant,
+    deadline: Instant,
+    /// Requests started so far (also the next request's `seq`).
+    started: Arc<AtomicU64>,
+    records: mpsc::UnboundedReceiver<SoakRecord>,
+    workers: JoinSet<()>,
+}
+
+impl Traffic {
+    fn in_flight(&self, arrived: usize) -> u64 {
+        self.started
+            .load(Ordering::SeqCst)
+            .saturating_sub(arrived as u64)
+    }
+}
+
+pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
     std::fs::create_dir_all(&plan.dir)
         .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
-        .map_err(CliError::usage)?;
+        .map_err(BenchError::Setup)?;
     let mut live = Live::new(plan.quiet, Duration::from_secs(10));
-    let long_context = match endpoint.max_model_len {
-        Some(limit) if plan.long_context + 1024 > limit => {
-            let fitted = limit.saturating_sub(1024).max(256);
-            live.note(&format!(
-                "--long-context {} does not fit max_model_len {limit} with an 800-token budget; using {fitted}",
-                plan.long_context
-            ));
-            fitted
-        }
-        _ => plan.long_context,
+    let (long_context, refit) = plan.long_context_for(endpoint.max_model_len);
+    if let Some(note) = refit {
+        live.note(&note);
+    }
+    let mut meta = soak_meta(plan, endpoint, long_context);
+    write_meta(&plan.dir, &meta).map_err(BenchError::Setup)?;
+    let journal = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(BenchError::Setup)?;
+    live.note(&format!(
+        "soak {} ({}, model {}) for {}, {} workers; journal {}",
+        meta.endpoint.name,
+        meta.endpoint.base_url,
+        meta.endpoint.model,
+        clock(plan.duration),
+        plan.concurrency,
+        plan.dir.join(SOAK_RECORDS).display()
+    ));
+
+    let mut traffic = spawn_workers(&target, plan, long_context);
+    let mut arrivals = Arrivals {
+        journal,
+        records: Vec::new(),
+        totals: RunningTotals::default(),
+        write_error: None,
     };
-    let mut meta = SoakMeta {
+    meta.status = collect(&mut traffic, &mut arrivals, &mut live, plan.duration).await;
+    let in_flight = traffic.in_flight(arrivals.totals.requests);
+    live.status(
+        &arrivals
+            .totals
+            .line(traffic.origin.elapsed(), plan.duration, in_flight),
+        true,
+    );
+    live.finish();
+    if let Some(e) = arrivals.write_error {
+        return Err(BenchError::Output(e));
+    }
+    meta.finished_at = Some(chrono::Utc::now());
+    write_meta(&plan.dir, &meta).map_err(BenchError::Output)?;
+    let report = summarize(&meta, &arrivals.records, &[]);
+    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
+    Ok(report)
+}
+
+/// `soak-run.json` as the soak starts.
+fn soak_meta(plan: &SoakPlan, endpoint: EndpointSummary, long_context: u64) -> SoakMeta {
+    SoakMeta {
         tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
         endpoint,
         settings: SoakSettings {
@@ -107,23 +173,15 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
         started_at: chrono::Utc::now(),
         finished_at: None,
         status: SoakStatus::Running,
-    };
-    write_meta(&plan.dir, &meta).map_err(CliError::usage)?;
-    let mut log = JsonLines::create(&plan.dir.join(RECORDS_FILE)).map_err(CliError::usage)?;
-    live.note(&format!(
-        "soak {} ({}, model {}) for {}, {} workers; journal {}",
-        meta.endpoint.name,
-        meta.endpoint.base_url,
-        meta.endpoint.model,
-        clock(plan.duration),
-        plan.concurrency,
-        plan.dir.join(RECORDS_FILE).display()
-    ));
+    }
+}
 
+/// Start `--concurrency` workers, each sending one request at a time until the deadline.
+fn spawn_workers(target: &Target, plan: &SoakPlan, long_context: u64) -> Traffic {
     let origin = Instant::now();
     let deadline = origin + plan.duration;
     let started = Arc::new(AtomicU64::new(0));
-    let (tx, mut rx) = mpsc::unbounded_channel::<SoakRecord>();
+    let (tx, records) = mpsc::unbounded_channel::<SoakRecord>();
     let mut workers = JoinSet::new();
     let kinds = Arc::new(plan.kinds.clone());
     let params = Arc::new(plan.params.clone());
@@ -138,7 +196,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
                 let body = traffic::request(&model, shape, seq, long_context, &params);
                 let started_at = chrono::Utc::now();
                 let sample = measure(&client, &body, origin).await;
-                let degenerate = sample.outcome == Outcome::Ok
+                let degenerate = sample.outcome == SampleOutcome::Ok
                     && sample.answer.as_deref().is_some_and(is_degenerate);
                 let snippet = degenerate
                     .then(|| crate::score::clip(sample.answer.as_deref().unwrap_or(""), 160));
@@ -159,68 +217,57 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, CliError> {
             }
         });
     }
-    drop(tx);
+    Traffic {
+        origin,
+        deadline,
+        started,
+        records,
+        workers,
+    }
+}
 
-    let mut records = Vec::new();
-    let mut tally = Tally::default();
+/// Take every record as it arrives and redraw the live line each second, until the workers are
+/// done (`Finished`) or Ctrl-C / SIGTERM stops them (`Interrupted`, keeping what had arrived).
+async fn collect(
+    traffic: &mut Traffic,
+    arrivals: &mut Arrivals,
+    live: &mut Live,
+    total: Duration,
+) -> SoakStatus {
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.tick().await; // the first tick is immediate; the first status comes after a second
     let interrupt = interrupted();
     tokio::pin!(interrupt);
     let mut announced_end = false;
-    let mut write_error = None;
-    let mut keep = |r: SoakRecord, tally: &mut Tally, records: &mut Vec<SoakRecord>| {
-        if let Err(e) = log.append(&r) {
-            write_error.get_or_insert(e);
-        }
-        tally.add(&r);
-        records.push(r);
-    };
-    meta.status = loop {
+    loop {
         tokio::select! {
-            next = rx.recv() => match next {
-                Some(r) => keep(r, &mut tally, &mut records),
-                None => break SoakStatus::Finished,
+            next = traffic.records.recv() => match next {
+                Some(r) => arrivals.add(r),
+                None => return SoakStatus::Finished,
             },
             _ = ticker.tick() => {
-                let in_flight = started.load(Ordering::SeqCst).saturating_sub(tally.requests as u64);
-                if !announced_end && Instant::now() >= deadline {
+                let in_flight = traffic.in_flight(arrivals.totals.requests);
+                if !announced_end && Instant::now() >= traffic.deadline {
                     announced_end = true;
                     live.note(&format!("duration reached; waiting for {in_flight} request(s) in flight"));
                 }
-                live.status(&tally.line(origin.elapsed(), plan.duration, in_flight), false);
+                live.status(&arrivals.totals.line(traffic.origin.elapsed(), total, in_flight), false);
             }
             _ = &mut interrupt => {
-                workers.abort_all();
-                while let Ok(r) = rx.try_recv() {
-                    keep(r, &mut tally, &mut records);
+                traffic.workers.abort_all();
+                while let Ok(r) = traffic.records.try_recv() {
+                    arrivals.add(r);
                 }
                 live.note("interrupted: writing the report from what has arrived");
-                break SoakStatus::Interrupted;
+                return SoakStatus::Interrupted;
             }
         }
-    };
-    let in_flight = started
-        .load(Ordering::SeqCst)
-        .saturating_sub(tally.requests as u64);
-    live.status(
-        &tally.line(origin.elapsed(), plan.duration, in_flight),
-        true,
-    );
-    live.finish();
-    if let Some(e) = write_error {
-        return Err(CliError::incomplete(e));
     }
-    meta.finished_at = Some(chrono::Utc::now());
-    write_meta(&plan.dir, &meta).map_err(CliError::incomplete)?;
-    let report = summarize(&meta, &records, &[]);
-    write_report(&plan.dir, &report).map_err(CliError::incomplete)?;
-    Ok(report)
 }
 
 /// Rebuild the report of the soak in `dir` from its journal (also after an interruption or kill).
 pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
-    let meta_path = dir.join(META_FILE);
+    let meta_path = dir.join(SOAK_META);
     let text = std::fs::read_to_string(&meta_path).with_context(|| {
         format!(
             "{} is not a soak run folder (cannot read {})",
@@ -230,7 +277,7 @@ pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
     })?;
     let meta: SoakMeta = serde_json::from_str(&text)
         .with_context(|| format!("{}: invalid soak settings", meta_path.display()))?;
-    let path = dir.join(RECORDS_FILE);
+    let path = dir.join(SOAK_RECORDS);
     let (records, skipped) = if path.exists() {
         read::<SoakRecord>(&path)?
     } else {
@@ -244,15 +291,15 @@ pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
 /// Atomically (temp file + rename), so a kill never leaves half a file.
 fn write_meta(dir: &Path, meta: &SoakMeta) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(meta)? + "\n";
-    write_atomic(&dir.join(META_FILE), text.as_bytes())
+    write_atomic(&dir.join(SOAK_META), text.as_bytes())
 }
 
 fn write_report(dir: &Path, report: &SoakReport) -> anyhow::Result<()> {
     write_files(
         dir,
         &[
-            (REPORT_JSON, render::soak_json(report)),
-            (REPORT_MD, render::soak_markdown(report)),
+            (SOAK_JSON, render::soak_json(report)),
+            (SOAK_MD, render::soak_markdown(report)),
         ],
     )
 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::sample::{Outcome, Sample};
+use super::sample::{Sample, SampleOutcome};
 use super::stats::{percentile, round2, Percentiles};
 use super::target::EndpointSummary;
 use super::traffic::Kind;
@@ -45,12 +45,35 @@ impl SoakRecord {
     }
 }
 
+/// How a soak stands: in `soak-run.json` as it goes, in `soak.json` as it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SoakStatus {
+    /// Sending. Still there after a kill: a report then calls it `unfinished`.
+    #[serde(alias = "unfinished")]
     Running,
     Finished,
+    /// Stopped by Ctrl-C or SIGTERM.
     Interrupted,
+}
+
+impl SoakStatus {
+    /// The status as a report states it: a soak still `running` when reported was killed, so
+    /// no clean end was recorded.
+    pub fn report_label(self) -> &'static str {
+        match self {
+            SoakStatus::Finished => "finished",
+            SoakStatus::Interrupted => "interrupted",
+            SoakStatus::Running => "unfinished",
+        }
+    }
+}
+
+fn serialize_report_label<S: serde::Serializer>(
+    status: &SoakStatus,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(status.report_label())
 }
 
 /// `soak-run.json`: the soak's settings and how it ended.
@@ -83,8 +106,10 @@ pub struct SoakReport {
     pub tool: String,
     /// Always `soak`.
     pub kind: String,
-    /// `finished`, `interrupted` (Ctrl-C / SIGTERM) or `unfinished` (killed: no clean end recorded).
-    pub status: String,
+    /// `finished`, `interrupted` (Ctrl-C / SIGTERM) or `unfinished` (killed: no clean end
+    /// recorded; [`SoakStatus::Running`] in the type).
+    #[serde(serialize_with = "serialize_report_label")]
+    pub status: SoakStatus,
     pub endpoint: EndpointSummary,
     pub settings: SoakSettings,
     pub started_at: DateTime<Utc>,
@@ -134,11 +159,6 @@ const EXAMPLES: usize = 8;
 
 /// Summarise the records of a soak. `skipped` lists unreadable journal lines.
 pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) -> SoakReport {
-    let status = match meta.status {
-        SoakStatus::Finished => "finished",
-        SoakStatus::Interrupted => "interrupted",
-        SoakStatus::Running => "unfinished",
-    };
     let mut per_worker = Vec::new();
     let workers = meta
         .settings
@@ -159,11 +179,11 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
         .filter(|r| r.sample.has_completion())
         .collect();
     let latencies: Vec<f64> = answered.iter().map(|r| r.wall_ms()).collect();
-    let count = |o: Outcome| records.iter().filter(|r| r.sample.outcome == o).count();
+    let count = |o: SampleOutcome| records.iter().filter(|r| r.sample.outcome == o).count();
     let mut error_kinds = BTreeMap::new();
     for r in records
         .iter()
-        .filter(|r| r.sample.outcome == Outcome::Error)
+        .filter(|r| r.sample.outcome == SampleOutcome::Error)
     {
         let kind = r
             .sample
@@ -182,7 +202,7 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
     SoakReport {
         tool: meta.tool.clone(),
         kind: "soak".into(),
-        status: status.into(),
+        status: meta.status,
         endpoint: meta.endpoint.clone(),
         settings: meta.settings.clone(),
         started_at: meta.started_at,
@@ -193,9 +213,9 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
         aggregate_tps: round2(per_worker.iter().sum()),
         per_worker_tps: per_worker,
         latency_ms: Percentiles::of(&latencies),
-        errors: count(Outcome::Error),
+        errors: count(SampleOutcome::Error),
         error_kinds,
-        soft_empty: count(Outcome::SoftEmpty),
+        soft_empty: count(SampleOutcome::SoftEmpty),
         degenerate: records.iter().filter(|r| r.degenerate).count(),
         by_kind: by_kind(records),
         examples: records
@@ -221,13 +241,13 @@ fn problem(r: &SoakRecord) -> Option<String> {
         ));
     }
     let label = match r.sample.outcome {
-        Outcome::Ok => return None,
-        Outcome::SoftEmpty => "soft-empty",
-        Outcome::Error => "error",
+        SampleOutcome::Ok => return None,
+        SampleOutcome::SoftEmpty => "soft-empty",
+        SampleOutcome::Error => "error",
     };
     Some(format!(
         "{label}: {}",
-        r.sample.trouble().unwrap_or_default()
+        r.sample.problem_line().unwrap_or_default()
     ))
 }
 
@@ -249,7 +269,7 @@ fn by_kind(records: &[SoakRecord]) -> Vec<KindSummary> {
                 errors: mine.len() - answered.len(),
                 soft_empty: mine
                     .iter()
-                    .filter(|r| r.sample.outcome == Outcome::SoftEmpty)
+                    .filter(|r| r.sample.outcome == SampleOutcome::SoftEmpty)
                     .count(),
                 degenerate: mine.iter().filter(|r| r.degenerate).count(),
                 p50_ms: percentile(&lat, 50.0).map(round2),
@@ -257,4 +277,27 @@ fn by_kind(records: &[SoakRecord]) -> Vec<KindSummary> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_soak_still_running_is_reported_unfinished() {
+        let label = |s: SoakStatus| {
+            let mut out = Vec::new();
+            serialize_report_label(&s, &mut serde_json::Serializer::new(&mut out)).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(label(SoakStatus::Running), "\"unfinished\"");
+        assert_eq!(label(SoakStatus::Interrupted), "\"interrupted\"");
+        assert_eq!(
+            serde_json::to_string(&SoakStatus::Running).unwrap(),
+            "\"running\"",
+            "soak-run.json keeps `running`"
+        );
+        let read: SoakStatus = serde_json::from_str("\"unfinished\"").unwrap();
+        assert_eq!(read, SoakStatus::Running);
+    }
 }

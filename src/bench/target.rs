@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::BenchError;
 use crate::endpoint::ClientOptions;
-use crate::error::CliError;
-use crate::run::{resolve_targets, PlannedEndpoint, Target};
+use crate::run::{resolve_targets, PlannedEndpoint, RunError, Target};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndpointSummary {
@@ -22,9 +22,13 @@ pub struct EndpointSummary {
 pub async fn resolve(
     endpoint: &PlannedEndpoint,
     options: &ClientOptions,
-) -> Result<(Target, EndpointSummary), CliError> {
+) -> Result<(Target, EndpointSummary), BenchError> {
     let (target, info) = resolve_targets(std::slice::from_ref(endpoint), options)
-        .await?
+        .await
+        .map_err(|e| match e {
+            RunError::Config(e) | RunError::Folder(e) => BenchError::Setup(e),
+            RunError::Endpoint(e) | RunError::Send(e) => BenchError::Endpoint(e),
+        })?
         .remove(0);
     let summary = EndpointSummary {
         name: target.name.clone(),

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::round::Round;
-use super::runner::Bencher;
 use super::sample::Sample;
+use super::session::Session;
 use super::stats::round2;
 
 pub struct Warmup {
@@ -31,22 +31,23 @@ pub struct WarmupLevel {
 }
 
 /// `requests` sequential decode requests, then one round per level (nothing when 0).
-pub async fn run(b: &mut Bencher<'_>, requests: u32, levels: &[usize]) -> Warmup {
+pub async fn run(session: &mut Session<'_>, requests: u32, levels: &[usize]) -> Warmup {
     let mut warm = Warmup {
         decode: Vec::new(),
         rounds: Vec::new(),
     };
     if requests == 0 {
-        b.note("warm-up: off (--warmup 0); the first measured numbers include the cold start");
+        session
+            .note("warm-up: off (--warmup 0); the first measured numbers include the cold start");
         return warm;
     }
     for i in 0..requests {
-        let body = b.decode_body();
-        let Some(r) = b.round("warmup", i, vec![body]).await else {
+        let body = session.decode_body();
+        let Some(r) = session.round("warmup", i, vec![body]).await else {
             break;
         };
         let s = r.samples.into_iter().next().expect("one sample");
-        b.note(&format!(
+        session.note(&format!(
             "warm-up {}/{requests}: {}",
             i + 1,
             super::decode::describe(&s)
@@ -54,11 +55,11 @@ pub async fn run(b: &mut Bencher<'_>, requests: u32, levels: &[usize]) -> Warmup
         warm.decode.push(s);
     }
     for &n in levels {
-        let bodies = (0..n).map(|_| b.decode_body()).collect();
-        let Some(r) = b.round("warmup", 0, bodies).await else {
+        let bodies = (0..n).map(|_| session.decode_body()).collect();
+        let Some(r) = session.round("warmup", 0, bodies).await else {
             break;
         };
-        b.note(&format!(
+        session.note(&format!(
             "warm-up c{n}: {}",
             super::concurrency::describe(&r.summary())
         ));

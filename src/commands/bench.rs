@@ -1,7 +1,9 @@
 //! `coherence bench`: measure one endpoint, write the run folder, print the summary or JSON.
 
-use crate::bench::report::BenchStatus;
-use crate::bench::{plan_bench, render, run_bench, runner};
+use super::bench_plan::plan_bench;
+use crate::bench::log::BENCH_MD;
+use crate::bench::schema::BenchStatus;
+use crate::bench::{render, run_bench};
 use crate::cli::BenchArgs;
 use crate::error::{CliError, Exit, UsageContext};
 
@@ -15,7 +17,7 @@ pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
         print!("{}", render::bench_json(&report));
     } else {
         print!("{}", render::bench_markdown(&report));
-        println!("\nreport: {}", plan.dir.join(runner::REPORT_MD).display());
+        println!("\nreport: {}", plan.dir.join(BENCH_MD).display());
     }
     Ok(
         if report.problems.is_empty() && report.status == BenchStatus::Finished {

@@ -1,6 +1,7 @@
 //! One file per subcommand: each wires a validated plan to the library and picks the exit code.
 
 pub mod bench;
+pub mod bench_plan;
 pub mod compare;
 mod compare_plan;
 pub(crate) mod flags;

@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use crate::bench::plan_smoke;
-use crate::bench::smoke::{smoke as check, SmokeResult, Verdict, PHRASE};
+use super::bench_plan::plan_smoke;
+use crate::bench::smoke::{smoke as check, SmokeResult, SmokeVerdict, PHRASE};
 use crate::cli::SmokeArgs;
 use crate::error::{CliError, Exit, UsageContext};
 
@@ -16,7 +16,7 @@ pub fn smoke(args: &SmokeArgs) -> Result<Exit, CliError> {
             .iter()
             .map(|e| check(e, &plan.client, plan.max_tokens)),
     ));
-    let passed = results.iter().all(|r| r.verdict == Verdict::Pass);
+    let passed = results.iter().all(|r| r.verdict == SmokeVerdict::Pass);
     if plan.json {
         let out = json!({"phrase": PHRASE, "passed": passed, "endpoints": results});
         println!(
@@ -29,7 +29,10 @@ pub fn smoke(args: &SmokeArgs) -> Result<Exit, CliError> {
         }
     }
     Ok(
-        if results.iter().any(|r| r.verdict == Verdict::Unreachable) {
+        if results
+            .iter()
+            .any(|r| r.verdict == SmokeVerdict::Unreachable)
+        {
             Exit::Incomplete
         } else if passed {
             Exit::Success
@@ -54,7 +57,7 @@ fn print_result(r: &SmokeResult) {
         println!("  note: {n}");
     }
     match r.verdict {
-        Verdict::Pass => println!(
+        SmokeVerdict::Pass => println!(
             "  PASS: `{PHRASE}` from {} in {:.0} ms",
             r.model.as_deref().unwrap_or("?"),
             r.latency_ms.unwrap_or(0.0)

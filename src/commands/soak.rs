@@ -1,8 +1,10 @@
 //! `coherence soak`: run the soak (or re-render one with `--report DIR`), print the summary or
 //! JSON, pick the exit code.
 
-use crate::bench::plan::check_report_only;
-use crate::bench::{plan_soak, render, rerender, run_soak, soak, SoakReport};
+use super::bench_plan::{check_report_only, plan_soak};
+use crate::bench::log::SOAK_MD;
+use crate::bench::soak_report::SoakStatus;
+use crate::bench::{render, rerender, run_soak, SoakReport};
 use crate::cli::SoakArgs;
 use crate::error::{CliError, Exit, UsageContext};
 
@@ -22,7 +24,7 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
         print!("{}", render::soak_json(&report));
     } else {
         print!("{}", render::soak_markdown(&report));
-        println!("\nreport: {}", dir.join(soak::REPORT_MD).display());
+        println!("\nreport: {}", dir.join(SOAK_MD).display());
     }
     Ok(exit_for(&report))
 }
@@ -30,7 +32,7 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
 /// 3 when the soak did not finish (or sent nothing), else 1 when any request failed, came back
 /// empty or degenerate, else 0.
 pub fn exit_for(r: &SoakReport) -> Exit {
-    if r.status != "finished" || r.requests == 0 {
+    if r.status != SoakStatus::Finished || r.requests == 0 {
         Exit::Incomplete
     } else if r.errors + r.soft_empty + r.degenerate > 0 {
         Exit::GateFailed

@@ -3,12 +3,12 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use super::baseline::Comparison;
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::SpecDecode;
+use super::plan::Settings;
 use super::prefill::{Prefill, Skipped};
 use super::target::EndpointSummary;
 use super::warmup::WarmupSummary;
@@ -88,20 +88,6 @@ impl BenchReport {
         }
         out
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
-    pub warmup: u32,
-    pub runs: u32,
-    pub max_tokens: u32,
-    pub concurrency: Vec<usize>,
-    pub rounds: u32,
-    pub prefill: Vec<u64>,
-    pub prefill_runs: u32,
-    pub stream: bool,
-    /// Extra request fields from `--param`.
-    pub params: Map<String, Value>,
 }
 
 #[cfg(test)]

@@ -6,14 +6,16 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-enum Mode {
+/// How the live output is shown.
+enum LiveMode {
     Quiet,
     Plain,
     Line(ProgressBar),
 }
 
+/// The live output of one bench or soak.
 pub struct Live {
-    mode: Mode,
+    mode: LiveMode,
     every: Duration,
     last: Option<Instant>,
 }
@@ -22,14 +24,14 @@ impl Live {
     /// `every`: how often a plain status line is printed when stderr is not a terminal.
     pub fn new(quiet: bool, every: Duration) -> Self {
         let mode = if quiet {
-            Mode::Quiet
+            LiveMode::Quiet
         } else if std::io::stderr().is_terminal() {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("template"));
             bar.enable_steady_tick(Duration::from_millis(250));
-            Mode::Line(bar)
+            LiveMode::Line(bar)
         } else {
-            Mode::Plain
+            LiveMode::Plain
         };
         Live {
             mode,
@@ -41,18 +43,18 @@ impl Live {
     /// A permanent line.
     pub fn note(&self, line: &str) {
         match &self.mode {
-            Mode::Quiet => {}
-            Mode::Plain => eprintln!("{line}"),
-            Mode::Line(bar) => bar.println(line),
+            LiveMode::Quiet => {}
+            LiveMode::Plain => eprintln!("{line}"),
+            LiveMode::Line(bar) => bar.println(line),
         }
     }
 
     /// The current status: redrawn on a terminal; printed when due (or `force`d) otherwise.
     pub fn status(&mut self, line: &str, force: bool) {
         match &self.mode {
-            Mode::Quiet => {}
-            Mode::Line(bar) => bar.set_message(line.to_string()),
-            Mode::Plain => {
+            LiveMode::Quiet => {}
+            LiveMode::Line(bar) => bar.set_message(line.to_string()),
+            LiveMode::Plain => {
                 let due = self.last.is_none_or(|t| t.elapsed() >= self.every);
                 if due || force {
                     self.last = Some(Instant::now());
@@ -64,13 +66,13 @@ impl Live {
 
     /// What is happening now, shown only on a terminal (plain output would repeat it forever).
     pub fn activity(&self, line: &str) {
-        if let Mode::Line(bar) = &self.mode {
+        if let LiveMode::Line(bar) = &self.mode {
             bar.set_message(line.to_string());
         }
     }
 
     pub fn finish(&self) {
-        if let Mode::Line(bar) = &self.mode {
+        if let LiveMode::Line(bar) = &self.mode {
             bar.finish_and_clear();
         }
     }

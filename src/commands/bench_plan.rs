@@ -1,0 +1,169 @@
+//! Typed `bench`, `soak` and `smoke` flags to the plans `crate::bench` runs. clap has already
+//! checked each value; what is left is the checks across flags, the endpoint and client flags
+//! (through the same helpers as `compare`) and the run folder. Every error names its flag.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde_json::Map;
+
+use crate::bench::baseline::Baseline;
+use crate::bench::log::{BENCH_JSON, SOAK_RECORDS};
+use crate::bench::plan::Settings;
+use crate::bench::{BenchPlan, SmokePlan, SoakPlan};
+use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
+use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
+use crate::run_folder::new_run_dir;
+use crate::run::PlannedEndpoint;
+
+pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
+    let endpoint = single_endpoint(&args.endpoints, "bench")?;
+    let concurrency = list_or_none("--concurrency", &args.concurrency)?;
+    let prefill = list_or_none("--prefill", &args.prefill)?;
+    if args.runs == 0 && concurrency.is_empty() && prefill.is_empty() {
+        bail!("--runs 0, --concurrency none and --prefill none: nothing left to measure");
+    }
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(|p| Baseline::load(p).with_context(|| format!("--baseline {}", p.display())))
+        .transpose()?;
+    let dir = out_dir(
+        args.out.as_deref(),
+        "bench",
+        &endpoint.spec.name,
+        BENCH_JSON,
+    )?;
+    Ok(BenchPlan {
+        client: client_options(&args.client)?,
+        settings: Settings {
+            warmup: args.warmup,
+            runs: args.runs,
+            max_tokens: args.max_tokens,
+            concurrency: concurrency.into_iter().map(|n| n as usize).collect(),
+            rounds: args.rounds,
+            prefill,
+            prefill_runs: args.prefill_runs,
+            stream: false,
+            params: parse_params(&args.params, Map::new())?,
+        },
+        metrics_url: args.metrics_url.clone(),
+        baseline,
+        dir,
+        json: args.json,
+        quiet: args.quiet,
+        endpoint,
+    })
+}
+
+pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
+    let endpoint = single_endpoint(&args.endpoints, "soak")?;
+    let dir = out_dir(
+        args.out.as_deref(),
+        "soak",
+        &endpoint.spec.name,
+        SOAK_RECORDS,
+    )?;
+    Ok(SoakPlan {
+        client: client_options(&args.client)?,
+        duration: args.duration,
+        concurrency: args.concurrency as usize,
+        kinds: distinct(&args.kinds),
+        long_context: args.long_context,
+        params: parse_params(&args.params, Map::new())?,
+        dir,
+        json: args.json,
+        quiet: args.quiet,
+        endpoint,
+    })
+}
+
+pub fn plan_smoke(args: &SmokeArgs) -> anyhow::Result<SmokePlan> {
+    let specs = endpoint_specs(&args.endpoints, Vec::new())?;
+    if specs.is_empty() {
+        bail!("--endpoint: give at least one NAME=URL");
+    }
+    Ok(SmokePlan {
+        endpoints: with_keys(specs)?,
+        client: client_options(&args.client)?,
+        max_tokens: args.max_tokens,
+        json: args.json,
+    })
+}
+
+/// `--report DIR` of `soak` re-renders; it must not be mixed with flags that send traffic.
+pub fn check_report_only(args: &SoakArgs) -> anyhow::Result<()> {
+    if !args.endpoints.endpoints.is_empty() {
+        bail!("--report re-renders a finished soak and sends nothing; drop --endpoint");
+    }
+    Ok(())
+}
+
+fn single_endpoint(args: &EndpointArgs, command: &str) -> anyhow::Result<PlannedEndpoint> {
+    let specs = endpoint_specs(args, Vec::new())?;
+    if specs.len() != 1 {
+        bail!("--endpoint: {command} measures one endpoint at a time; give exactly one NAME=URL");
+    }
+    Ok(with_keys(specs)?.remove(0))
+}
+
+/// The items of a comma list whose `None` items stand for `none`: `none` alone is the empty
+/// list, and cannot be mixed with values. Duplicates are dropped, order is kept.
+fn list_or_none<T: PartialEq + Copy>(flag: &str, items: &[Option<T>]) -> anyhow::Result<Vec<T>> {
+    let values: Vec<T> = items.iter().flatten().copied().collect();
+    if !values.is_empty() && values.len() != items.len() {
+        bail!("{flag}: `none` stands alone; give values or `none`, not both");
+    }
+    Ok(distinct(&values))
+}
+
+fn distinct<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
+    let mut out = Vec::new();
+    for &item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// `--out`, else `runs/<command>-<UTC timestamp>-<name>/`. A folder that already holds `marker`
+/// is refused, so no earlier result is overwritten.
+fn out_dir(
+    flag: Option<&Path>,
+    command: &str,
+    name: &str,
+    marker: &str,
+) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = flag {
+        if dir.join(marker).exists() {
+            bail!(
+                "--out {}: this folder already holds a {command} run; choose another",
+                dir.display()
+            );
+        }
+        return Ok(dir.to_path_buf());
+    }
+    Ok(new_run_dir(Some(command), &[name]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_drop_duplicates_and_none_stands_alone() {
+        assert_eq!(
+            list_or_none("--concurrency", &[Some(1), Some(2), Some(2)]).unwrap(),
+            vec![1, 2]
+        );
+        assert_eq!(
+            list_or_none::<u32>("--concurrency", &[None]).unwrap(),
+            Vec::<u32>::new()
+        );
+        let err = list_or_none("--prefill", &[None, Some(8192u64)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--prefill"), "{err}");
+    }
+}
