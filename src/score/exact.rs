@@ -4,7 +4,7 @@
 //! A one-letter phrase is refused at validation: "A" would match the article "a" in any sentence.
 //! Letter answers belong to the `choice` scorer, which knows where a bare letter is a label.
 
-use super::text::{clip, contains_phrase, normalize};
+use super::text::{contains_phrase, normalize};
 use super::Score;
 
 pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
@@ -41,7 +41,7 @@ pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
     }
     Score::new(
         Some(false),
-        Some(clip(&norm_answer, 80)),
+        Some(norm_answer),
         format!("\"{expected}\" not found"),
     )
 }
@@ -98,5 +98,14 @@ mod tests {
         assert!(validate("7", &[]).is_ok());
         assert!(validate("Au", &[]).is_ok());
         assert!(validate("?", &[]).is_err());
+    }
+
+    #[test]
+    fn extracted_is_the_whole_answer_so_late_differences_show() {
+        let head = "The largest planet in our solar system is one of the four gas giants, and it is called";
+        let a = score("Jupiter", &[], &format!("{head} Saturn."));
+        let b = score("Jupiter", &[], &format!("{head} Neptune."));
+        assert_ne!(a.extracted, b.extracted);
+        assert!(a.extracted.unwrap().ends_with("called saturn"));
     }
 }
