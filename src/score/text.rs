@@ -11,6 +11,38 @@ pub fn normalize(s: &str) -> String {
     mapped.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Where the normalised `needle` occurs as whole words in the raw text `haystack`: byte ranges
+/// of `haystack`, in order.
+pub fn phrase_spans(haystack: &str, needle: &str) -> Vec<(usize, usize)> {
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    // The normalised text, one word per entry, with the raw range each word came from.
+    let mut words: Vec<(String, usize, usize)> = Vec::new();
+    let mut current: Option<(String, usize, usize)> = None;
+    for (i, c) in haystack.char_indices() {
+        let end = i + c.len_utf8();
+        let mut alnum = false;
+        for l in c.to_lowercase() {
+            if l.is_alphanumeric() {
+                alnum = true;
+                let w = current.get_or_insert_with(|| (String::new(), i, end));
+                w.0.push(fold(l));
+                w.2 = end;
+            }
+        }
+        if !alnum {
+            words.extend(current.take());
+        }
+    }
+    words.extend(current.take());
+    let want: Vec<&str> = needle.split(' ').collect();
+    (0..words.len().saturating_sub(want.len() - 1))
+        .filter(|&i| want.iter().enumerate().all(|(k, w)| words[i + k].0 == *w))
+        .map(|i| (words[i].1, words[i + want.len() - 1].2))
+        .collect()
+}
+
 /// A lowercase letter without its accent; other characters unchanged.
 fn fold(c: char) -> char {
     match c {
@@ -151,6 +183,13 @@ mod tests {
         ));
         assert!(!contains_phrase("paris hilton", "paris hilt"));
         assert!(!contains_phrase("anything", ""));
+        let text = "It was **George  Orwell**, not george-orwellian; GEORGE ORWELL.";
+        let found: Vec<&str> = phrase_spans(text, "george orwell")
+            .into_iter()
+            .map(|(a, b)| &text[a..b])
+            .collect();
+        assert_eq!(found, ["George  Orwell", "GEORGE ORWELL"]);
+        assert_eq!(phrase_spans("Café noir", "cafe").len(), 1);
     }
 
     #[test]
