@@ -18,7 +18,7 @@
 //! - a level of a transition ("the n=3 to n=2 transition", "n=3 → n=2");
 //! - the denominator of "3 out of 10" when a whole number is wanted.
 //!
-//! Digits glued to letters or exponents ("x3", "1e7", "10^2"), ordinals ("3rd") and the parts of a
+//! Digits glued to letters, exponents or radicals ("x3", "1e7", "10^2", "√5"), ordinals ("3rd") and the parts of a
 //! time ("10:54") are not numbers at all. "three hundred" is 300.
 
 use std::sync::LazyLock;
@@ -408,11 +408,12 @@ fn merge_ratios(s: &str, tokens: Vec<Token>, want: Want) -> Vec<Token> {
     out
 }
 
-/// A letter, underscore, colon or exponent right before the digits ("x3", "10:54", "10^2").
+/// A letter, underscore, colon, exponent or radical right before the digits ("x3", "10:54",
+/// "10^2", "√5").
 fn glued_before(s: &str, start: usize) -> bool {
     let before = &s[..start];
     let trimmed = before.trim_end_matches(['-', '{', '−']);
-    if trimmed.ends_with('^') {
+    if trimmed.ends_with(['^', '√']) {
         return true;
     }
     before
@@ -673,6 +674,7 @@ mod tests {
         assert!(values("x3 and r2d2", Want::Whole).is_empty());
         assert!(values("the 3rd and 8th letters", Want::Whole).is_empty());
         assert_eq!(values("3^2 + 4^2 = 25", Want::Whole), [3.0, 4.0, 25.0]);
+        assert_eq!(values("√5 times 2", Want::Whole), [2.0]);
         assert_eq!(values("1.097e7 per metre", Want::Real), [1.097]);
         assert!(values("at 10:54", Want::Whole).is_empty());
         assert!(values("the right one", Want::Whole).is_empty());
