@@ -18,8 +18,15 @@
 //!    "thus" / "hence" / ", and"): the last clause that mentions an option.
 //!
 //! In rules 2 and 3 a justification after the pick is ignored ("B, because A is London" picks B).
-//! An answer that names several options only in passing ("Jupiter is larger than Earth") picks
+//! Within a rule's fragment, a mention a careful grader would not take as the pick does not count
+//! (`reading.rs`): negated ("Jupiter, not Saturn", "not Saturn but Jupiter", "Jupiter (not
+//! Saturn)"), rejected ("Saturn? No, Jupiter"), corrected ("Saturn, but it's actually Jupiter"),
+//! ranked below the question ("Saturn is only the second largest") or another option's relation
+//! ("Michelangelo, a rival of Leonardo da Vinci" picks Michelangelo). An answer that still names
+//! several options ("Jupiter is larger than Earth", "Jupiter or Saturn") is ambiguous: it picks
 //! several and is wrong, so prompts ask for the letter or the name alone.
+//!
+//! The evidence quotes the sentence where the picked option is first mentioned.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
@@ -28,7 +35,8 @@ use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::markers::{after_answer_marker, bold_spans, last_boxed};
-use super::text::{contains_phrase, normalize};
+use super::reading::dismissed;
+use super::text::{normalize, offset_in, phrase_spans, sentence_at, QUOTE_CHARS};
 use super::Score;
 
 /// The options of a choice prompt: each label with the names that also pick it.
@@ -105,12 +113,17 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
             format!("no option found; expected {expected}"),
         );
     };
-    let labels: Vec<&str> = picked.iter().map(|&i| opts.labels[i].as_str()).collect();
+    let labels: Vec<&str> = picked.keys().map(|&i| opts.labels[i].as_str()).collect();
+    let first = picked.values().min().copied().unwrap_or(0);
+    let quote = sentence_at(answer, first, QUOTE_CHARS);
     if labels.len() > 1 {
         return Score::new(
             Some(false),
             Some(labels.join(", ")),
-            format!("picks several options ({}) ({rule})", labels.join(", ")),
+            format!(
+                "picks several options ({}) ({rule}) in \"{quote}\"",
+                labels.join(", ")
+            ),
         );
     }
     let ok = labels[0] == expected;
@@ -122,9 +135,12 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
     Score::new(
         Some(ok),
         Some(labels[0].to_string()),
-        format!("picks {} ({rule}){tail}", labels[0]),
+        format!("picks {} ({rule}) in \"{quote}\"{tail}", labels[0]),
     )
 }
+
+/// The options a fragment picks, each with where (in the whole answer) it is first picked.
+type Picks = BTreeMap<usize, usize>;
 
 /// How mentions of options are recognised.
 struct Compiled {
@@ -167,45 +183,106 @@ impl Compiled {
         c
     }
 
-    /// The options a fragment mentions; `strict` also counts bare one-letter labels and a
-    /// fragment that is just a label in any case ("b").
-    fn mentions(&self, fragment: &str, strict: bool) -> BTreeSet<usize> {
+    /// Every mention of an option in `fragment`: (option, start, end), offsets in `fragment`.
+    /// `strict` also counts bare one-letter labels and a fragment that is just a label in any
+    /// case ("b").
+    fn spans(&self, fragment: &str, strict: bool) -> Vec<(usize, usize, usize)> {
         let norm = normalize(fragment);
-        (0..self.labels.len())
-            .filter(|&i| {
-                self.phrases[i].iter().any(|p| contains_phrase(&norm, p))
-                    || self.explicit[i]
-                        .as_ref()
-                        .is_some_and(|r| r.is_match(fragment))
-                    || (strict
-                        && (norm == normalize(&self.labels[i]) || self.bare_hit(i, fragment)))
+        let mut out = Vec::new();
+        for i in 0..self.labels.len() {
+            for p in &self.phrases[i] {
+                out.extend(
+                    phrase_spans(fragment, p)
+                        .into_iter()
+                        .map(|(a, b)| (i, a, b)),
+                );
+            }
+            if let Some(r) = &self.explicit[i] {
+                out.extend(r.find_iter(fragment).map(|m| (i, m.start(), m.end())));
+            }
+            if strict {
+                if norm == normalize(&self.labels[i]) {
+                    out.push((i, 0, fragment.len()));
+                }
+                out.extend(
+                    self.bare_hits(i, fragment)
+                        .into_iter()
+                        .map(|(a, b)| (i, a, b)),
+                );
+            }
+        }
+        out
+    }
+
+    /// The options `fragment` (a slice of `answer`) picks: those with a mention a careful grader
+    /// takes as the answer (see `reading.rs`), each with where it is first picked in `answer`.
+    fn mentions(&self, answer: &str, fragment: &str, strict: bool) -> Picks {
+        let shift = offset_in(answer, fragment);
+        let mut found: Vec<(usize, usize, usize)> = self
+            .spans(fragment, strict)
+            .into_iter()
+            .map(|(i, a, b)| (i, a + shift, b + shift))
+            .collect();
+        self.picks(answer, &mut found)
+    }
+
+    /// The options of `found` whose mentions survive the reading rules; a mention inside a longer
+    /// one ("Paris" in "B) Paris") is part of it.
+    fn picks(&self, answer: &str, found: &mut Vec<(usize, usize, usize)>) -> Picks {
+        let all = found.clone();
+        found.retain(|&(_, a, b)| {
+            !all.iter()
+                .any(|&(_, x, y)| x <= a && b <= y && (y - x) > (b - a))
+        });
+        // Other candidates a correction or a relation may name: any option, anywhere.
+        let everywhere: Vec<(usize, usize, usize)> = self.spans(answer, false);
+        let mut picks = Picks::new();
+        for &(i, a, b) in found.iter() {
+            let other = |x: usize, y: usize| {
+                everywhere
+                    .iter()
+                    .chain(found.iter())
+                    .any(|&(j, p, q)| j != i && p < y && x < q)
+            };
+            if dismissed(answer, a, b, &other).is_none() {
+                let at = picks.entry(i).or_insert(a);
+                *at = (*at).min(a);
+            }
+        }
+        picks
+    }
+
+    /// Where a bare one-letter label occurs. "A" and "I" followed by a word other than
+    /// "and"/"or" are the English words, not labels ("A French city").
+    fn bare_hits(&self, i: usize, fragment: &str) -> Vec<(usize, usize)> {
+        let Some(re) = &self.bare[i] else {
+            return Vec::new();
+        };
+        let is_word = matches!(self.labels[i].as_str(), "A" | "I");
+        let label = &self.labels[i];
+        re.find_iter(fragment)
+            .filter_map(|m| {
+                let start = m.start() + m.as_str().find(label.as_str()).unwrap_or(0);
+                let end = start + label.len();
+                let rest = &fragment[end..];
+                let word =
+                    is_word && FOLLOWED_BY_WORD.is_match(rest) && !FOLLOWED_BY_OR.is_match(rest);
+                (!word).then_some((start, end))
             })
             .collect()
     }
 
-    /// A bare one-letter label. "A" and "I" followed by a word other than "and"/"or" are the
-    /// English words, not labels ("A French city").
-    fn bare_hit(&self, i: usize, fragment: &str) -> bool {
-        let Some(re) = &self.bare[i] else {
-            return false;
-        };
-        let is_word = matches!(self.labels[i].as_str(), "A" | "I");
-        let label = &self.labels[i];
-        re.find_iter(fragment).any(|m| {
-            let end = m.start() + m.as_str().find(label.as_str()).unwrap_or(0) + label.len();
-            let rest = &fragment[end..];
-            !(is_word && FOLLOWED_BY_WORD.is_match(rest) && !FOLLOWED_BY_OR.is_match(rest))
-        })
-    }
-
     /// A one-letter label opening the fragment ("B because ...", "A, since ...").
-    fn opening_label(&self, fragment: &str) -> BTreeSet<usize> {
+    fn opening_label(&self, answer: &str, fragment: &str) -> Picks {
         let Some(first) = OPENING.captures(fragment).and_then(|c| c.name("label")) else {
-            return BTreeSet::new();
+            return Picks::new();
         };
-        (0..self.labels.len())
+        let shift = offset_in(answer, fragment);
+        let mut found: Vec<(usize, usize, usize)> = (0..self.labels.len())
             .filter(|&i| self.bare[i].is_some() && self.labels[i] == first.as_str())
-            .collect()
+            .map(|i| (i, shift + first.start(), shift + first.end()))
+            .collect();
+        self.picks(answer, &mut found)
     }
 }
 
@@ -229,44 +306,49 @@ static JUSTIFICATION: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The options the answer picks and the rule that decided, or None when it names none.
-fn decide(opts: &Compiled, answer: &str) -> Option<(BTreeSet<usize>, &'static str)> {
-    let some = |set: BTreeSet<usize>, rule| (!set.is_empty()).then_some((set, rule));
+fn decide(opts: &Compiled, answer: &str) -> Option<(Picks, &'static str)> {
+    let some = |set: Picks, rule| (!set.is_empty()).then_some((set, rule));
     if let Some(inner) = last_boxed(answer) {
-        if let Some(found) = some(opts.mentions(inner, true), "\\boxed{}") {
+        if let Some(found) = some(opts.mentions(answer, inner, true), "\\boxed{}") {
             return Some(found);
         }
     }
     if let Some(clause) = after_answer_marker(answer) {
         let clause = before_justification(clause);
-        let mut found = opts.mentions(clause, true);
-        found.extend(opts.opening_label(clause));
+        let mut found = opts.mentions(answer, clause, true);
+        for (i, at) in opts.opening_label(answer, clause) {
+            found.entry(i).or_insert(at);
+        }
         if let Some(found) = some(found, "\"answer is\"") {
             return Some(found);
         }
     }
     let first_line = before_justification(answer.trim().lines().next().unwrap_or(""));
     if first_line.split_whitespace().count() <= 5 {
-        if let Some(found) = some(opts.mentions(first_line, true), "short answer") {
+        if let Some(found) = some(opts.mentions(answer, first_line, true), "short answer") {
             return Some(found);
         }
     }
     if let Some(label) = LEADING.captures(answer).and_then(|c| c.name("label")) {
-        let found = opts.mentions(label.as_str(), true);
+        let found = opts.mentions(answer, label.as_str(), true);
         if let Some(found) = some(found, "leading label") {
             return Some(found);
         }
     }
     let bold = bold_spans(answer)
-        .filter_map(|span| some(opts.mentions(span, true), "bold"))
+        .filter_map(|span| some(opts.mentions(answer, span, true), "bold"))
         .last();
     if bold.is_some() {
         return bold;
     }
     let mut clauses: Vec<&str> = CLAUSE_SPLIT.split(answer).collect();
     clauses.reverse();
-    clauses
-        .into_iter()
-        .find_map(|c| some(opts.mentions(c, false), "last clause naming an option"))
+    clauses.into_iter().find_map(|c| {
+        some(
+            opts.mentions(answer, c, false),
+            "last clause naming an option",
+        )
+    })
 }
 
 /// The part of a fragment before its justification ("A because B lies" -> "A").
@@ -438,5 +520,75 @@ mod tests {
         assert!(validate("A", &options(r#"["A"]"#)).is_err());
         assert!(validate("A", &options(r#"{ A = "x", B = "y" }"#)).is_err());
         assert!(validate("A", &options(r#"{ A = "Paris", B = "paris" }"#)).is_err());
+    }
+
+    #[test]
+    fn negated_rejected_and_corrected_options_are_not_picked() {
+        let planets = options(r#"{ A = "Saturn", B = "Jupiter", C = "Neptune" }"#);
+        check(
+            "B",
+            &planets,
+            &[
+                "Jupiter, not Saturn.",
+                "The largest planet is Jupiter, not Saturn.",
+                "It is not Saturn but Jupiter.",
+                "Not Saturn but Jupiter",
+                "Saturn? No, Jupiter.",
+                "Jupiter (not Saturn) is the largest planet.",
+                "The largest planet is Saturn, but it's actually Jupiter.",
+                "Saturn is only the second largest; the largest is Jupiter.",
+                "Jupiter is the largest planet, and Saturn, the second-largest, has the rings.",
+                "The answer is B, not A.",
+            ],
+            &[
+                "The largest planet is Jupiter, but it's actually Saturn.",
+                "Saturn, not Jupiter.",
+                "Jupiter? No, Saturn.",
+                "Jupiter is only the second largest; Saturn is the largest.",
+                // Two candidates and no rule decides: ambiguous, never credited.
+                "Jupiter and Saturn are both huge.",
+                "It is Jupiter or Saturn.",
+                "Not Jupiter.",
+            ],
+        );
+        let s = score(
+            "B",
+            &planets,
+            "The largest planet is Jupiter, but it's actually Saturn.",
+        );
+        assert_eq!(s.extracted.as_deref(), Some("A"));
+    }
+
+    #[test]
+    fn a_name_given_as_someone_elses_relation_is_not_the_pick() {
+        let painters = options(r#"{ A = "Leonardo da Vinci", B = "Michelangelo", C = "Raphael" }"#);
+        check(
+            "A",
+            &painters,
+            &[
+                "Leonardo da Vinci painted it.",
+                "Leonardo da Vinci, a rival of Michelangelo, painted the Mona Lisa.",
+            ],
+            &[
+                "Michelangelo, a rival of Leonardo da Vinci, painted the Mona Lisa.",
+                "It was Michelangelo, a contemporary of Leonardo da Vinci.",
+                "Leonardo da Vinci or Michelangelo.",
+            ],
+        );
+    }
+
+    #[test]
+    fn evidence_quotes_the_sentence_of_the_pick() {
+        let opts = options(r#"["Ann", "Ben", "Cal", "Dan"]"#);
+        let s = score(
+            "Cal",
+            &opts,
+            "Dan is taller than Ann. So the shortest of the four is Dan.",
+        );
+        assert_eq!(
+            s.evidence,
+            "picks Dan (last clause naming an option) in \"So the shortest of the four is Dan.\"; \
+             expected Cal"
+        );
     }
 }

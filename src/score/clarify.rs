@@ -76,7 +76,7 @@ pub fn score(require: &[String], answer: &str) -> Score {
         };
         Score::new(Some(true), Some(kind.into()), signals.join("; "))
     } else {
-        let text = Some(clip(&norm, 80)).filter(|s| !s.is_empty());
+        let text = Some(norm).filter(|s| !s.is_empty());
         Score::new(Some(false), text, format!("failed: {}", failed.join("; ")))
     }
 }
@@ -124,5 +124,15 @@ mod tests {
         assert_eq!(s.correct, Some(false));
         assert!(s.evidence.contains("missing"), "{}", s.evidence);
         assert!(validate(&["?".to_string()]).is_err());
+    }
+
+    #[test]
+    fn extracted_is_the_whole_answer_so_late_differences_show() {
+        let head = "The bank is located in the heart of the city, just a short walk from the main square and";
+        let a = score(&[], &format!("{head} the station."));
+        let b = score(&[], &format!("{head} the museum."));
+        assert_eq!((a.correct, b.correct), (Some(false), Some(false)));
+        assert_ne!(a.extracted, b.extracted);
+        assert!(a.extracted.unwrap().ends_with("the station"));
     }
 }

@@ -1,10 +1,16 @@
 //! Normalised string scoring with accepted aliases: the answer must contain the expected phrase
 //! or an alias as whole words, ignoring case, whitespace, punctuation, quotes, markdown and accents.
 //!
+//! A mention that a careful grader would not take as the answer does not count: negated ("Saturn,
+//! not Jupiter"), rejected, corrected ("Jupiter, but it's actually Saturn"), ranked below the
+//! question ("Jupiter is only the second largest") or someone else's relation ("Michelangelo, a
+//! rival of Leonardo da Vinci"); see `reading.rs`. One mention that survives is enough.
+//!
 //! A one-letter phrase is refused at validation: "A" would match the article "a" in any sentence.
 //! Letter answers belong to the `choice` scorer, which knows where a bare letter is a label.
 
-use super::text::{clip, contains_phrase, normalize};
+use super::reading::{dismissed, opens_with_name};
+use super::text::{normalize, phrase_spans, sentence_at, QUOTE_CHARS};
 use super::Score;
 
 pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
@@ -29,21 +35,48 @@ pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
         return Score::new(Some(false), None, "empty answer");
     }
     let accepted = std::iter::once(expected).chain(aliases.iter().map(String::as_str));
-    for candidate in accepted {
-        let norm = normalize(candidate);
-        if contains_phrase(&norm_answer, &norm) {
-            return Score::new(
-                Some(true),
-                Some(normalize(expected)),
-                format!("found \"{candidate}\""),
-            );
+    let mut mentions: Vec<(usize, usize, &str)> = accepted
+        .flat_map(|c| {
+            phrase_spans(answer, &normalize(c))
+                .into_iter()
+                .map(move |(a, b)| (a, b, c))
+        })
+        .collect();
+    // "da Vinci" inside "Leonardo da Vinci" is the same mention.
+    let all = mentions.clone();
+    mentions.retain(|&(a, b, _)| {
+        !all.iter()
+            .any(|&(x, y, _)| x <= a && b <= y && (x, y) != (a, b))
+    });
+    mentions.sort_by_key(|m| m.0);
+    let accepted_in = |a: usize, b: usize| mentions.iter().any(|&(x, y, _)| x < b && a < y);
+    let other = |a: usize, b: usize| opens_with_name(answer, a, b) && !accepted_in(a, b);
+    let mut first_dismissed = None;
+    for &(a, b, candidate) in &mentions {
+        match dismissed(answer, a, b, &other) {
+            None => {
+                return Score::new(
+                    Some(true),
+                    Some(normalize(expected)),
+                    format!(
+                        "found \"{candidate}\" in \"{}\"",
+                        sentence_at(answer, a, QUOTE_CHARS)
+                    ),
+                )
+            }
+            Some(why) => {
+                first_dismissed.get_or_insert((a, why));
+            }
         }
     }
-    Score::new(
-        Some(false),
-        Some(clip(&norm_answer, 80)),
-        format!("\"{expected}\" not found"),
-    )
+    let evidence = match first_dismissed {
+        Some((a, why)) => format!(
+            "\"{expected}\" is only mentioned {why} in \"{}\"",
+            sentence_at(answer, a, QUOTE_CHARS)
+        ),
+        None => format!("\"{expected}\" not found"),
+    };
+    Score::new(Some(false), Some(norm_answer), evidence)
 }
 
 #[cfg(test)]
@@ -98,5 +131,88 @@ mod tests {
         assert!(validate("7", &[]).is_ok());
         assert!(validate("Au", &[]).is_ok());
         assert!(validate("?", &[]).is_err());
+    }
+
+    #[test]
+    fn extracted_is_the_whole_answer_so_late_differences_show() {
+        let head = "The largest planet in our solar system is one of the four gas giants, and it is called";
+        let a = score("Jupiter", &[], &format!("{head} Saturn."));
+        let b = score("Jupiter", &[], &format!("{head} Neptune."));
+        assert_ne!(a.extracted, b.extracted);
+        assert!(a.extracted.unwrap().ends_with("called saturn"));
+    }
+
+    #[test]
+    fn negated_corrected_and_demoted_mentions_do_not_count() {
+        let reject = [
+            // SmolLM2-135M in runs/example-smollm2-kv-q4 (fact_largest_planet, kv-q4).
+            "The largest planet in our solar system is Jupiter, but it's actually Saturn. However, \
+             the largest planet in our solar system isn't a gas giant like Neptune or Uranus.",
+            "Saturn, not Jupiter.",
+            "It is not Jupiter but Saturn.",
+            "Saturn (not Jupiter) is the largest.",
+            "Jupiter? No, Saturn.",
+            "Jupiter is only the second largest planet.",
+            "Jupiter, or rather Saturn.",
+            "Jupiter isn't the largest; Saturn is.",
+        ];
+        let accept = [
+            "Jupiter, not Saturn.",
+            "It is not Saturn but Jupiter.",
+            "Jupiter (not Saturn) is the largest planet.",
+            "Saturn? No, Jupiter.",
+            "Saturn is only the second largest; Jupiter is the largest.",
+            "The largest planet is Saturn, but it's actually Jupiter.",
+            "Jupiter is actually enormous: it is the largest planet.",
+            "Jupiter, the fifth planet from the Sun, is the largest.",
+        ];
+        crate::score::testing::assert_scores(&accept, &reject, |a| score("Jupiter", &[], a));
+        let s = score("Jupiter", &[], reject[0]);
+        assert!(
+            s.evidence
+                .starts_with("\"Jupiter\" is only mentioned corrected in \"The largest"),
+            "{}",
+            s.evidence
+        );
+    }
+
+    #[test]
+    fn a_name_given_as_someone_elses_relation_does_not_count() {
+        let a = aliases(&["Leonardo", "da Vinci"]);
+        let score = |t: &str| score("Leonardo da Vinci", &a, t).correct;
+        assert_eq!(
+            score("Michelangelo, a rival of Leonardo da Vinci, painted the Mona Lisa."),
+            Some(false)
+        );
+        assert_eq!(
+            score("Michelangelo was a student of da Vinci."),
+            Some(false)
+        );
+        assert_eq!(
+            score("The Mona Lisa was painted by Leonardo da Vinci, a rival of Michelangelo."),
+            Some(true)
+        );
+        assert_eq!(
+            score("The Mona Lisa, a portrait by Leonardo da Vinci, hangs in the Louvre."),
+            Some(true)
+        );
+        // SmolLM2-135M (fact_mona_lisa, kv-q4): the attribution stands.
+        assert_eq!(
+            score(
+                "The Mona Lisa is attributed to Leonardo da Vinci, but it's not just a painting. It \
+                 was actually painted by da Vinci himself in 1503-1506."
+            ),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn evidence_quotes_the_sentence() {
+        let s = score(
+            "Ottawa",
+            &[],
+            "Canada is big. Its capital is Ottawa.\nMore text.",
+        );
+        assert_eq!(s.evidence, "found \"Ottawa\" in \"Its capital is Ottawa.\"");
     }
 }

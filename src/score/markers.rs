@@ -1,5 +1,6 @@
 //! Where a final answer sits in free text: the last `\boxed{...}`, the clause after the last
-//! "the answer is" marker, and markdown bold spans. Shared by the numeric and choice scorers.
+//! "the answer is" marker (or a GSM8K-style `#### 18` line), and markdown bold spans. Shared by
+//! the numeric and choice scorers.
 
 use std::sync::LazyLock;
 
@@ -12,6 +13,9 @@ static ANSWER_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
+/// `#### 18` at the start of a line (the GSM8K answer line); a `#### Heading` is not one.
+static HASH_MARKER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*####[ \t]*(?P<v>[$\\-−]*\d)").unwrap());
 static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[.;!?](?:\s|$)").unwrap());
 static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([^*\n]+)\*\*").unwrap());
 
@@ -34,12 +38,17 @@ pub fn last_boxed(s: &str) -> Option<&str> {
     None
 }
 
-/// The clause after the last "answer is" / "answer:" / "final answer =" / "correct option is":
-/// the rest of that line up to the end of its sentence, or the next non-empty line when the
-/// marker ends its line ("The answer is:\n\n**3**").
+/// The clause after the last "answer is" / "answer:" / "final answer =" / "correct option is" /
+/// `####`: the rest of that line up to the end of its sentence, or the next non-empty line when
+/// the marker ends its line ("The answer is:\n\n**3**").
 pub fn after_answer_marker(s: &str) -> Option<&str> {
-    let marker = ANSWER_MARKER.find_iter(s).last()?;
-    let tail = &s[marker.end()..];
+    let words = ANSWER_MARKER.find_iter(s).last().map(|m| m.end());
+    let hashes = HASH_MARKER
+        .captures_iter(s)
+        .last()
+        .and_then(|c| c.name("v"))
+        .map(|m| m.start());
+    let tail = &s[words.max(hashes)?..];
     let mut lines = tail.lines();
     let first = lines.next().unwrap_or("");
     let line = if first.trim().trim_matches('*').trim().is_empty() {
@@ -95,6 +104,9 @@ mod tests {
             Some("B")
         );
         assert_eq!(after_answer_marker("No marker here: 3"), None);
+        assert_eq!(after_answer_marker("9 * 2 = 18\n#### 18"), Some("18"));
+        assert_eq!(after_answer_marker("#### 2\nThe answer is 24."), Some("24"));
+        assert_eq!(after_answer_marker("#### Step 1\nAdd 3."), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod numeric;
 mod numtoken;
 mod open;
 mod output;
+mod reading;
 mod sanity;
 mod text;
 mod trap;
@@ -43,8 +44,9 @@ pub enum ScorerSpec {
         tolerance: Option<f64>,
     },
     /// The answer must contain `expected` (or one of `aliases`) as whole words after
-    /// normalisation (case, whitespace, punctuation, quotes, markdown, accents). No one-letter
-    /// phrases: those are `choice` labels.
+    /// normalisation (case, whitespace, punctuation, quotes, markdown, accents), in a mention
+    /// that is not negated or corrected (rules: `exact.rs`). No one-letter phrases: those are
+    /// `choice` labels.
     Exact {
         expected: String,
         #[serde(default)]

@@ -2,12 +2,22 @@
 //!
 //! Precedence when several numbers appear (the first rule that finds one wins):
 //! 1. the last `\boxed{...}` (its last number);
-//! 2. the last "answer is X" / "answer: X" / "final answer = X" (the first number in the rest of
-//!    that sentence, or after its last `=`; an empty rest of line looks at the next line);
+//! 2. the last explicit answer marker: "answer is X" / "answer: X" / "final answer = X" / a
+//!    `#### X` line (the first number in the rest of that sentence, or after its last `=`; an
+//!    empty rest of line looks at the next line);
 //! 3. the last markdown bold (`**X**`) holding a number, skipping headings such as `**Step 2:**`;
 //! 4. when a percentage is expected, the last number written as one ("40 is 16% of 250");
-//! 5. the last number in the text that is not an aside (parenthetical, enumerated, list marker,
-//!    step number: see `numtoken.rs`), else the last number at all.
+//! 5. the stated answer of the concluding sentence: the last sentence holding a number that is
+//!    not an aside (see `numtoken.rs`: parentheticals, enumerations, list markers, step and
+//!    position numbers, names such as "Apollo 11" or "carbon-14", dates, negated numbers, ranges,
+//!    reference points, transition levels); in it, the last clause holding one (clauses break at
+//!    ";", ":", "so", "therefore", "thus", "hence", "then", "but", "and", "which is", "that is",
+//!    "i.e.", "making", "giving"); in that clause, the first such number after its last `=`, `≈`,
+//!    `→`, "equals" or "becomes" (or "is" after an operator: "three plus five is eight"), else the first one
+//!    after a leading premise ("After selling 9 eggs at $2 each, she
+//!    makes $18"), else its first one. So asides after the stated answer never override it
+//!    ("1969, during the Apollo 11 mission" is 1969; "5 km (3.1 miles)" is 5);
+//! 6. the last number at all, when every number is an aside.
 //!
 //! Numbers are read as digits, decimals, fractions (`1/6`, `\frac{1}{6}`, `\dfrac`, `½`, "one
 //! sixth"), mixed numbers, percentages, number words ("three", "twice") and, when the expected
@@ -26,6 +36,7 @@ use regex::Regex;
 use super::markers::{after_answer_marker, bold_spans, last_boxed};
 pub use super::numtoken::Value;
 use super::numtoken::{has_percent, has_time, paren_depth, tokens, Token, Want};
+use super::text::{offset_in, sentence_at, sentence_spans, QUOTE_CHARS};
 use super::Score;
 
 impl Value {
@@ -62,6 +73,8 @@ pub struct Extracted {
     pub value: Value,
     pub text: String,
     pub rule: &'static str,
+    /// Where the value starts in the answer (a byte offset).
+    pub at: usize,
 }
 
 /// The expected value and how answers to it are read.
@@ -104,38 +117,45 @@ pub fn parse_expected(expected: &str) -> Result<Expected, String> {
 
 /// Find the answer's final value, following the documented precedence.
 pub fn extract_number(answer: &str, want: Want) -> Option<Extracted> {
-    let found = |t: Token, rule| Extracted {
+    // `within` is the slice of `answer` the token's offsets are relative to.
+    let found = |within: &str, t: Token, rule| Extracted {
         value: t.value,
+        at: offset_in(answer, within) + t.start,
         text: t.text,
         rule,
     };
     if let Some(inner) = last_boxed(answer) {
         if let Some(t) = pick_last(tokens(inner, want)) {
-            return Some(found(t, "\\boxed{}"));
+            return Some(found(inner, t, "\\boxed{}"));
         }
     }
-    if let Some(t) = after_marker(answer, want) {
-        return Some(found(t, "\"answer is\""));
+    if let Some(clause) = after_answer_marker(answer) {
+        if let Some(t) = after_marker(clause, want) {
+            return Some(found(clause, t, "\"answer is\""));
+        }
     }
     let bold = bold_spans(answer)
         .filter(|s| !HEADING.is_match(s.trim()))
-        .filter_map(|s| tokens(s, want).into_iter().next())
+        .filter_map(|s| tokens(s, want).into_iter().next().map(|t| (s, t)))
         .last();
-    if let Some(t) = bold {
-        return Some(found(t, "bold"));
+    if let Some((span, t)) = bold {
+        return Some(found(span, t, "bold"));
     }
     let all = tokens(answer, want);
     if want == Want::Percent {
         if let Some(t) = all.iter().rev().find(|t| t.percent && !t.aside) {
-            return Some(found(t.clone(), "last percentage"));
+            return Some(found(answer, t.clone(), "last percentage"));
         }
+    }
+    if let Some(t) = stated_answer(answer, &all) {
+        return Some(found(answer, t.clone(), "concluding sentence"));
     }
     let rule = if want == Want::Time {
         "last time"
     } else {
         "last number"
     };
-    pick_last(all).map(|t| found(t, rule))
+    all.last().map(|t| found(answer, t.clone(), rule))
 }
 
 /// The last token that is not an aside, else the last token.
@@ -145,11 +165,50 @@ fn pick_last(tokens: Vec<Token>) -> Option<Token> {
     tokens.into_iter().nth(index)
 }
 
-/// The value after the last "answer is"/"answer:" marker (see `markers.rs`): the first value
-/// after the last `=` outside parentheses ("Answer: 9 × 2 = 18"), else the first value that is not
-/// an aside, else the first value.
-fn after_marker(answer: &str, want: Want) -> Option<Token> {
-    let clause = after_answer_marker(answer)?;
+/// Rule 5: the stated answer of the last sentence, and of its last clause, that holds a number
+/// that is not an aside.
+fn stated_answer<'a>(answer: &str, all: &'a [Token]) -> Option<&'a Token> {
+    let main = |a: usize, b: usize| {
+        all.iter()
+            .filter(move |t| !t.aside && t.start >= a && t.end <= b)
+    };
+    let (s_start, s_end) = sentence_spans(answer)
+        .into_iter()
+        .rev()
+        .find(|&(a, b)| main(a, b).next().is_some())?;
+    let sentence = &answer[s_start..s_end];
+    let mut cuts: Vec<usize> = vec![0];
+    cuts.extend(CLAUSE_BREAK.find_iter(sentence).map(|m| m.end()));
+    cuts.push(sentence.len());
+    let (c_start, c_end) = cuts
+        .windows(2)
+        .map(|w| (s_start + w[0], s_start + w[1]))
+        .rev()
+        .find(|&(a, b)| main(a, b).next().is_some())?;
+    let clause = &answer[c_start..c_end];
+    let operator = OPERATOR.find(clause).map_or(usize::MAX, |m| m.end());
+    let last_eq = EQUALS
+        .captures_iter(clause)
+        .filter(|c| c.name("copula").is_none_or(|m| m.start() >= operator))
+        .map(|c| c.get(0).unwrap())
+        .filter(|m| paren_depth(&answer[..c_start + m.start()]) == 0)
+        .last()
+        .map(|m| c_start + m.start());
+    if let Some(t) = last_eq.and_then(|eq| main(eq, c_end).next()) {
+        return Some(t);
+    }
+    if let Some(premise) = PREMISE.find(clause) {
+        if let Some(t) = main(c_start + premise.end(), c_end).next() {
+            return Some(t);
+        }
+    }
+    main(c_start, c_end).next()
+}
+
+/// The value in the clause after the last "answer is"/"answer:" marker (see `markers.rs`): the
+/// first value after the last `=` outside parentheses ("Answer: 9 × 2 = 18"), else the first value
+/// that is not an aside, else the first value.
+fn after_marker(clause: &str, want: Want) -> Option<Token> {
     let found = tokens(clause, want);
     let last_eq = clause
         .char_indices()
@@ -210,12 +269,46 @@ pub fn score(expected: &str, tolerance: Option<f64>, answer: &str) -> Score {
             } else {
                 format!("; expected {expected}")
             };
-            let evidence = format!("found `{}` ({}){verdict}", found.text, found.rule);
+            let evidence = format!(
+                "found `{}` ({}) in \"{}\"{verdict}",
+                found.text,
+                found.rule,
+                sentence_at(answer, found.at, QUOTE_CHARS)
+            );
             Score::new(Some(ok), Some(found.value.canonical()), evidence)
         }
     }
 }
 
+/// Where a sentence breaks into clauses; the later clause concludes ("..., so 3 in total").
+static CLAUSE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i);|:\s|\b(?:so|therefore|thus|hence|then|but|and|which\s+(?:is|means|gives)",
+        r"|that\s+is|making|giving)\b|\bi\.e\.",
+    ))
+    .unwrap()
+});
+/// What separates an expression from its result: `=`, `≈`, `→`, "equals", "is equal to"; and,
+/// after an arithmetic operator, "is" / "makes" / "gives" ("three plus five is eight").
+static EQUALS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)[=≈→]|\bequals?\b|\bis\s+equal\s+to\b|\bbecomes\b",
+        r"|\b(?P<copula>is|are|makes|gives)\b",
+    ))
+    .unwrap()
+});
+static OPERATOR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)[+×*÷]|\s[-−/]\s|\b(?:plus|minus|times|divided\s+by|multiplied\s+by)\b")
+        .unwrap()
+});
+/// A clause opening with a premise that a comma closes ("After selling 9 eggs at $2 each, ...").
+static PREMISE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)^[\s*_,]*(?:after|since|because|if|when|with|by|given|starting|using|from|as|once",
+        r"|adding|subtracting|multiplying|dividing|at|in|on|for|out\s+of)\b[^,]*,",
+    ))
+    .unwrap()
+});
 static HEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:step|part|case|option|method|problem|question)\b|:$").unwrap()
 });
@@ -449,7 +542,8 @@ mod tests {
         let s = score("3", None, "There are **2** r's.");
         assert_eq!(s.extracted.as_deref(), Some("2"));
         assert!(
-            s.evidence.contains("`2` (bold); expected 3"),
+            s.evidence
+                .contains("`2` (bold) in \"There are **2** r's.\"; expected 3"),
             "{}",
             s.evidence
         );
@@ -482,5 +576,176 @@ mod tests {
         assert_eq!(parse_expected("2.4").unwrap().want, Want::Real);
         assert_eq!(parse_expected("16%").unwrap().want, Want::Percent);
         assert_eq!(parse_expected("10:54 AM").unwrap().want, Want::Time);
+    }
+
+    #[test]
+    fn the_stated_answer_wins_over_asides_after_it() {
+        // Seen in the field: the mission number after the year was read as the answer.
+        assert_all(
+            "1969",
+            &[
+                "1969, during the Apollo 11 mission.",
+                "Humans first landed on the Moon in 1969, during the Apollo 11 mission.",
+                "Apollo 11 landed on the Moon on 20 July 1969.",
+                "The first landing was on July 20, 1969 (Apollo 11).",
+                "Neil Armstrong stepped onto the Moon in 1969 with Apollo 11.",
+                "It was 1969, not 1972 as some think.",
+            ],
+            &[
+                "The first Moon landing was in 1972, during Apollo 16.",
+                "Apollo 11 landed in 1970.",
+            ],
+        );
+        assert!(ok(
+            "6",
+            "The atomic number of carbon is 6 (carbon-14 has 8 neutrons)."
+        ));
+        assert!(ok(
+            "6",
+            "Carbon has atomic number 6, and carbon-14 is its best-known isotope."
+        ));
+        assert!(!ok(
+            "6",
+            "The atomic number of carbon is 12, as in carbon-6."
+        ));
+        assert!(ok(
+            "656",
+            "The n=3 to n=2 transition of hydrogen gives the H-alpha line at 656 nm."
+        ));
+        assert!(ok(
+            "656",
+            "For the n = 3 → n = 2 transition the wavelength is 656 nm."
+        ));
+        assert!(ok("5", "The distance is 5 km (3.1 miles)."));
+        assert!(ok("5", "It is 5 km, or about 3.1 miles."));
+        assert!(ok(
+            "3",
+            "The letter r appears 3 times: the 3rd, 8th and 9th letters."
+        ));
+        assert!(ok("3", "It appears 3 times, at position 9 last."));
+        assert!(ok("5", "A 3-4-5 triangle: the hypotenuse is 5."));
+        assert!(ok(
+            "12:30 PM",
+            "Starting from 9:40 AM, the third session ends at 12:30 PM."
+        ));
+        assert!(ok(
+            "10:54 AM",
+            "They meet at 10:54 AM, 54 minutes after 10:00 AM."
+        ));
+        assert!(ok(
+            "12:30 PM",
+            "The workshop starts at 9:40 AM and ends at 12:30 PM."
+        ));
+        assert!(ok(
+            "8",
+            "With a 10-minute break after each task, it takes 8 days."
+        ));
+    }
+
+    #[test]
+    fn strong_model_voices() {
+        let long = "Let me work through this carefully.\n\nJanet's ducks lay 16 eggs per day. \
+                    She eats 3 and bakes with 4, so 16 - 3 - 4 = 9 eggs remain.\n\n\
+                    She sells each for $2, so she earns 9 × 2 = 18 dollars.\n\n\
+                    So the total is 18 dollars per day.";
+        assert!(ok("18", long));
+        assert!(ok("18", "9 eggs × $2 = $18\n#### 18"));
+        assert!(ok(
+            "18",
+            "Step 1: 16 - 3 - 4 = 9.\nStep 2: 9 × 2 = 18.\n\n**Answer: 18**"
+        ));
+        assert!(ok("4", "**Answer: 4**"));
+        assert!(ok("18", "$$\\boxed{18}$$"));
+        assert!(ok(
+            "1/6",
+            "The probability is $\\dfrac{1}{6}$, about 16.7% (6 of 36 outcomes)."
+        ));
+        assert!(ok(
+            "1/6",
+            "There are 6 favourable outcomes out of 36, so $P = \\frac{1}{6}$."
+        ));
+        assert!(ok("42", "The answer is 42."));
+        assert!(ok(
+            "7",
+            "We try 5 and 6 first; neither works.\nFinal answer: 7"
+        ));
+        assert!(ok(
+            "18",
+            "Therefore, after selling 9 eggs at $2 each, she makes $18."
+        ));
+        assert!(ok(
+            "16",
+            "Multiplication first: 2 × 5 = 10 and 6 ÷ 3 = 2. Then 8 + 10 − 2 = 16."
+        ));
+        assert!(ok(
+            "45",
+            "Your favourite number is 7: 7 × 6 = 42, and 42 + 3 = 45."
+        ));
+        assert!(!ok("18", "So the total is 16 dollars, not 18."));
+        assert!(!ok("18", "9 × 2 = 18\n#### 16"));
+    }
+
+    #[test]
+    fn small_model_voices() {
+        // From runs/example-smollm2-kv-q4 (SmolLM2-135M).
+        assert!(!ok(
+            "6",
+            "The atomic number of carbon is 12. This is a fundamental property. Carbon has an \
+             atomic number of 14 and it's composed of one 12 carbon atom."
+        ));
+        assert!(ok(
+            "6",
+            "The atomic number of carbon is 6. This element has a unique combination of protons \
+             in its nucleus."
+        ));
+        assert!(ok(
+            "12:30 PM",
+            "The workshop starts at 9:40 AM and ends at 12:30 PM. So, the third session will be on \
+             the first day of the next week (Monday)."
+        ));
+        assert!(!ok("12:30 PM", "The third session ends at 10:35 PM."));
+        assert!(!ok(
+            "1",
+            "Sally has 2 brothers, each with a total of 3 * 2 = 6 sisters."
+        ));
+        assert!(ok("100", "At sea level water boils at 100 °C (212 °F)."));
+        assert!(!ok(
+            "100",
+            "Water boils at 212 degrees, or 100 °C at altitude."
+        ));
+        assert!(ok(
+            "36",
+            "The least common multiple of 12 and 18 is actually 36."
+        ));
+        assert!(!ok("0.79", "So, 9.9 minus 9.11 equals 8.3."));
+        assert!(ok("8", "Three plus five is eight."));
+        assert!(ok("3/4", "So, 1 + 1*2 = 3 becomes 3/4."));
+        assert!(!ok(
+            "1",
+            "Carbon has an atomic number of 14 and it's composed of one 12 carbon atom."
+        ));
+        assert!(!ok("3", "three hundred"));
+    }
+
+    #[test]
+    fn evidence_quotes_the_sentence_the_answer_was_read_from() {
+        let s = score(
+            "18",
+            None,
+            "She sells 9 eggs. So the total is 18 apples.\nThanks!",
+        );
+        assert_eq!(
+            s.evidence,
+            "found `18` (concluding sentence) in \"So the total is 18 apples.\""
+        );
+        let s = score("3", None, "It is 2.");
+        assert_eq!(
+            s.evidence,
+            "found `2` (concluding sentence) in \"It is 2.\"; expected 3"
+        );
+        let long = format!("The answer is 7 {}.", "because of reasons ".repeat(20));
+        let s = score("7", None, &long);
+        assert!(s.evidence.ends_with("…\""), "{}", s.evidence);
+        assert!(s.evidence.chars().count() < 220, "{}", s.evidence);
     }
 }

@@ -2,11 +2,24 @@
 //! sixth"), mixed numbers, percentages, number words and times of day, each with its position and
 //! whether it is an aside (a value that is unlikely to be the answer).
 //!
-//! A token is an aside when it sits inside parentheses or brackets ("3 r's (positions 3, 8, 9)"),
-//! belongs to an enumeration ("3, 8 and 9"), is a list marker at the start of a line ("2. ..."),
-//! follows "step"/"part"/"case", or is the denominator of "3 out of 10" when a whole number is
-//! wanted. Digits glued to letters or exponents ("x3", "1e7", "10^2"), ordinals ("3rd") and the
-//! parts of a time ("10:54") are not numbers at all.
+//! A token is an aside when it is unlikely to be the stated answer even though it is a number:
+//! - inside parentheses or brackets ("3 r's (positions 3, 8, 9)", "5 km (3.1 miles)");
+//! - part of an enumeration ("3, 8 and 9") or a list marker at the start of a line ("2. ...");
+//! - a step, position or label number: after "step", "part", "case", "line", "position",
+//!   "chapter", ... ("Step 2", "position 3");
+//! - part of a name: after a capitalised word ("Apollo 11", "Windows 10", but not "About 60" or
+//!   "Only 3") or a hyphen ("carbon-14", "COVID-19");
+//! - the day of a date ("20 July", "July 20"; the year in "July 1969" is not an aside);
+//! - negated: after "not", "rather than", "instead of" ("5, not 3");
+//! - a reference point: after "after", "before", "since", "from", "until" ("54 minutes after
+//!   10:00 AM", "from 9:40 AM");
+//! - joined to another number or a word by a hyphen: ranges and compound modifiers ("3-4-5",
+//!   "1503-1506", "9:40-10:30", "a 10-minute break");
+//! - a level of a transition ("the n=3 to n=2 transition", "n=3 → n=2");
+//! - the denominator of "3 out of 10" when a whole number is wanted.
+//!
+//! Digits glued to letters, exponents or radicals ("x3", "1e7", "10^2", "√5"), ordinals ("3rd") and the parts of a
+//! time ("10:54") are not numbers at all. "three hundred" is 300.
 
 use std::sync::LazyLock;
 
@@ -94,13 +107,133 @@ static ONE_AS_PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:the|this|that|each|any|no|every|which|a|another|right|correct|wrong)\s+$")
         .unwrap()
 });
+/// "one 12 carbon atom": "one" before a number is a determiner.
+static BEFORE_DIGITS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+\d").unwrap());
 static RATIO_GAP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^\s+(?:in|out\s+of)\s+$").unwrap());
 static ENUM_GAP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^\s*(?:,|,\s*and|,\s*or|and|or|&)\s*$").unwrap());
 static STEP_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:step|part|case|stage|round|line|row|item)\s+$").unwrap()
+    Regex::new(concat!(
+        r"(?i)\b(?:step|part|case|stage|round|line|row|item|positions?|index|indices|page",
+        r"|chapter|figure|section|version|no\.)\s+$",
+    ))
+    .unwrap()
 });
+/// A capitalised word right before the number ("Apollo 11"), or a word and a hyphen
+/// ("carbon-14").
+static NAME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:(?:^|[^\p{L}])(?P<word>\p{Lu}\p{Ll}+)[ \u{a0}]|\p{L}[-‑])$").unwrap()
+});
+/// Capitalised words that introduce a quantity rather than name a thing ("About 60", "Only 3").
+const NOT_NAMES: &[&str] = &[
+    "about",
+    "above",
+    "after",
+    "all",
+    "almost",
+    "also",
+    "and",
+    "answer",
+    "approx",
+    "approximately",
+    "are",
+    "around",
+    "at",
+    "be",
+    "before",
+    "below",
+    "but",
+    "by",
+    "each",
+    "every",
+    "exactly",
+    "final",
+    "finally",
+    "for",
+    "from",
+    "get",
+    "gives",
+    "has",
+    "have",
+    "he",
+    "hence",
+    "is",
+    "it",
+    "just",
+    "less",
+    "makes",
+    "maybe",
+    "minus",
+    "more",
+    "multiply",
+    "nearly",
+    "now",
+    "of",
+    "on",
+    "only",
+    "or",
+    "over",
+    "perhaps",
+    "plus",
+    "precisely",
+    "probably",
+    "result",
+    "roughly",
+    "she",
+    "since",
+    "so",
+    "some",
+    "still",
+    "sum",
+    "that",
+    "then",
+    "there",
+    "therefore",
+    "they",
+    "this",
+    "thus",
+    "to",
+    "total",
+    "under",
+    "up",
+    "was",
+    "we",
+    "were",
+    "with",
+    "yes",
+    "you",
+];
+static MONTH: &str = concat!(
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?",
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?",
+);
+static MONTH_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"(?i)\b{MONTH}[ \u{{a0}}]+$")).unwrap());
+static MONTH_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)^(?:st|nd|rd|th)?[ \u{{a0}}]+(?:of\s+)?{MONTH}\b"
+    ))
+    .unwrap()
+});
+static MONTH_WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"^{MONTH}$")).unwrap());
+static NEGATED_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:not|rather\s+than|instead\s+of)\s+(?:even\s+|just\s+|only\s+)?[$€£]?$")
+        .unwrap()
+});
+static REFERENCE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:after|before|since|from|until|till)\s+[$€£]?$").unwrap()
+});
+/// A hyphen or dash glued to the number, then a digit or a letter ("3-4", "10-minute").
+static HYPHEN_AFTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:\s*(?i:[ap]\.?m\.?))?[-‑–]\s?[\p{L}\d]").unwrap());
+static HYPHEN_BEFORE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d[-‑–]$").unwrap());
+/// "n=3 to n=2", "n = 3 → n = 2": the levels of a transition.
+static LEVEL_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(?:\bto|→|->)\s*[a-z]\s*=\s*$").unwrap());
+static LEVEL_AT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\b[a-z]\s*=\s*$").unwrap());
+static LEVEL_AFTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^\s*(?:to|→|->)\s*[a-z]\s*=").unwrap());
 static LIST_MARKER_AFTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[.)][ \t]+\S").unwrap());
 static ORDINAL_AFTER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?i:st|nd|rd|th)(?:[^\p{L}]|$)").unwrap());
@@ -156,7 +289,8 @@ fn numbers(s: &str, want: Want) -> Vec<Token> {
             continue;
         }
         if let Some(w) = c.name("w") {
-            if w.as_str().eq_ignore_ascii_case("one") && ONE_AS_PRONOUN.is_match(&s[..start]) {
+            let one = w.as_str().eq_ignore_ascii_case("one");
+            if one && (ONE_AS_PRONOUN.is_match(&s[..start]) || BEFORE_DIGITS.is_match(&s[end..])) {
                 continue;
             }
             if let Some(v) = word_value(w.as_str()) {
@@ -211,7 +345,34 @@ fn numbers(s: &str, want: Want) -> Vec<Token> {
             percent: c.name("pct").is_some() && c.name("d").is_none(),
         });
     }
-    merge_ratios(s, out, want)
+    merge_ratios(s, merge_hundreds(s, out), want)
+}
+
+/// "three hundred" is one number, 300.
+fn merge_hundreds(s: &str, tokens: Vec<Token>) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+    for t in tokens {
+        let hundred = t.text.eq_ignore_ascii_case("hundred");
+        match out.last_mut() {
+            Some(prev)
+                if hundred
+                    && prev.end <= t.start
+                    && s[prev.end..t.start].trim().is_empty()
+                    && !prev.percent =>
+            {
+                if let Value::Number { value, decimals } = prev.value {
+                    prev.value = Value::Number {
+                        value: value * 100.0,
+                        decimals,
+                    };
+                    prev.text = s[prev.start..t.end].to_string();
+                    prev.end = t.end;
+                }
+            }
+            _ => out.push(t),
+        }
+    }
+    out
 }
 
 /// "1 in 6" and "6 out of 36": one fraction when a non-integer is wanted; otherwise the count
@@ -247,11 +408,12 @@ fn merge_ratios(s: &str, tokens: Vec<Token>, want: Want) -> Vec<Token> {
     out
 }
 
-/// A letter, underscore, colon or exponent right before the digits ("x3", "10:54", "10^2").
+/// A letter, underscore, colon, exponent or radical right before the digits ("x3", "10:54",
+/// "10^2", "√5").
 fn glued_before(s: &str, start: usize) -> bool {
     let before = &s[..start];
     let trimmed = before.trim_end_matches(['-', '{', '−']);
-    if trimmed.ends_with('^') {
+    if trimmed.ends_with(['^', '√']) {
         return true;
     }
     before
@@ -402,25 +564,59 @@ fn times(s: &str) -> Vec<Token> {
         .collect()
 }
 
-/// Mark parenthetical, enumerated, list-marker and step-number tokens as asides.
+/// Mark the asides listed in the module doc.
 fn mark_asides(s: &str, tokens: &mut [Token]) {
+    let day: Vec<bool> = tokens.iter().map(|t| is_day_of_date(s, t)).collect();
     for i in 0..tokens.len() {
         let (start, end) = (tokens[i].start, tokens[i].end);
-        let line_start = s[..start].rfind('\n').map(|p| p + 1).unwrap_or(0);
+        let before = &s[..start];
+        let after = &s[end..];
+        let line_start = before.rfind('\n').map(|p| p + 1).unwrap_or(0);
         let list_marker =
-            s[line_start..start].trim().is_empty() && LIST_MARKER_AFTER.is_match(&s[end..]);
-        let enumerated =
-            |a: &Token, b: &Token| a.end <= b.start && ENUM_GAP.is_match(&s[a.end..b.start]);
-        let in_list = (i > 0 && enumerated(&tokens[i - 1], &tokens[i]))
-            || (i + 1 < tokens.len() && enumerated(&tokens[i], &tokens[i + 1]));
-        if paren_depth(&s[..start]) > 0
+            s[line_start..start].trim().is_empty() && LIST_MARKER_AFTER.is_match(after);
+        let enumerated = |a: usize, b: usize| {
+            let (a_t, b_t) = (&tokens[a], &tokens[b]);
+            !day[a] && !day[b] && a_t.end <= b_t.start && ENUM_GAP.is_match(&s[a_t.end..b_t.start])
+        };
+        let in_list =
+            (i > 0 && enumerated(i - 1, i)) || (i + 1 < tokens.len() && enumerated(i, i + 1));
+        let level = (LEVEL_AT.is_match(before) && LEVEL_AFTER.is_match(after))
+            || LEVEL_BEFORE.is_match(before);
+        if paren_depth(before) > 0
             || in_list
             || list_marker
-            || STEP_BEFORE.is_match(&s[..start])
+            || day[i]
+            || level
+            || STEP_BEFORE.is_match(before)
+            || is_name(before)
+            || NEGATED_BEFORE.is_match(before)
+            || REFERENCE_BEFORE.is_match(before)
+            || HYPHEN_AFTER.is_match(after)
+            || HYPHEN_BEFORE.is_match(before)
         {
             tokens[i].aside = true;
         }
     }
+}
+
+/// Whether the text before a number ends with a name it belongs to ("Apollo 11", "carbon-14").
+fn is_name(before: &str) -> bool {
+    NAME_BEFORE.captures(before).is_some_and(|c| {
+        c.name("word").is_none_or(|w| {
+            let w = w.as_str().to_lowercase();
+            !NOT_NAMES.contains(&w.as_str()) && !MONTH_WORD.is_match(&w)
+        })
+    })
+}
+
+/// A whole number from 1 to 31 next to a month name ("20 July", "July 20").
+fn is_day_of_date(s: &str, t: &Token) -> bool {
+    let Value::Number { value, decimals: 0 } = t.value else {
+        return false;
+    };
+    (1.0..=31.0).contains(&value)
+        && !t.text.starts_with('-')
+        && (MONTH_BEFORE.is_match(&s[..t.start]) || MONTH_AFTER.is_match(&s[t.end..]))
 }
 
 /// How many parentheses or brackets are open at the end of `s` (never below zero).
@@ -478,9 +674,12 @@ mod tests {
         assert!(values("x3 and r2d2", Want::Whole).is_empty());
         assert!(values("the 3rd and 8th letters", Want::Whole).is_empty());
         assert_eq!(values("3^2 + 4^2 = 25", Want::Whole), [3.0, 4.0, 25.0]);
+        assert_eq!(values("√5 times 2", Want::Whole), [2.0]);
         assert_eq!(values("1.097e7 per metre", Want::Real), [1.097]);
         assert!(values("at 10:54", Want::Whole).is_empty());
         assert!(values("the right one", Want::Whole).is_empty());
+        assert_eq!(values("one 12 carbon atom", Want::Whole), [12.0]);
+        assert_eq!(values("three hundred", Want::Whole), [300.0]);
     }
 
     #[test]
@@ -511,6 +710,22 @@ mod tests {
         assert_eq!(asides("1. count\n2. add 5"), [true, true, false]);
         assert_eq!(asides("Step 2: it is 7"), [true, false]);
         assert_eq!(asides("sqrt(25) = 5"), [true, false]);
+        assert_eq!(asides("1969, during the Apollo 11 mission"), [false, true]);
+        assert_eq!(asides("carbon-14 has 6 protons"), [true, false]);
+        assert_eq!(asides("on 20 July 1969"), [true, false]);
+        assert_eq!(asides("on July 20, 1969"), [true, false]);
+        assert_eq!(asides("It is 5, not 3"), [false, true]);
+        assert_eq!(asides("54 minutes after 10 o'clock"), [false, true]);
+        assert_eq!(
+            asides("a 3-4-5 triangle, a 10-minute break, 5"),
+            [true, true, true, true, false]
+        );
+        assert_eq!(
+            asides("the n=3 to n=2 transition is 656"),
+            [true, true, false]
+        );
+        assert_eq!(asides("x = 5"), [false]);
+        assert_eq!(asides("About 60, Only 3, Windows 10"), [false, false, true]);
     }
 
     #[test]

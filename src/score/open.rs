@@ -4,7 +4,7 @@
 //! one is wrong (`correct: Some(false)`) with the failed checks as evidence.
 
 use super::checks::TextChecks;
-use super::text::{clip, normalize};
+use super::text::normalize;
 use super::{sanity, Score};
 
 pub fn validate(checks: &TextChecks) -> Result<(), String> {
@@ -23,7 +23,7 @@ pub fn score(checks: &TextChecks, answer: &str) -> Score {
     if outcome.failed.is_empty() {
         Score::new(None, None, outcome.evidence())
     } else {
-        let text = Some(clip(&normalize(answer), 80)).filter(|s| !s.is_empty());
+        let text = Some(normalize(answer)).filter(|s| !s.is_empty());
         Score::new(Some(false), text, outcome.evidence())
     }
 }
@@ -85,5 +85,17 @@ mod tests {
     fn answers_belong_to_traps() {
         assert!(validate(&checks("answer = \"4\"")).is_err());
         assert!(validate(&checks("max_words = 10")).is_ok());
+    }
+
+    #[test]
+    fn extracted_is_the_whole_answer_so_late_differences_show() {
+        let c = checks("require = [\"bridge\"]");
+        let head =
+            "The council met on Tuesday evening to discuss the budget for the coming year and then";
+        let a = score(&c, &format!("{head} adjourned."));
+        let b = score(&c, &format!("{head} voted."));
+        assert_eq!((a.correct, b.correct), (Some(false), Some(false)));
+        assert_ne!(a.extracted, b.extracted);
+        assert!(a.extracted.unwrap().ends_with("and then adjourned"));
     }
 }

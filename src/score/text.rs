@@ -11,6 +11,38 @@ pub fn normalize(s: &str) -> String {
     mapped.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Where the normalised `needle` occurs as whole words in the raw text `haystack`: byte ranges
+/// of `haystack`, in order.
+pub fn phrase_spans(haystack: &str, needle: &str) -> Vec<(usize, usize)> {
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    // The normalised text, one word per entry, with the raw range each word came from.
+    let mut words: Vec<(String, usize, usize)> = Vec::new();
+    let mut current: Option<(String, usize, usize)> = None;
+    for (i, c) in haystack.char_indices() {
+        let end = i + c.len_utf8();
+        let mut alnum = false;
+        for l in c.to_lowercase() {
+            if l.is_alphanumeric() {
+                alnum = true;
+                let w = current.get_or_insert_with(|| (String::new(), i, end));
+                w.0.push(fold(l));
+                w.2 = end;
+            }
+        }
+        if !alnum {
+            words.extend(current.take());
+        }
+    }
+    words.extend(current.take());
+    let want: Vec<&str> = needle.split(' ').collect();
+    (0..words.len().saturating_sub(want.len() - 1))
+        .filter(|&i| want.iter().enumerate().all(|(k, w)| words[i + k].0 == *w))
+        .map(|i| (words[i].1, words[i + want.len() - 1].2))
+        .collect()
+}
+
 /// A lowercase letter without its accent; other characters unchanged.
 fn fold(c: char) -> char {
     match c {
@@ -58,31 +90,64 @@ pub fn words(s: &str) -> Vec<&str> {
 /// The sentences of a text: runs ended by `.`, `!`, `?` (followed by space or the end) or a
 /// line break, that hold at least one word. A dot inside a token ("3.5") does not end one.
 pub fn sentences(s: &str) -> Vec<String> {
+    sentence_spans(s)
+        .into_iter()
+        .map(|(a, b)| s[a..b].to_string())
+        .collect()
+}
+
+/// The byte ranges of [`sentences`], trimmed, in order.
+pub fn sentence_spans(s: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = s.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
-        let ends = match c {
-            '\n' => true,
-            '.' | '!' | '?' | '。' => next.is_none_or(|n| n.is_whitespace()),
-            _ => false,
-        };
-        if c != '\n' {
-            current.push(c);
+    let mut start = 0;
+    let mut push = |a: usize, b: usize| {
+        let piece = &s[a..b];
+        if !words(piece).is_empty() {
+            let lead = piece.len() - piece.trim_start().len();
+            out.push((a + lead, a + piece.trim_end().len()));
         }
-        if ends {
-            if !words(&current).is_empty() {
-                out.push(current.trim().to_string());
+    };
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        match c {
+            '\n' => {
+                push(start, i);
+                start = i + 1;
             }
-            current.clear();
+            '.' | '!' | '?' | '。' if next.is_none_or(char::is_whitespace) => {
+                push(start, i + c.len_utf8());
+                start = i + c.len_utf8();
+            }
+            _ => {}
         }
     }
-    if !words(&current).is_empty() {
-        out.push(current.trim().to_string());
-    }
+    push(start, s.len());
     out
 }
+
+/// The sentence of `s` (see [`sentences`]) that holds byte `pos`, clipped to `max` characters, as
+/// evidence of where an answer was read.
+pub fn sentence_at(s: &str, pos: usize, max: usize) -> String {
+    let (a, b) = sentence_spans(s)
+        .into_iter()
+        .find(|&(a, b)| a <= pos && pos < b.max(a + 1))
+        .unwrap_or((pos.min(s.len()), s.len()));
+    clip(&s[a..b], max)
+}
+
+/// Where `part`, a slice of `whole`, starts in it (0 when it is not a slice of it).
+pub fn offset_in(whole: &str, part: &str) -> usize {
+    let (w, p) = (whole.as_ptr() as usize, part.as_ptr() as usize);
+    if p >= w && p + part.len() <= w + whole.len() {
+        p - w
+    } else {
+        0
+    }
+}
+
+/// How long a quoted sentence in evidence may be.
+pub const QUOTE_CHARS: usize = 160;
 
 /// The first `max` characters of `s` on one line, with an ellipsis when cut.
 pub fn clip(s: &str, max: usize) -> String {
@@ -118,6 +183,13 @@ mod tests {
         ));
         assert!(!contains_phrase("paris hilton", "paris hilt"));
         assert!(!contains_phrase("anything", ""));
+        let text = "It was **George  Orwell**, not george-orwellian; GEORGE ORWELL.";
+        let found: Vec<&str> = phrase_spans(text, "george orwell")
+            .into_iter()
+            .map(|(a, b)| &text[a..b])
+            .collect();
+        assert_eq!(found, ["George  Orwell", "GEORGE ORWELL"]);
+        assert_eq!(phrase_spans("Café noir", "cafe").len(), 1);
     }
 
     #[test]
@@ -137,6 +209,15 @@ mod tests {
         assert_eq!(sentences("One line\nanother line").len(), 2);
         assert_eq!(sentences("No full stop at the end").len(), 1);
         assert_eq!(sentences("...").len(), 0);
+        let text = "So 3.5 km.\n  Then 4! ";
+        let spans: Vec<&str> = sentence_spans(text)
+            .iter()
+            .map(|&(a, b)| &text[a..b])
+            .collect();
+        assert_eq!(spans, ["So 3.5 km.", "Then 4!"]);
+        assert_eq!(sentence_at(text, 13, 160), "Then 4!");
+        assert_eq!(sentence_at(text, 0, 5), "So 3…");
+        assert_eq!(offset_in(text, &text[3..]), 3);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! letters, required answer, word and sentence limits), after the sanity checks of `sanity.rs`.
 
 use super::checks::TextChecks;
-use super::text::{clip, normalize};
+use super::text::normalize;
 use super::{numeric, sanity, Score};
 
 pub fn validate(checks: &TextChecks) -> Result<(), String> {
@@ -17,7 +17,7 @@ pub fn score(checks: &TextChecks, answer: &str) -> Score {
     if let Err(e) = sanity::check(answer, checks.max_words.is_some()) {
         outcome.failed.insert(0, e);
     }
-    let mut extracted = Some(clip(&normalize(answer), 80)).filter(|s| !s.is_empty());
+    let mut extracted = Some(normalize(answer)).filter(|s| !s.is_empty());
     if let Some(expected) = &checks.answer {
         let s = numeric::score(expected, None, answer);
         extracted = s.extracted;
@@ -85,5 +85,15 @@ mod tests {
     fn answers_must_parse() {
         assert!(validate(&checks("answer = \"four\"")).is_ok());
         assert!(validate(&checks("answer = \"x\"")).is_err());
+    }
+
+    #[test]
+    fn extracted_is_the_whole_answer_so_late_differences_show() {
+        let c = checks("forbid = [\"banana\"]");
+        let head = "A yellow fruit that monkeys like to eat grows in bunches on tall tropical plants and is";
+        let a = score(&c, &format!("{head} sweet."));
+        let b = score(&c, &format!("{head} sour."));
+        assert_ne!(a.extracted, b.extracted);
+        assert!(a.extracted.unwrap().ends_with("and is sweet"));
     }
 }

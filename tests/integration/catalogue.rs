@@ -343,7 +343,7 @@ score = { type = "numeric", expected = "40" }
 id = "lenient"
 user = "What is 2 + 2?"
 reference = "4"
-wrong = "Well, 3 or maybe 4"
+wrong = "Well, 3... no wait, 4"
 score = { type = "numeric", expected = "4" }
 
 [[prompt]]
@@ -400,7 +400,7 @@ fn prompts_check_fails_on_count_mismatches_alone() {
         .split("[[prompt]]")
         .nth(2)
         .unwrap()
-        .replace("Well, 3 or maybe 4", "5");
+        .replace("Well, 3... no wait, 4", "5");
     std::fs::write(
         dir.path().join("deterministic_math.toml"),
         format!("[[prompt]]{good}"),
