@@ -121,35 +121,120 @@ fn ticks(max: f64) -> Vec<f64> {
     t
 }
 
-/// Box plots of one quantity per endpoint on a shared axis from zero, each over its points.
-pub(super) fn box_plots(out: &mut String, unit: &str, series: &[(&str, Vec<f64>)]) {
-    const LABEL: f64 = 130.0;
-    const PLOT: f64 = 560.0;
+/// A value axis from zero (linear) or over whole decades (logarithmic, for long tails).
+struct Axis {
+    log: bool,
+    low: f64,
+    high: f64,
+}
+
+impl Axis {
+    /// Logarithmic when the largest value is over 20 times the lower quartile: a few slow
+    /// answers would otherwise squash every box against zero.
+    fn fit(values: &[f64]) -> Axis {
+        let q = quartiles(values);
+        let max = q.map_or(0.0, |q| q.max);
+        let positive_min = values
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        match q {
+            Some(q) if q.q1 > 0.0 && max / q.q1 > 20.0 => Axis {
+                log: true,
+                low: step_at_or_below(positive_min),
+                high: step_at_or_above(max),
+            },
+            _ => Axis {
+                log: false,
+                low: 0.0,
+                high: ticks(max)
+                    .last()
+                    .copied()
+                    .filter(|t| *t > 0.0)
+                    .unwrap_or(1.0),
+            },
+        }
+    }
+
+    /// Where `v` falls, from 0 (low) to 1 (high).
+    fn at(&self, v: f64) -> f64 {
+        if self.log {
+            let v = v.max(self.low);
+            (v.log10() - self.low.log10()) / (self.high.log10() - self.low.log10()).max(1e-9)
+        } else {
+            v / self.high
+        }
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        if !self.log {
+            return ticks(self.high);
+        }
+        // The 1-2-5 steps between the ends; only the decades when that is too many to label.
+        let mut t = Vec::new();
+        let mut decade = 10f64.powf(self.low.log10().floor());
+        while decade <= self.high * (1.0 + 1e-9) {
+            for m in [1.0, 2.0, 5.0] {
+                let v = decade * m;
+                if v >= self.low * (1.0 - 1e-9) && v <= self.high * (1.0 + 1e-9) {
+                    t.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        if t.len() > 8 {
+            let (first, last) = (t[0], t[t.len() - 1]);
+            t.retain(|v| *v == first || *v == last || (v.log10().fract()).abs() < 1e-9);
+        }
+        t
+    }
+}
+
+/// The largest of 1, 2, 5 × 10^k at or below `x` (x > 0).
+fn step_at_or_below(x: f64) -> f64 {
+    let decade = 10f64.powf(x.log10().floor());
+    [5.0, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * decade)
+        .find(|v| *v <= x * (1.0 + 1e-9))
+        .unwrap_or(decade)
+}
+
+/// The smallest of 1, 2, 5 × 10^k at or above `x` (x > 0).
+fn step_at_or_above(x: f64) -> f64 {
+    let decade = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * decade)
+        .find(|v| *v >= x * (1.0 - 1e-9))
+        .unwrap_or(10.0 * decade)
+}
+
+/// Box plots of one quantity per endpoint on a shared axis, each over its points; returns
+/// whether the axis is logarithmic.
+pub(super) fn box_plots(out: &mut String, unit: &str, series: &[(&str, Vec<f64>)]) -> bool {
+    const LABEL: f64 = 110.0;
+    const PLOT: f64 = 400.0;
     const ROW: f64 = 44.0;
-    let max = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .filter(|x| x.is_finite())
-        .fold(0.0, f64::max);
-    let ticks = ticks(max);
-    let top = *ticks.last().unwrap_or(&1.0);
-    let top = if top > 0.0 { top } else { 1.0 };
-    let x = |v: f64| LABEL + PLOT * v / top;
+    let all: Vec<f64> = series.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    let axis = Axis::fit(&all);
+    let x = |v: f64| LABEL + PLOT * axis.at(v);
     let height = ROW * series.len() as f64 + 30.0;
     let width = LABEL + PLOT + 20.0;
     let _ = write!(
         out,
         "<svg class=\"chart\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" role=\"img\">"
     );
-    for t in &ticks {
+    for t in axis.ticks() {
         let _ = write!(
             out,
             "<line class=\"grid\" x1=\"{0}\" x2=\"{0}\" y1=\"4\" y2=\"{1}\"/>\
              <text class=\"tick\" x=\"{0}\" y=\"{2}\" text-anchor=\"middle\">{3}</text>",
-            fmt(x(*t)),
+            fmt(x(t)),
             fmt(height - 24.0),
             fmt(height - 8.0),
-            fmt_num(*t)
+            fmt_tick(t)
         );
     }
     for (row, (name, values)) in series.iter().enumerate() {
@@ -205,6 +290,7 @@ pub(super) fn box_plots(out: &mut String, unit: &str, series: &[(&str, Vec<f64>)
         );
     }
     out.push_str("</svg>");
+    axis.log
 }
 
 /// An estimate with its interval on an axis of accuracy points, over the equivalence band
@@ -265,6 +351,15 @@ pub(super) fn fmt_num(x: f64) -> String {
     }
 }
 
+/// An axis label: 20k for 20000.
+fn fmt_tick(x: f64) -> String {
+    if x >= 1000.0 && (x / 1000.0).fract() == 0.0 {
+        format!("{}k", x / 1000.0)
+    } else {
+        fmt_num(x)
+    }
+}
+
 /// "+3.5", "−2", "0".
 pub(super) fn fmt_signed(x: f64) -> String {
     let s = fmt_num(x.abs());
@@ -305,6 +400,21 @@ mod tests {
         assert_eq!(ticks(9.0), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
         assert_eq!(ticks(1234.0).last(), Some(&1250.0));
         assert_eq!(ticks(0.0), [0.0]);
+    }
+
+    #[test]
+    fn long_tails_get_a_log_axis() {
+        let tail = [100.0, 120.0, 150.0, 200.0, 40_000.0];
+        let axis = Axis::fit(&tail);
+        assert!(axis.log);
+        assert_eq!((axis.low, axis.high), (100.0, 50_000.0));
+        assert_eq!(axis.ticks(), [100.0, 1000.0, 10_000.0, 50_000.0]);
+        assert_eq!(
+            Axis::fit(&[20.0, 30.0, 40.0, 1000.0]).ticks(),
+            [20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
+        );
+        assert_eq!(fmt_tick(20_000.0), "20k");
+        assert!(!Axis::fit(&[1.0, 2.0, 3.0]).log);
     }
 
     #[test]

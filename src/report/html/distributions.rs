@@ -36,8 +36,18 @@ pub(super) fn render(results: &Results, out: &mut String) {
         ("Latency per answer (ms)", "ms", &latency),
         ("Completion tokens per answer", "tokens", &tokens),
     ] {
-        let _ = write!(out, "<figure>\n<figcaption>{}</figcaption>\n", esc(title));
-        box_plots(out, unit, data);
+        let mut chart = String::new();
+        let log = box_plots(&mut chart, unit, data);
+        let _ = write!(
+            out,
+            "<figure>\n<figcaption>{}{}</figcaption>\n{chart}",
+            esc(title),
+            if log {
+                " <span class=\"muted\">(log scale)</span>"
+            } else {
+                ""
+            }
+        );
         out.push_str("<table class=\"compact\"><thead><tr><th>endpoint</th><th>answers</th><th>median</th><th>q1–q3</th><th>max</th></tr></thead><tbody>");
         for (name, values) in data.iter() {
             let Some(q) = quartiles(values) else { continue };

@@ -50,13 +50,15 @@ pub(super) fn render(results: &Results, out: &mut String) {
     );
     let _ = write!(
         out,
-        "<div class=\"scroll\"><table id=\"{TABLE_ID}\" class=\"sortable\">\n<thead><tr><th>prompt</th><th>category</th>\
-         <th>verdict</th><th>kind</th><th>difference</th><th>expected</th>"
+        "<div class=\"scroll\"><table id=\"{TABLE_ID}\" class=\"sortable ends-{}\">\n<thead><tr>\
+         <th class=\"c-prompt\">prompt</th><th class=\"c-category\">category</th><th class=\"c-verdict\">verdict</th>\
+         <th class=\"c-kind\">kind</th><th class=\"c-difference\">difference</th><th class=\"c-expected\">expected</th>",
+        names.len().min(6)
     );
     for n in &names {
         let _ = write!(out, "<th><code>{}</code></th>", esc(n));
     }
-    out.push_str("<th>why</th></tr></thead>\n<tbody>\n");
+    out.push_str("<th class=\"c-why\">why</th></tr></thead>\n<tbody>\n");
     for p in flagged {
         let kinds = kinds(p);
         let differences = differences(p);
@@ -84,7 +86,13 @@ pub(super) fn render(results: &Results, out: &mut String) {
             .pairs
             .iter()
             .filter(|x| x.verdict != Verdict::Same)
-            .map(|x| format!("{}: {}", x.other, x.reason))
+            .map(|x| {
+                if p.pairs.len() == 1 {
+                    x.reason.clone()
+                } else {
+                    format!("{}: {}", x.other, x.reason)
+                }
+            })
             .collect();
         let _ = writeln!(out, "<td>{}</td></tr>", esc(&why.join("; ")));
     }

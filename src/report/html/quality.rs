@@ -76,7 +76,7 @@ fn stability(results: &Results, out: &mut String) {
         return;
     }
     out.push_str(
-        "<h3>Stability across repeats</h3>\n<table>\n<thead><tr><th>endpoint</th>\
+        "<h3>Stability across repeats</h3>\n<table class=\"compact\">\n<thead><tr><th>endpoint</th>\
          <th>same answer on every repeat</th><th>unstable at temperature 0</th></tr></thead>\n<tbody>\n",
     );
     for s in &results.stability {
@@ -92,7 +92,7 @@ fn identity(identity: &[Identity], out: &mut String) {
         return;
     }
     out.push_str(
-        "<h3>Texts per pair</h3>\n<table>\n<thead><tr><th>pair</th><th></th>\
+        "<h3>Texts per pair</h3>\n<table class=\"compact\">\n<thead><tr><th>pair</th><th></th>\
          <th>identical</th><th>same answer, other words</th><th>diverged</th><th>failed</th></tr></thead>\n<tbody>\n",
     );
     for i in identity {
