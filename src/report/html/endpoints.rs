@@ -10,10 +10,16 @@ use crate::analysis::Results;
 
 pub(super) fn render(results: &Results, out: &mut String) {
     open_section(out, "endpoints", "Endpoints");
-    out.push_str(
-        "<div class=\"scroll\"><table>\n<thead><tr><th>endpoint</th><th>URL</th><th>served model</th>\
-         <th>fingerprint</th><th>accuracy (95% interval)</th><th>correct</th><th>wrong</th>\
+    let any_fingerprint = results
+        .endpoints
+        .iter()
+        .any(|e| !e.system_fingerprints.is_empty());
+    let _ = write!(
+        out,
+        "<div class=\"scroll\"><table>\n<thead><tr><th>endpoint</th><th>URL</th><th>served model</th>{}\
+         <th>accuracy (95% interval)</th><th>correct</th><th>wrong</th>\
          <th>ungraded</th><th>failed</th><th>mean completion tokens</th></tr></thead>\n<tbody>\n",
+        if any_fingerprint { "<th>fingerprint</th>" } else { "" }
     );
     let fingerprints_differ = results
         .endpoints
@@ -43,20 +49,27 @@ pub(super) fn render(results: &Results, out: &mut String) {
         } else {
             e.served_models.join(", ")
         };
-        let fp_class = if fingerprints_differ {
-            " class=\"flag\""
+        let fingerprint = if any_fingerprint {
+            format!(
+                "<td{}>{}</td>",
+                if fingerprints_differ {
+                    " class=\"flag\""
+                } else {
+                    ""
+                },
+                esc(&e.system_fingerprints.join(", "))
+            )
         } else {
-            ""
+            String::new()
         };
         let _ = writeln!(
             out,
-            "<tr><td><code>{}</code>{role}</td><td><code>{}</code></td><td>{}</td><td{fp_class}>{}</td>\
-             <td>{accuracy}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+            "<tr><td><code>{}</code>{role}</td><td><code>{}</code></td><td class=\"nowrap\">{}</td>{fingerprint}\
+             <td class=\"nowrap\">{accuracy}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             esc(&e.name),
             esc(&e.base_url),
             esc(&served),
-            esc(&e.system_fingerprints.join(", ")),
             e.correct,
             e.wrong,
             e.ungraded,

@@ -60,7 +60,12 @@ fn card(out: &mut String, q: &Quality) {
     }
     out.push_str("</p>\n");
     interval(out, d, low, high, q.margin);
-    out.push_str("</article>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"chart-key\"><span class=\"key band\"></span>equivalent when the 90% interval \
+         (the bar) stays inside ±{} points; different when p &lt; 0.05</p>\n</article>",
+        fmt_num(q.margin)
+    );
 }
 
 fn p_value(p: f64) -> String {
@@ -92,7 +97,7 @@ fn identity(identity: &[Identity], out: &mut String) {
         return;
     }
     out.push_str(
-        "<h3>Texts per pair</h3>\n<table class=\"compact\">\n<thead><tr><th>pair</th><th></th>\
+        "<h3>Texts per pair</h3>\n<table class=\"compact\">\n<thead><tr><th>pair</th><th>prompts</th>\
          <th>identical</th><th>same answer, other words</th><th>diverged</th><th>failed</th></tr></thead>\n<tbody>\n",
     );
     for i in identity {
