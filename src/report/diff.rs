@@ -1,40 +1,45 @@
-//! An inline word diff between two answers, in Markdown: ~~only in the first~~ **only in the second**.
+//! An inline word diff between two answers: the runs of words, and their Markdown rendering
+//! ~~only in the first~~ **only in the second**.
 
 use similar::{ChangeTag, TextDiff};
 
 /// Longest text (in characters) fed to the diff; longer answers are cut first.
 const MAX_CHARS: usize = 2000;
 
-pub fn inline_word_diff(old: &str, new: &str) -> String {
+/// The word diff as runs of words: equal, only in the first (`Delete`), only in the second
+/// (`Insert`). Each renderer marks the runs its own way (Markdown here, HTML in `report::html`).
+pub fn word_diff(old: &str, new: &str) -> Vec<(ChangeTag, String)> {
     let cut = |s: &str| s.chars().take(MAX_CHARS).collect::<String>();
     let (old, new) = (cut(old), cut(new));
     let old_words: Vec<&str> = old.split_whitespace().collect();
     let new_words: Vec<&str> = new.split_whitespace().collect();
     let diff = TextDiff::from_slices(&old_words, &new_words);
-    let mut out: Vec<String> = Vec::new();
-    let mut run: Vec<&str> = Vec::new();
-    let mut tag = ChangeTag::Equal;
-    let flush = |tag: ChangeTag, run: &mut Vec<&str>, out: &mut Vec<String>| {
-        if run.is_empty() {
-            return;
-        }
-        let text = escape(&run.join(" "));
-        out.push(match tag {
-            ChangeTag::Equal => text,
-            ChangeTag::Delete => format!("~~{text}~~"),
-            ChangeTag::Insert => format!("**{text}**"),
-        });
-        run.clear();
-    };
+    let mut runs: Vec<(ChangeTag, String)> = Vec::new();
     for change in diff.iter_all_changes() {
-        if change.tag() != tag {
-            flush(tag, &mut run, &mut out);
-            tag = change.tag();
+        match runs.last_mut() {
+            Some((tag, text)) if *tag == change.tag() => {
+                text.push(' ');
+                text.push_str(change.value());
+            }
+            _ => runs.push((change.tag(), change.value().to_string())),
         }
-        run.push(change.value());
     }
-    flush(tag, &mut run, &mut out);
-    out.join(" ")
+    runs
+}
+
+pub fn inline_word_diff(old: &str, new: &str) -> String {
+    word_diff(old, new)
+        .into_iter()
+        .map(|(tag, run)| {
+            let text = escape(&run);
+            match tag {
+                ChangeTag::Equal => text,
+                ChangeTag::Delete => format!("~~{text}~~"),
+                ChangeTag::Insert => format!("**{text}**"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Keep the model's own markup from interfering with the diff marks.

@@ -4,6 +4,7 @@
 mod diff;
 #[cfg(test)]
 mod fixture;
+mod html;
 mod junit;
 mod markdown;
 mod table;
@@ -21,6 +22,7 @@ use crate::analysis::Results;
 
 pub const RESULTS_FILE: &str = "results.json";
 pub const REPORT_FILE: &str = "report.md";
+pub const HTML_FILE: &str = "report.html";
 pub const TABLE_FILE: &str = "comparison_table.md";
 pub const JUNIT_FILE: &str = "junit.xml";
 
@@ -34,9 +36,10 @@ pub fn write_all(dir: &Path, results: &Results) -> anyhow::Result<()> {
     write_rendered(dir, results)
 }
 
-/// Write report.md, comparison_table.md and junit.xml (not results.json).
+/// Write report.md, report.html, comparison_table.md and junit.xml (not results.json).
 pub fn write_rendered(dir: &Path, results: &Results) -> anyhow::Result<()> {
     write_file(dir, REPORT_FILE, &render_report(results))?;
+    write_file(dir, HTML_FILE, &html::render_html(results))?;
     write_file(dir, TABLE_FILE, &render_table(results))?;
     write_file(dir, JUNIT_FILE, &render_junit(results))
 }

@@ -66,7 +66,12 @@ fn results_match_the_committed_schema() {
 fn score_and_report_reproduce_identical_files_offline() {
     let dir = tempfile::tempdir().unwrap();
     let run = rich_run(dir.path()); // the servers are gone once rich_run returns
-    let files = ["report.md", "comparison_table.md", "junit.xml"];
+    let files = [
+        "report.md",
+        "report.html",
+        "comparison_table.md",
+        "junit.xml",
+    ];
     let before: Vec<String> = files.iter().map(|f| read(&run, f)).collect();
     let results_before = read(&run, "results.json");
 
@@ -90,6 +95,25 @@ fn score_and_report_reproduce_identical_files_offline() {
     for (f, b) in files.iter().zip(&before) {
         assert_eq!(&read(&run, f), b, "{f} changed after `coherence report`");
     }
+}
+
+#[test]
+fn report_writes_a_self_contained_report_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = rich_run(dir.path());
+    std::fs::remove_file(run.join("report.html")).unwrap();
+    let out = coherence(&["report", &run.display().to_string()], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    let page = read(&run, "report.html");
+    let summary = &results(&run)["summary"];
+    let counts = format!(
+        "<strong id=\"headline\">{} same / {} diff",
+        summary["same"], summary["diff"]
+    );
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains(&counts), "{counts}");
+    assert!(page.contains("id=\"divergence-table\""));
+    assert!(!page.contains("src=\"http"));
 }
 
 #[test]

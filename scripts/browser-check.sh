@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Load a run folder's report.html in headless Chromium and fail on anything a reader would meet:
+#   - a console message of any kind (the page logs nothing; errors, CSP refusals and uncaught
+#     exceptions all arrive as console messages in Chromium's log);
+#   - a network request made by the page (read from Chromium's net log: requests whose
+#     initiator is the file:// page; the browser's own background traffic is not the page's);
+#   - a rendered DOM without the headline counts of results.json, or without the script's marks
+#     (sortable headers), which would mean the inline script was blocked or failed;
+#   - no screenshot.
+# Usage: scripts/browser-check.sh RUN_DIR [SCREENSHOT.png]   (default RUN_DIR/report.png)
+set -euo pipefail
+
+RUN_DIR=${1:?usage: scripts/browser-check.sh RUN_DIR [SCREENSHOT.png]}
+PAGE="$(cd "$RUN_DIR" && pwd)/report.html"
+SHOT=${2:-$RUN_DIR/report.png}
+[[ -f "$PAGE" ]] || { echo "browser-check: no $PAGE" >&2; exit 1; }
+[[ -f "$RUN_DIR/results.json" ]] || { echo "browser-check: no $RUN_DIR/results.json" >&2; exit 1; }
+BROWSER=$(command -v chromium || command -v chromium-browser || true)
+[[ -n "$BROWSER" ]] || { echo "browser-check: chromium is not installed" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failed=0
+fail() { echo "browser-check: FAIL: $*" >&2; failed=1; }
+
+# One headless load; $1 names the pass, the rest are its action flags.
+load() {
+    local name=$1
+    shift
+    mkdir -p "$WORK/$name-profile"
+    timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$WORK/$name-profile" --enable-logging=stderr --v=0 \
+        --log-net-log="$WORK/$name-net.json" "$@" "file://$PAGE" \
+        >"$WORK/$name.out" 2>"$WORK/$name.log" || fail "$name: chromium exited with $?"
+    if grep -E ':CONSOLE[:(]' "$WORK/$name.log" >"$WORK/$name.console"; then
+        fail "$name: console messages:"
+        sed 's/^/    /' "$WORK/$name.console" >&2
+    fi
+    python3 - "$WORK/$name-net.json" <<'PY' || fail "$name: the page made network requests (above)"
+import json, sys
+try:
+    log = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    sys.exit(f"    unreadable net log: {e}")
+start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+page = [
+    p.get("url", "?")
+    for e in log["events"]
+    if e.get("type") == start
+    for p in [e.get("params") or {}]
+    if "url" in p
+    and (p.get("initiator") != "not an origin" or "file://" in p.get("network_isolation_key", ""))
+]
+for url in page:
+    print(f"    request: {url}", file=sys.stderr)
+sys.exit(1 if page else 0)
+PY
+}
+
+load dom --dump-dom
+python3 - "$RUN_DIR/results.json" "$WORK/dom.out" "$PAGE" <<'PY' || fail "rendered DOM (above)"
+import html, json, re, sys
+summary = json.load(open(sys.argv[1]))["summary"]
+dom = open(sys.argv[2], encoding="utf-8").read()
+page = open(sys.argv[3], encoding="utf-8").read()
+bad = False
+m = re.search(r'<strong id="headline">(.*?)</strong>', dom)
+if not m:
+    print("    no #headline element in the rendered DOM", file=sys.stderr)
+    sys.exit(1)
+headline = html.unescape(m.group(1))
+want = [f"{summary['same']} same / {summary['diff']} diff", f"/ {summary['review']} review / {summary['fail']} fail"]
+for w in want:
+    if w not in headline:
+        print(f"    headline {headline!r} lacks {w!r}", file=sys.stderr)
+        bad = True
+if 'class="sortable"' in page and "aria-sort=" not in dom:
+    print("    the inline script did not run (no sortable headers)", file=sys.stderr)
+    bad = True
+print(f"browser-check: headline in the rendered DOM: {headline}")
+sys.exit(1 if bad else 0)
+PY
+
+mkdir -p "$(dirname "$SHOT")"
+rm -f "$SHOT"
+load screenshot --screenshot="$SHOT" --window-size=1280,2000 --hide-scrollbars
+if [[ ! -s "$SHOT" ]] || [[ "$(head -c 4 "$SHOT" | tail -c 3)" != "PNG" ]]; then
+    fail "no screenshot at $SHOT"
+fi
+
+if ((failed)); then
+    exit 1
+fi
+echo "browser-check: ok: no console messages, no network requests, screenshot $SHOT"
