@@ -2,9 +2,16 @@
 //! `answer` (both wrong, or ungraded, with different answers) or a `format` difference (the same
 //! failure rendered differently).
 //!
+//! A pair where one side passed its text checks (an open-ended answer, ungraded) and the other
+//! failed them counts as a `flip` too: one side did what was asked, the other did not.
+//!
 //! A both-wrong pair is `format` when the two failures are one failure in two renderings:
 //! - the extracted answers are equal once rendering is set aside (code fences, a leading
 //!   `Output:`, Markdown emphasis, case, whitespace and punctuation);
+//! - predicted output: one answer is the other restated after an echo of the code (the code line
+//!   echoed back, then the same output);
+//! - text checks (trap, open, clarify): both failed the same checks (the same forbidden word
+//!   used, the same required fact missing), whatever else the texts say;
 //! - neither side gave a readable answer at all;
 //! - JavaScript: both candidates passed no test (whether they failed by wrong value or by
 //!   exception is how the failure shows, not a different answer);
@@ -38,6 +45,7 @@ impl DivergenceKind {
 pub fn classify(scorer: &str, a: Side, b: Side) -> DivergenceKind {
     match (a.correct, b.correct) {
         (Some(x), Some(y)) if x != y => DivergenceKind::Flip,
+        (Some(false), None) | (None, Some(false)) => DivergenceKind::Flip,
         (Some(false), Some(false)) if same_failure(scorer, a, b) => DivergenceKind::Format,
         _ => DivergenceKind::Answer,
     }
@@ -51,9 +59,35 @@ fn same_failure(scorer: &str, a: Side, b: Side) -> bool {
         _ => match scorer {
             "js" => passed_none(x) && passed_none(y),
             "json" => !is_object(x) && !is_object(y),
+            "output" => x.zip(y).is_some_and(|(x, y)| restated(x, y)),
+            "trap" | "open" | "clarify" => {
+                failed_checks(a.evidence).is_some_and(|f| Some(f) == failed_checks(b.evidence))
+            }
             _ => false,
         },
     }
+}
+
+/// One output is the other repeated after an echo of the code: the longer ends with the shorter.
+fn restated(x: &str, y: &str) -> bool {
+    let (x, y) = (rendering_free(x), rendering_free(y));
+    let (long, short) = if x.len() >= y.len() { (x, y) } else { (y, x) };
+    !short.is_empty() && long.ends_with(&short)
+}
+
+/// The checks a text failed, without their particulars (counts and quoted words): from evidence
+/// such as `failed: contains forbidden "moon"; letter 'e' in 3 word(s): "The" | passed: …`.
+fn failed_checks(evidence: Option<&str>) -> Option<Vec<String>> {
+    let failed = evidence?.strip_prefix("failed: ")?;
+    let failed = failed.split(" | passed:").next().unwrap_or(failed);
+    let checks: Vec<String> = failed
+        .split("; ")
+        .map(|check| {
+            let head = check.split(": ").next().unwrap_or(check);
+            head.chars().filter(|c| !c.is_ascii_digit()).collect()
+        })
+        .collect();
+    (!checks.is_empty()).then_some(checks)
 }
 
 fn readable(extracted: Option<&str>) -> Option<&str> {
@@ -100,6 +134,7 @@ mod tests {
             correct: Some(false),
             extracted,
             answer: "",
+            evidence: None,
         }
     }
 
@@ -157,6 +192,51 @@ mod tests {
         assert_eq!(
             classify("numeric", wrong(None), wrong(Some("  "))),
             DivergenceKind::Format
+        );
+        // The code line echoed with the output after it, against the output alone.
+        assert_eq!(
+            classify(
+                "output",
+                wrong(Some(
+                    "console.log([10, 9, 1].sort().join(\",\")); // Output: 10, 9, 1"
+                )),
+                wrong(Some("[10, 9, 1]"))
+            ),
+            DivergenceKind::Format
+        );
+        // The same forbidden words in two wordings of one sentence.
+        let failing = |evidence: &'static str| Side {
+            evidence: Some(evidence),
+            ..wrong(Some(evidence))
+        };
+        assert_eq!(
+            classify(
+                "trap",
+                failing("failed: contains forbidden \"moon\"; letter 'e' in 1 word(s): \"Awe\" | passed: 21 words (min 5)"),
+                failing("failed: contains forbidden \"moon\"; letter 'e' in 3 word(s): \"The\" | passed: 22 words (min 5)")
+            ),
+            DivergenceKind::Format
+        );
+        assert_eq!(
+            classify(
+                "trap",
+                failing("failed: contains forbidden \"moon\" | passed: 5 words"),
+                failing("failed: 3 words, fewer than 5 | passed: no \"moon\"")
+            ),
+            DivergenceKind::Answer,
+            "different checks failed"
+        );
+    }
+
+    #[test]
+    fn failing_the_checks_where_the_other_passes_is_a_flip() {
+        let passed = Side {
+            correct: None,
+            ..wrong(Some("cold rain on the leaves"))
+        };
+        assert_eq!(
+            classify("open", wrong(Some("one line")), passed),
+            DivergenceKind::Flip
         );
     }
 

@@ -85,6 +85,7 @@ fn side<'a>(e: &'a EndpointPrompt) -> Side<'a> {
         correct: e.answer.correct,
         extracted: e.answer.extracted.as_deref(),
         answer: e.answer.answer.as_deref().unwrap_or(""),
+        evidence: e.answer.evidence.as_deref(),
     }
 }
 
@@ -430,6 +431,11 @@ fn prompt_result(
             let (verdict, reason, similarity) = pair_verdict(side(reference), side(other));
             let kind = (verdict == Verdict::Diff)
                 .then(|| kind::classify(prompt.score.kind(), side(reference), side(other)));
+            let reason = if kind == Some(DivergenceKind::Format) {
+                "both wrong: the same failure, rendered differently".to_string()
+            } else {
+                reason
+            };
             // Only a divergence needs explaining: agreeing or failed pairs have no difference to classify.
             let divergent = matches!(verdict, Verdict::Diff | Verdict::Review);
             let (ref_keys, other_keys) = (reference.answer_keys(), other.answer_keys());

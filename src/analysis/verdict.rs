@@ -33,6 +33,8 @@ pub struct Side<'a> {
     pub correct: Option<bool>,
     pub extracted: Option<&'a str>,
     pub answer: &'a str,
+    /// How the scorer read it (for text checks: `failed: …; … | passed: …`).
+    pub evidence: Option<&'a str>,
 }
 
 /// The verdict for one pair, why, and the text similarity when it decided.
@@ -130,6 +132,7 @@ mod tests {
             correct,
             extracted: Some(extracted),
             answer: extracted,
+            evidence: None,
         }
     }
 
@@ -140,6 +143,7 @@ mod tests {
             correct: Some(false),
             extracted: None,
             answer: text,
+            evidence: None,
         };
         let (v, reason, _) = pair_verdict(
             unreadable("The quick brown fox."),
@@ -176,6 +180,7 @@ mod tests {
             correct: None,
             extracted: None,
             answer: "",
+            evidence: None,
         };
         assert_eq!(pair_verdict(side(Some(true), "3"), broken).0, Verdict::Fail);
         assert_eq!(

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::Map;
 
+use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
 use crate::bench::log::{BENCH_JSON, SOAK_RECORDS};
 use crate::bench::plan::Settings;
 use crate::bench::{BenchPlan, SmokePlan, SoakPlan};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
-use crate::run_folder::new_run_dir;
 use crate::run::PlannedEndpoint;
+use crate::run_folder::new_run_dir;
 
 pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
     let endpoint = single_endpoint(&args.endpoints, "bench")?;

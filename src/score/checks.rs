@@ -1,5 +1,5 @@
 //! Instruction checks on free text, shared by the `trap` and `open` scorers: required terms,
-//! forbidden words and letters, word and sentence limits, target language.
+//! forbidden words and letters, word, sentence and line limits, target language.
 //!
 //! Terms are matched as whole normalised phrases (case, punctuation and accents ignored);
 //! `"a|b"` accepts either alternative. A forbidden word also forbids its plural ("banana" catches
@@ -33,6 +33,9 @@ pub struct TextChecks {
     pub max_words: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_sentences: Option<usize>,
+    /// The exact number of non-empty lines (a haiku has 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<usize>,
     /// The language the text must be written in (en, fr, de, es, it, pt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<Language>,
@@ -88,6 +91,9 @@ impl TextChecks {
         }
         if self.max_sentences == Some(0) {
             return Err("max_sentences must be at least 1".into());
+        }
+        if self.lines == Some(0) {
+            return Err("lines must be at least 1".into());
         }
         Ok(())
     }
@@ -151,6 +157,14 @@ impl TextChecks {
                 Err(format!("{n} sentences, more than {hi}"))
             });
         }
+        if let Some(want) = self.lines {
+            let n = text.lines().filter(|l| !l.trim().is_empty()).count();
+            out.record(if n == want {
+                Ok(format!("{n} line(s)"))
+            } else {
+                Err(format!("{n} line(s), not {want}"))
+            });
+        }
         if let Some(lang) = self.language {
             out.record(language::check(text, lang));
         }
@@ -180,6 +194,9 @@ impl TextChecks {
         }
         if let Some(s) = self.max_sentences {
             parts.push(format!("<= {s} sentence(s)"));
+        }
+        if let Some(n) = self.lines {
+            parts.push(format!("{n} line(s)"));
         }
         if let Some(l) = self.language {
             parts.push(format!("in {}", l.code()));
@@ -234,6 +251,13 @@ mod tests {
 
     #[test]
     fn word_and_sentence_limits() {
+        let haiku = checks("lines = 3");
+        assert!(haiku
+            .run("Cold rain\nred maples\nthe pond")
+            .failed
+            .is_empty());
+        let one_line = haiku.run("In the heart of autumn rain, a gentle breeze.");
+        assert_eq!(one_line.failed, ["1 line(s), not 3"]);
         let c = checks("min_words = 3\nmax_words = 5\nmax_sentences = 1");
         assert!(c.run("Blue light scatters most.").failed.is_empty());
         assert_eq!(
