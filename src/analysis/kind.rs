@@ -15,8 +15,9 @@
 //! - neither side gave a readable answer at all;
 //! - JavaScript: both candidates passed no test (whether they failed by wrong value or by
 //!   exception is how the failure shows, not a different answer);
-//! - JSON: neither side produced a JSON object (a fragment such as `[1,2]` picked out of code,
-//!   or nothing), so neither made an attempt at the requested shape.
+//! - JSON: neither side made an attempt at the requested shape: no JSON object at all (a
+//!   fragment such as `[1,2]`, or nothing), or an object picked out of code in another language
+//!   (a `json.dumps({...})` inside a Python block).
 
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +59,7 @@ fn same_failure(scorer: &str, a: Side, b: Side) -> bool {
         (Some(x), Some(y)) if rendering_free(x) == rendering_free(y) => true,
         _ => match scorer {
             "js" => passed_none(x) && passed_none(y),
-            "json" => !is_object(x) && !is_object(y),
+            "json" => !json_attempt(a) && !json_attempt(b),
             "output" => x.zip(y).is_some_and(|(x, y)| restated(x, y)),
             "trap" | "open" | "clarify" => {
                 failed_checks(a.evidence).is_some_and(|f| Some(f) == failed_checks(b.evidence))
@@ -117,6 +118,20 @@ fn rendering_free(text: &str) -> String {
 /// A JS verdict key such as `0/6 FFFFFF` (none of six tests passed).
 fn passed_none(extracted: Option<&str>) -> bool {
     extracted.is_none_or(|e| e.starts_with("0/"))
+}
+
+/// Whether a side answered with a JSON object of its own, not one found inside code in
+/// another language.
+fn json_attempt(side: Side) -> bool {
+    is_object(readable(side.extracted)) && !in_foreign_code(side.answer)
+}
+
+/// The answer is a fenced block in a language other than JSON (```python, ```js …).
+fn in_foreign_code(answer: &str) -> bool {
+    answer.trim_start().strip_prefix("```").is_some_and(|rest| {
+        let lang = rest.lines().next().unwrap_or("").trim().to_lowercase();
+        !lang.is_empty() && lang != "json"
+    })
 }
 
 fn is_object(extracted: Option<&str>) -> bool {
@@ -187,6 +202,14 @@ mod tests {
         // JSON fragments picked out of Python, or nothing at all.
         assert_eq!(
             classify("json", wrong(Some("[1,2]")), wrong(Some(""))),
+            DivergenceKind::Format
+        );
+        let python = Side {
+            answer: "```python\nprint(json.dumps({\"id\": 3}))\n```",
+            ..wrong(Some("{\"id\":3}"))
+        };
+        assert_eq!(
+            classify("json", wrong(Some("")), python),
             DivergenceKind::Format
         );
         assert_eq!(

@@ -68,6 +68,7 @@ mod tests {
             score: ScorerSpec::Exact {
                 expected: "x".into(),
                 aliases: vec![],
+                distractors: vec![],
             },
             source: SourceLocation {
                 file: "f".into(),

@@ -6,6 +6,9 @@
 //! question ("Jupiter is only the second largest") or someone else's relation ("Michelangelo, a
 //! rival of Leonardo da Vinci"); see `reading.rs`. One mention that survives is enough.
 //!
+//! An answer that also credits one of the prompt's `distractors` (a mention of it that is not
+//! dismissed the same way) names two answers, and is wrong.
+//!
 //! A one-letter phrase is refused at validation: "A" would match the article "a" in any sentence.
 //! Letter answers belong to the `choice` scorer, which knows where a bare letter is a label.
 
@@ -29,7 +32,7 @@ pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
+pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer: &str) -> Score {
     let norm_answer = normalize(answer);
     if norm_answer.is_empty() {
         return Score::new(Some(false), None, "empty answer");
@@ -55,6 +58,16 @@ pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
     for &(a, b, candidate) in &mentions {
         match dismissed(answer, a, b, &other) {
             None => {
+                if let Some((d, at)) = credited(answer, distractors, &other) {
+                    return Score::new(
+                        Some(false),
+                        Some(norm_answer),
+                        format!(
+                            "\"{candidate}\" is named, but so is \"{d}\" in \"{}\"",
+                            sentence_at(answer, at, QUOTE_CHARS)
+                        ),
+                    );
+                }
                 return Score::new(
                     Some(true),
                     Some(normalize(expected)),
@@ -62,7 +75,7 @@ pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
                         "found \"{candidate}\" in \"{}\"",
                         sentence_at(answer, a, QUOTE_CHARS)
                     ),
-                )
+                );
             }
             Some(why) => {
                 first_dismissed.get_or_insert((a, why));
@@ -77,6 +90,20 @@ pub fn score(expected: &str, aliases: &[String], answer: &str) -> Score {
         None => format!("\"{expected}\" not found"),
     };
     Score::new(Some(false), Some(norm_answer), evidence)
+}
+
+/// The first distractor the answer credits: a mention that no reading rule dismisses.
+fn credited<'a>(
+    answer: &str,
+    distractors: &'a [String],
+    other: &dyn Fn(usize, usize) -> bool,
+) -> Option<(&'a str, usize)> {
+    distractors.iter().find_map(|d| {
+        phrase_spans(answer, &normalize(d))
+            .into_iter()
+            .find(|&(a, b)| dismissed(answer, a, b, other).is_none())
+            .map(|(a, _)| (d.as_str(), a))
+    })
 }
 
 #[cfg(test)]
@@ -97,31 +124,50 @@ mod tests {
             "ORWELL",
             "\"George Orwell\"",
         ] {
-            assert_eq!(score("George Orwell", &a, ok).correct, Some(true), "{ok}");
+            assert_eq!(
+                score("George Orwell", &a, &[], ok).correct,
+                Some(true),
+                "{ok}"
+            );
         }
         for bad in ["Aldous Huxley wrote it.", "Orwellian", "Georgeorwell", ""] {
             assert_eq!(
-                score("George Orwell", &a, bad).correct,
+                score("George Orwell", &a, &[], bad).correct,
                 Some(false),
                 "{bad}"
             );
         }
-        let wrong = score("George Orwell", &a, "Aldous Huxley wrote it.");
+        let wrong = score("George Orwell", &a, &[], "Aldous Huxley wrote it.");
         assert_eq!(wrong.extracted.as_deref(), Some("aldous huxley wrote it"));
         assert_eq!(wrong.evidence, "\"George Orwell\" not found");
     }
 
     #[test]
     fn accents_and_case_are_ignored_but_words_are_whole() {
-        assert_eq!(score("ecnerehoc", &[], "ECNEREHOC").correct, Some(true));
-        assert_eq!(score("ecnerehoc", &[], "`ecnerehoc`").correct, Some(true));
-        assert_eq!(score("ecnerehoc", &[], "ecnerehco").correct, Some(false));
         assert_eq!(
-            score("São Paulo", &[], "It is sao paulo.").correct,
+            score("ecnerehoc", &[], &[], "ECNEREHOC").correct,
             Some(true)
         );
-        assert_eq!(score("Au", &[], "The symbol is Au.").correct, Some(true));
-        assert_eq!(score("Au", &[], "The symbol is Ag.").correct, Some(false));
+        assert_eq!(
+            score("ecnerehoc", &[], &[], "`ecnerehoc`").correct,
+            Some(true)
+        );
+        assert_eq!(
+            score("ecnerehoc", &[], &[], "ecnerehco").correct,
+            Some(false)
+        );
+        assert_eq!(
+            score("São Paulo", &[], &[], "It is sao paulo.").correct,
+            Some(true)
+        );
+        assert_eq!(
+            score("Au", &[], &[], "The symbol is Au.").correct,
+            Some(true)
+        );
+        assert_eq!(
+            score("Au", &[], &[], "The symbol is Ag.").correct,
+            Some(false)
+        );
     }
 
     #[test]
@@ -136,8 +182,8 @@ mod tests {
     #[test]
     fn extracted_is_the_whole_answer_so_late_differences_show() {
         let head = "The largest planet in our solar system is one of the four gas giants, and it is called";
-        let a = score("Jupiter", &[], &format!("{head} Saturn."));
-        let b = score("Jupiter", &[], &format!("{head} Neptune."));
+        let a = score("Jupiter", &[], &[], &format!("{head} Saturn."));
+        let b = score("Jupiter", &[], &[], &format!("{head} Neptune."));
         assert_ne!(a.extracted, b.extracted);
         assert!(a.extracted.unwrap().ends_with("called saturn"));
     }
@@ -166,8 +212,8 @@ mod tests {
             "Jupiter is actually enormous: it is the largest planet.",
             "Jupiter, the fifth planet from the Sun, is the largest.",
         ];
-        crate::score::testing::assert_scores(&accept, &reject, |a| score("Jupiter", &[], a));
-        let s = score("Jupiter", &[], reject[0]);
+        crate::score::testing::assert_scores(&accept, &reject, |a| score("Jupiter", &[], &[], a));
+        let s = score("Jupiter", &[], &[], reject[0]);
         assert!(
             s.evidence
                 .starts_with("\"Jupiter\" is only mentioned corrected in \"The largest"),
@@ -179,7 +225,7 @@ mod tests {
     #[test]
     fn a_name_given_as_someone_elses_relation_does_not_count() {
         let a = aliases(&["Leonardo", "da Vinci"]);
-        let score = |t: &str| score("Leonardo da Vinci", &a, t).correct;
+        let score = |t: &str| score("Leonardo da Vinci", &a, &[], t).correct;
         assert_eq!(
             score("Michelangelo, a rival of Leonardo da Vinci, painted the Mona Lisa."),
             Some(false)
@@ -207,9 +253,34 @@ mod tests {
     }
 
     #[test]
+    fn crediting_a_distractor_as_well_names_two_answers() {
+        let a = aliases(&["Leonardo", "da Vinci"]);
+        let d = aliases(&["Michelangelo", "Raphael"]);
+        let score = |t: &str| score("Leonardo da Vinci", &a, &d, t);
+        // SmolLM2-135M (fact_mona_lisa, kv-f16): Leonardo, then Michelangelo "completed it".
+        let s = score(
+            "It's said to be the work of Leonardo da Vinci, but it actually dates back to 1503 \
+             when Michelangelo completed it in Florence. However, the painting was originally \
+             painted by da Vinci himself.",
+        );
+        assert_eq!(s.correct, Some(false));
+        assert!(
+            s.evidence.contains("so is \"Michelangelo\""),
+            "{}",
+            s.evidence
+        );
+        assert_eq!(
+            score("Leonardo da Vinci, not Michelangelo.").correct,
+            Some(true)
+        );
+        assert_eq!(score("It was Leonardo da Vinci.").correct, Some(true));
+    }
+
+    #[test]
     fn evidence_quotes_the_sentence() {
         let s = score(
             "Ottawa",
+            &[],
             &[],
             "Canada is big. Its capital is Ottawa.\nMore text.",
         );

@@ -42,6 +42,10 @@ pub enum ScorerSpec {
         expected: String,
         #[serde(default)]
         tolerance: Option<f64>,
+        /// The noun the question counts ("vowel" for "How many vowels…?"): a number written
+        /// right before it ("1 vowel and 3 consonants" reads 1) wins over the concluding clause.
+        #[serde(default)]
+        counts: Option<String>,
     },
     /// The answer must contain `expected` (or one of `aliases`) as whole words after
     /// normalisation (case, whitespace, punctuation, quotes, markdown, accents), in a mention
@@ -51,6 +55,11 @@ pub enum ScorerSpec {
         expected: String,
         #[serde(default)]
         aliases: Vec<String>,
+        /// Wrong answers a confused model tends to credit alongside the right one
+        /// ("Michelangelo" for the Mona Lisa): an answer that also credits one, in a mention that
+        /// is not negated or corrected, names two answers and is wrong.
+        #[serde(default)]
+        distractors: Vec<String>,
     },
     /// The answer must pick the option labelled `expected`, and only it:
     /// `options = { A = "Paris", B = ["London", "..."] }` or `options = ["yes", "no"]`.
@@ -89,6 +98,7 @@ impl ScorerSpec {
             ScorerSpec::Numeric {
                 expected,
                 tolerance,
+                ..
             } => {
                 numeric::parse_expected(expected)?;
                 if tolerance.is_some_and(|t| t.is_nan() || t < 0.0) {
@@ -96,7 +106,12 @@ impl ScorerSpec {
                 }
                 Ok(())
             }
-            ScorerSpec::Exact { expected, aliases } => exact::validate(expected, aliases),
+            ScorerSpec::Exact {
+                expected,
+                aliases,
+                distractors,
+            } => exact::validate(expected, aliases)
+                .and_then(|()| exact::validate(expected, distractors)),
             ScorerSpec::Choice { expected, options } => choice::validate(expected, options),
             ScorerSpec::Output { expected } => output::validate(expected),
             ScorerSpec::Json { required, values } => {
@@ -212,8 +227,13 @@ pub fn score(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
         ScorerSpec::Numeric {
             expected,
             tolerance,
-        } => numeric::score(expected, *tolerance, answer),
-        ScorerSpec::Exact { expected, aliases } => exact::score(expected, aliases, answer),
+            counts,
+        } => numeric::score(expected, *tolerance, counts.as_deref(), answer),
+        ScorerSpec::Exact {
+            expected,
+            aliases,
+            distractors,
+        } => exact::score(expected, aliases, distractors, answer),
         ScorerSpec::Choice { expected, options } => choice::score(expected, options, answer),
         ScorerSpec::Output { expected } => output::score(expected, answer),
         ScorerSpec::Json { required, values } => json::score(required, values, answer),

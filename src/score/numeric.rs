@@ -116,7 +116,7 @@ pub fn parse_expected(expected: &str) -> Result<Expected, String> {
 }
 
 /// Find the answer's final value, following the documented precedence.
-pub fn extract_number(answer: &str, want: Want) -> Option<Extracted> {
+pub fn extract_number(answer: &str, want: Want, counts: Option<&str>) -> Option<Extracted> {
     // `within` is the slice of `answer` the token's offsets are relative to.
     let found = |within: &str, t: Token, rule| Extracted {
         value: t.value,
@@ -147,6 +147,9 @@ pub fn extract_number(answer: &str, want: Want) -> Option<Extracted> {
             return Some(found(answer, t.clone(), "last percentage"));
         }
     }
+    if let Some(t) = counts.and_then(|noun| counted(answer, &all, noun)) {
+        return Some(found(answer, t.clone(), "number of the counted noun"));
+    }
     if let Some(t) = stated_answer(answer, &all) {
         return Some(found(answer, t.clone(), "concluding sentence"));
     }
@@ -156,6 +159,16 @@ pub fn extract_number(answer: &str, want: Want) -> Option<Extracted> {
         "last number"
     };
     all.last().map(|t| found(answer, t.clone(), rule))
+}
+
+/// The last number, not an aside, written right before the counted noun or its plural
+/// ("3 vowels", "1 vowel").
+fn counted<'a>(answer: &str, all: &'a [Token], noun: &str) -> Option<&'a Token> {
+    let noun = regex::escape(&noun.to_lowercase());
+    let follows = Regex::new(&format!(r"(?i)^\s+{noun}(?:s|es)?\b")).ok()?;
+    all.iter()
+        .rev()
+        .find(|t| !t.aside && follows.is_match(&answer[t.end..]))
 }
 
 /// The last token that is not an aside, else the last token.
@@ -244,12 +257,12 @@ pub fn matches(expected: Value, got: Value, tolerance: Option<f64>) -> bool {
     }
 }
 
-pub fn score(expected: &str, tolerance: Option<f64>, answer: &str) -> Score {
+pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answer: &str) -> Score {
     let want = match parse_expected(expected) {
         Ok(v) => v,
         Err(e) => return Score::new(None, None, e),
     };
-    match extract_number(answer, want.want) {
+    match extract_number(answer, want.want, counts) {
         None => Score::new(
             Some(false),
             None,
@@ -319,11 +332,11 @@ mod tests {
     use crate::score::testing::assert_scores;
 
     fn ok(expected: &str, answer: &str) -> bool {
-        score(expected, None, answer).correct == Some(true)
+        score(expected, None, None, answer).correct == Some(true)
     }
 
     fn assert_all(expected: &str, accept: &[&str], reject: &[&str]) {
-        assert_scores(accept, reject, |a| score(expected, None, a));
+        assert_scores(accept, reject, |a| score(expected, None, None, a));
     }
 
     #[test]
@@ -425,10 +438,10 @@ mod tests {
             &["9.9 - 9.11 = 0.79", "0.79", "The difference is 0.790."],
             &["-0.21", "0.8", "1.79"],
         );
-        assert!(score("656", Some(1.0), "656.3 nm").correct == Some(true));
-        assert!(score("656", Some(1.0), "about 655.5 nm").correct == Some(true));
-        assert!(score("656", Some(1.0), "486 nm").correct == Some(false));
-        assert!(score("656", None, "656.3 nm").correct == Some(false));
+        assert!(score("656", Some(1.0), None, "656.3 nm").correct == Some(true));
+        assert!(score("656", Some(1.0), None, "about 655.5 nm").correct == Some(true));
+        assert!(score("656", Some(1.0), None, "486 nm").correct == Some(false));
+        assert!(score("656", None, None, "656.3 nm").correct == Some(false));
     }
 
     #[test]
@@ -539,7 +552,7 @@ mod tests {
 
     #[test]
     fn evidence_says_what_was_found_and_why() {
-        let s = score("3", None, "There are **2** r's.");
+        let s = score("3", None, None, "There are **2** r's.");
         assert_eq!(s.extracted.as_deref(), Some("2"));
         assert!(
             s.evidence
@@ -547,16 +560,18 @@ mod tests {
             "{}",
             s.evidence
         );
-        let s = score("3", None, "no idea");
+        let s = score("3", None, None, "no idea");
         assert_eq!((s.correct, s.extracted), (Some(false), None));
         assert!(s.evidence.contains("no number found"));
         assert_eq!(
-            score("1/6", None, "\\frac{2}{12}").extracted.as_deref(),
+            score("1/6", None, None, "\\frac{2}{12}")
+                .extracted
+                .as_deref(),
             Some("0.166667")
         );
         assert_eq!(
-            score("16%", None, "16 percent").extracted,
-            score("16%", None, "0.16").extracted
+            score("16%", None, None, "16 percent").extracted,
+            score("16%", None, None, "0.16").extracted
         );
     }
 
@@ -732,20 +747,46 @@ mod tests {
         let s = score(
             "18",
             None,
+            None,
             "She sells 9 eggs. So the total is 18 apples.\nThanks!",
         );
         assert_eq!(
             s.evidence,
             "found `18` (concluding sentence) in \"So the total is 18 apples.\""
         );
-        let s = score("3", None, "It is 2.");
+        let s = score("3", None, None, "It is 2.");
         assert_eq!(
             s.evidence,
             "found `2` (concluding sentence) in \"It is 2.\"; expected 3"
         );
         let long = format!("The answer is 7 {}.", "because of reasons ".repeat(20));
-        let s = score("7", None, &long);
+        let s = score("7", None, None, &long);
         assert!(s.evidence.ends_with("…\""), "{}", s.evidence);
         assert!(s.evidence.chars().count() < 220, "{}", s.evidence);
+    }
+
+    #[test]
+    fn the_number_of_the_counted_noun_wins_over_a_later_clause() {
+        let vowels = |a: &str| score("3", None, Some("vowel"), a);
+        // Seen on the committed example: the 3 belongs to the consonants.
+        let s = vowels("The word 'computer' has 1 vowel (a) and 3 consonants.");
+        assert_eq!(s.extracted.as_deref(), Some("1"));
+        assert_eq!(s.correct, Some(false));
+        assert_eq!(
+            vowels("c-o-m-p-u-t-e-r: the vowels are o, u and e, so there are 3 vowels.").correct,
+            Some(true)
+        );
+        assert_eq!(
+            vowels("**Answer: 3**").correct,
+            Some(true),
+            "markers still win"
+        );
+        // Without the noun the concluding clause rules as before.
+        assert_eq!(
+            score("3", None, None, "It has 1 vowel (a) and 3 consonants.")
+                .extracted
+                .as_deref(),
+            Some("3")
+        );
     }
 }

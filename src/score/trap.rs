@@ -19,7 +19,7 @@ pub fn score(checks: &TextChecks, answer: &str) -> Score {
     }
     let mut extracted = Some(normalize(answer)).filter(|s| !s.is_empty());
     if let Some(expected) = &checks.answer {
-        let s = numeric::score(expected, None, answer);
+        let s = numeric::score(expected, None, None, answer);
         extracted = s.extracted;
         let line = format!("answer: {}", s.evidence);
         if s.correct == Some(true) {
