@@ -38,7 +38,7 @@ fn is_special(token: &str) -> bool {
 pub fn span_of(positions: &[Position], text: &str) -> Result<Span, Mismatch> {
     let start = positions
         .iter()
-        .take_while(|p| is_special(&p.token) && !(p.token.len() > 0 && text.starts_with(&p.token)))
+        .take_while(|p| is_special(&p.token) && (p.token.is_empty() || !text.starts_with(&p.token)))
         .count();
     let mut covered = 0usize;
     for (i, p) in positions[start..].iter().enumerate() {

@@ -288,10 +288,7 @@ pub async fn run(targets: &[Target], passages: &[Passage], s: &Settings) -> Evid
             ));
         }
     }
-    let (endpoints, self_consistency) = established
-        .into_iter()
-        .map(|(i, s)| (i, s))
-        .unzip::<_, _, Vec<_>, Vec<_>>();
+    let (endpoints, self_consistency) = established.into_iter().unzip::<_, _, Vec<_>, Vec<_>>();
     Evidence {
         top_k: s.top_k,
         passages: passages.len(),
