@@ -56,6 +56,11 @@ fn pct(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{:.2}%", v * 100.0))
 }
 
+/// A probability difference in percentage points.
+fn pct_points(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{:.3} %", v * 100.0))
+}
+
 fn row(label: &str, s: &Summary) -> String {
     format!(
         "| {label} | {} | {} | {} | {} | {} | {} |\n",
@@ -63,8 +68,8 @@ fn row(label: &str, s: &Summary) -> String {
         num(s.mean_kld, 6),
         num(s.p99_kld, 6),
         pct(s.top1_agreement),
-        num(s.mean_delta_p.map(|x| x * 100.0), 3) + " %",
-        num(s.rms_delta_p.map(|x| x * 100.0), 3) + " %",
+        pct_points(s.mean_delta_p),
+        pct_points(s.rms_delta_p),
     )
 }
 
