@@ -50,6 +50,10 @@ pub enum Command {
                       3 interrupted or killed (re-render with --report DIR)."
     )]
     Soak(Box<SoakArgs>),
+    /// Token-level evidence: teacher-forced KL, same top token and Δp between endpoints on a
+    /// text corpus, and decode-vs-prefill self-consistency of each endpoint.
+    #[command(after_help = LOGPROBS_HELP)]
+    Logprobs(Box<LogprobsArgs>),
     /// Check that endpoints list a model and answer an exact-reply chat test.
     #[command(
         after_help = "Exit codes: 0 every endpoint passed, 1 a reply was not exactly `COHERENCE SMOKE OK`,\n\
@@ -457,4 +461,46 @@ mod bench_flag_tests {
         assert!(positive_duration("0s").is_err());
         assert!(positive_duration("-3").is_err());
     }
+}
+
+const LOGPROBS_HELP: &str = "\
+Every endpoint re-scores the same passages with prompt logprobs (/v1/completions with echo, or
+vLLM's prompt_logprobs; detected per endpoint). The first endpoint is the reference. KL is
+KL(reference || other) in nats over the reference's top-k plus one tail bucket. Each endpoint's
+prompt-logprob offset is checked against its own decode logprobs first: llama-cpp-python's echo
+is one position off and is compensated; an offset that cannot be established is refused.
+llama-cpp-python needs --logits_all true.
+
+Exit codes: 0 measured, 2 usage error, 3 an endpoint was unreachable, supports no prompt
+logprobs, or a request failed (the rest is reported).";
+
+/// `coherence logprobs`.
+#[derive(Debug, Clone, Args)]
+pub struct LogprobsArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// Passages to score: TOML (`[[passage]]` with id, category, text) or `.jsonl`
+    /// (default: the corpus shipped with coherence).
+    #[arg(long, value_name = "FILE")]
+    pub corpus: Option<PathBuf>,
+    /// Only the first N passages.
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub limit: Option<usize>,
+    /// Logprobs listed per position (vLLM allows 20 by default, OpenAI 5).
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub top_k: u32,
+    /// Tokens generated per self-consistency prompt.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=512))]
+    pub self_check_tokens: u32,
+    /// Requests in flight per endpoint.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub concurrency: usize,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Write logprobs.json and logprobs.md into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the JSON to stdout instead of the Markdown report.
+    #[arg(long)]
+    pub json: bool,
 }

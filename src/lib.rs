@@ -10,6 +10,7 @@ mod commands;
 pub mod endpoint;
 pub mod error;
 pub mod gate;
+pub mod logprobs;
 pub mod report;
 pub mod run;
 pub mod run_folder;
@@ -59,6 +60,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         },
         cli::Command::Bench(args) => commands::bench::bench(args),
         cli::Command::Soak(args) => commands::soak::soak(args),
+        cli::Command::Logprobs(args) => commands::logprobs::logprobs(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
         cli::Command::JsWorker => Ok(if score::js::run_worker() {
             Exit::Success

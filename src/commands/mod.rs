@@ -5,6 +5,7 @@ pub mod bench_plan;
 pub mod compare;
 mod compare_plan;
 pub(crate) mod flags;
+pub mod logprobs;
 pub mod prompts;
 pub mod score;
 pub mod smoke;

@@ -148,6 +148,12 @@ impl Client {
         self.with_retries(None, path).await
     }
 
+    /// POST a JSON body to `path` with retries and return the raw exchange, without parsing it
+    /// as a completion (for responses read by their own parser, such as prompt logprobs).
+    pub async fn post(&self, path: &str, body: &Value) -> Exchange {
+        self.with_retries(Some(body), path).await
+    }
+
     /// POST a completion request (`path` is `chat/completions` or `completions`) and parse it.
     pub async fn complete(&self, path: &str, body: &Value) -> Exchange {
         let mut ex = self.with_retries(Some(body), path).await;

@@ -1,0 +1,20 @@
+//! Token-level evidence over HTTP: teacher-forced comparison of endpoints' prompt logprobs
+//! (KL over the top-k, same top token, Δp), decode-versus-prefill self-consistency with offset
+//! detection, and near-tie classification of first divergences.
+//!
+//! Data flow: `mode` asks a server for prompt logprobs, `parse` reads the response, `align`
+//! finds the text's tokens and applies the server's offset (which `consistency` establishes),
+//! `metrics` compares two endpoints token by token, `run` drives it all, `report` renders it.
+
+pub mod align;
+pub mod consistency;
+pub mod corpus;
+pub mod metrics;
+pub mod mode;
+pub mod near_tie;
+pub mod parse;
+pub mod report;
+pub mod run;
+
+pub use near_tie::{classify, Classified, DivergenceClass, Side, NEAR_TIE_GAP};
+pub use run::{run, Evidence, Settings};

@@ -1,0 +1,375 @@
+//! Running token-level evidence against live endpoints: detect each endpoint's mode, check its
+//! self-consistency (which fixes its position offset), teacher-force every passage within the
+//! concurrency limit, and compare each endpoint's tokens with the reference's.
+
+use futures::stream::{self, StreamExt};
+use serde::Serialize;
+
+use super::align::{predicted, span_of, Predicted};
+use super::consistency::{self, Alignment};
+use super::corpus::Passage;
+use super::metrics::{compare_token, summarize, Summary, TokenFigures};
+use super::mode::{self, Mode};
+use crate::run::Target;
+
+/// Prompts whose greedy completions the self-consistency check re-scores.
+pub const SELF_CHECK_PROMPTS: &[&str] = &[
+    "The capital of France is",
+    "Once upon a time, in a small village by the sea,",
+    "The three primary colours are",
+];
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub top_k: u32,
+    /// Requests in flight per endpoint.
+    pub concurrency: usize,
+    /// Tokens generated per self-consistency prompt.
+    pub self_check_tokens: u32,
+}
+
+/// What was established about one endpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointInfo {
+    pub name: String,
+    pub model: String,
+    /// The prompt-logprobs mode used, `null` when the server supports none.
+    pub mode: Option<Mode>,
+    /// The position offset applied to its prompt logprobs (`null`: unknown, nothing computed).
+    pub offset: Option<usize>,
+    /// Whether figures are computed from this endpoint.
+    pub usable: bool,
+    pub notes: Vec<String>,
+}
+
+/// The self-consistency result of one endpoint, over every check prompt.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelfConsistency {
+    pub endpoint: String,
+    pub tokens: usize,
+    /// Largest |decode − prefill| logprob after alignment (nats), `null` when none was aligned.
+    pub max_abs_diff: Option<f64>,
+    pub mean_abs_diff: Option<f64>,
+    pub offset: Option<usize>,
+    pub alignment: Alignment,
+    pub prompts_checked: usize,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupFigures {
+    pub category: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassageFigures {
+    pub id: String,
+    pub category: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// One endpoint's teacher-forced figures against the reference.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairFigures {
+    pub reference: String,
+    pub other: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+    pub passages_compared: usize,
+    pub categories: Vec<GroupFigures>,
+    pub passages: Vec<PassageFigures>,
+    pub notes: Vec<String>,
+}
+
+/// A passage that could not be compared, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    pub endpoint: String,
+    pub passage: Option<String>,
+    /// `request` (the server failed or sent malformed logprobs), `text_mismatch` (its tokens do
+    /// not spell the requested text), `tokenization` (its tokens differ from the reference's).
+    pub kind: &'static str,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub top_k: u32,
+    pub passages: usize,
+    pub endpoints: Vec<EndpointInfo>,
+    pub pairs: Vec<PairFigures>,
+    pub self_consistency: Vec<SelfConsistency>,
+    pub problems: Vec<Problem>,
+}
+
+impl Evidence {
+    /// Whether something could not be measured: a request failed, or an endpoint is unusable.
+    pub fn incomplete(&self) -> bool {
+        self.endpoints.iter().any(|e| !e.usable)
+            || self.problems.iter().any(|p| p.kind == "request")
+    }
+}
+
+async fn self_check(target: &Target, mode: Mode, s: &Settings) -> SelfConsistency {
+    let mut checks = Vec::new();
+    let mut notes = Vec::new();
+    for prompt in SELF_CHECK_PROMPTS {
+        let decoded = match mode::decode(
+            &target.client,
+            &target.model,
+            prompt,
+            s.self_check_tokens,
+            s.top_k,
+        )
+        .await
+        {
+            Ok(d) => d,
+            Err(e) => {
+                notes.push(format!("decode {prompt:?}: {e}"));
+                continue;
+            }
+        };
+        let generated: String = decoded.iter().map(|p| p.token.as_str()).collect();
+        let text = format!("{prompt}{generated}");
+        let rescored = match mode::score(&target.client, &target.model, mode, &text, s.top_k).await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                notes.push(format!("re-score {prompt:?}: {e}"));
+                continue;
+            }
+        };
+        match consistency::check(prompt, &decoded, &rescored) {
+            Ok(c) => checks.push(c),
+            Err(e) => notes.push(format!("{prompt:?}: {e}")),
+        }
+    }
+    let offsets: Vec<Option<usize>> = checks.iter().map(|c| c.offset).collect();
+    let agreed = match offsets.first() {
+        Some(Some(o)) if offsets.iter().all(|x| *x == Some(*o)) => Some(*o),
+        _ => None,
+    };
+    if agreed.is_none() && !checks.is_empty() {
+        notes.push(format!(
+            "the check prompts disagree on the offset or leave it open: {offsets:?}"
+        ));
+    }
+    let tokens: usize = checks.iter().map(|c| c.tokens).sum();
+    let (max, mean) = if agreed.is_some() && tokens > 0 {
+        let max = checks
+            .iter()
+            .filter_map(|c| c.max_abs_diff)
+            .fold(0.0, f64::max);
+        let sum: f64 = checks
+            .iter()
+            .filter_map(|c| c.mean_abs_diff.map(|m| m * c.tokens as f64))
+            .sum();
+        (Some(max), Some(sum / tokens as f64))
+    } else {
+        (None, None)
+    };
+    SelfConsistency {
+        endpoint: target.name.clone(),
+        tokens: if agreed.is_some() { tokens } else { 0 },
+        max_abs_diff: max,
+        mean_abs_diff: mean,
+        offset: agreed,
+        alignment: match agreed {
+            Some(0) => Alignment::Aligned,
+            Some(_) => Alignment::Offset,
+            None => Alignment::Undetermined,
+        },
+        prompts_checked: checks.len(),
+        notes,
+    }
+}
+
+/// Detect the mode and fix the offset of one endpoint.
+async fn establish(target: &Target, s: &Settings) -> (EndpointInfo, Option<SelfConsistency>) {
+    let detection = mode::detect(&target.client, &target.model, s.top_k).await;
+    let mut info = EndpointInfo {
+        name: target.name.clone(),
+        model: target.model.clone(),
+        mode: detection.mode,
+        offset: None,
+        usable: false,
+        notes: detection.notes,
+    };
+    let Some(mode) = detection.mode else {
+        info.notes.push(
+            "supports neither completions echo nor prompt_logprobs: no token-level figures for this endpoint \
+             (llama-cpp-python needs --logits_all true)"
+                .into(),
+        );
+        return (info, None);
+    };
+    let sc = self_check(target, mode, s).await;
+    match (sc.offset, mode) {
+        (Some(0), _) => info.notes.push(format!("{}: aligned (checked against decode)", mode.label())),
+        (Some(o), _) => info.notes.push(format!(
+            "{}: position i carries the distribution of token i + {o} (checked against decode); compensated by reading token i from position i − {o}",
+            mode.label()
+        )),
+        (None, Mode::PromptLogprobs) => info.notes.push(
+            "prompt_logprobs: offset not checked against decode; taken as aligned, as vLLM defines it".into(),
+        ),
+        (None, Mode::Echo) => info.notes.push(
+            "completions echo: the self-consistency check could not establish the position offset, so no figures are computed from it (never from possibly misaligned tokens)".into(),
+        ),
+    }
+    info.offset = sc.offset.or((mode == Mode::PromptLogprobs).then_some(0));
+    info.usable = info.offset.is_some();
+    (info, Some(sc))
+}
+
+type Scored = Result<Vec<Predicted>, (&'static str, String)>;
+
+async fn score_all(
+    target: &Target,
+    mode: Mode,
+    offset: usize,
+    passages: &[Passage],
+    s: &Settings,
+) -> Vec<Scored> {
+    stream::iter(passages.iter())
+        .map(|p| async move {
+            let positions = mode::score(&target.client, &target.model, mode, &p.text, s.top_k)
+                .await
+                .map_err(|e| ("request", e))?;
+            let span =
+                span_of(&positions, &p.text).map_err(|m| ("text_mismatch", m.to_string()))?;
+            Ok(predicted(&positions, span, offset))
+        })
+        .buffered(s.concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// Run everything against `targets` (the first is the reference) on `passages`.
+pub async fn run(targets: &[Target], passages: &[Passage], s: &Settings) -> Evidence {
+    let established = futures::future::join_all(targets.iter().map(|t| establish(t, s))).await;
+    let scored = futures::future::join_all(targets.iter().zip(&established).map(
+        |(t, (info, _))| async move {
+            match (info.mode, info.offset, info.usable) {
+                (Some(mode), Some(offset), true) => {
+                    Some(score_all(t, mode, offset, passages, s).await)
+                }
+                _ => None,
+            }
+        },
+    ))
+    .await;
+    let mut problems = Vec::new();
+    for (t, results) in targets.iter().zip(&scored) {
+        for (p, r) in passages.iter().zip(results.iter().flatten()) {
+            if let Err((kind, reason)) = r {
+                problems.push(Problem {
+                    endpoint: t.name.clone(),
+                    passage: Some(p.id.clone()),
+                    kind,
+                    reason: reason.clone(),
+                });
+            }
+        }
+    }
+    let mut pairs = Vec::new();
+    if let Some(reference) = targets.first() {
+        for (i, other) in targets.iter().enumerate().skip(1) {
+            pairs.push(pair(
+                reference,
+                other,
+                passages,
+                scored[0].as_deref(),
+                scored[i].as_deref(),
+                &mut problems,
+            ));
+        }
+    }
+    let (endpoints, self_consistency) = established.into_iter().unzip::<_, _, Vec<_>, Vec<_>>();
+    Evidence {
+        top_k: s.top_k,
+        passages: passages.len(),
+        endpoints,
+        pairs,
+        self_consistency: self_consistency.into_iter().flatten().collect(),
+        problems,
+    }
+}
+
+fn pair(
+    reference: &Target,
+    other: &Target,
+    passages: &[Passage],
+    ref_scored: Option<&[Scored]>,
+    other_scored: Option<&[Scored]>,
+    problems: &mut Vec<Problem>,
+) -> PairFigures {
+    let mut out = PairFigures {
+        reference: reference.name.clone(),
+        other: other.name.clone(),
+        summary: Summary::default(),
+        passages_compared: 0,
+        categories: Vec::new(),
+        passages: Vec::new(),
+        notes: Vec::new(),
+    };
+    let (Some(rs), Some(os)) = (ref_scored, other_scored) else {
+        out.notes
+            .push("not compared: an endpoint of the pair has no usable prompt logprobs".into());
+        return out;
+    };
+    let mut all: Vec<TokenFigures> = Vec::new();
+    let mut by_category: Vec<(String, Vec<TokenFigures>)> = Vec::new();
+    for ((p, r), o) in passages.iter().zip(rs).zip(os) {
+        let (Ok(r), Ok(o)) = (r, o) else { continue };
+        let rt: Vec<&str> = r.iter().map(|x| x.token.as_str()).collect();
+        let ot: Vec<&str> = o.iter().map(|x| x.token.as_str()).collect();
+        if rt != ot {
+            let at = rt
+                .iter()
+                .zip(&ot)
+                .position(|(a, b)| a != b)
+                .unwrap_or(rt.len().min(ot.len()));
+            problems.push(Problem {
+                endpoint: other.name.clone(),
+                passage: Some(p.id.clone()),
+                kind: "tokenization",
+                reason: format!(
+                    "tokens differ from {}'s at token {at} ({:?} vs {:?}); not compared",
+                    reference.name,
+                    rt.get(at),
+                    ot.get(at)
+                ),
+            });
+            continue;
+        }
+        let figures: Vec<TokenFigures> = r
+            .iter()
+            .zip(o)
+            .filter_map(|(a, b)| compare_token(a, b))
+            .collect();
+        out.passages.push(PassageFigures {
+            id: p.id.clone(),
+            category: p.category.clone(),
+            summary: summarize(&figures),
+        });
+        out.passages_compared += 1;
+        match by_category.iter_mut().find(|(c, _)| *c == p.category) {
+            Some((_, v)) => v.extend_from_slice(&figures),
+            None => by_category.push((p.category.clone(), figures.clone())),
+        }
+        all.extend(figures);
+    }
+    out.summary = summarize(&all);
+    out.categories = by_category
+        .into_iter()
+        .map(|(category, f)| GroupFigures {
+            category,
+            summary: summarize(&f),
+        })
+        .collect();
+    out
+}
