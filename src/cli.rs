@@ -31,6 +31,11 @@ pub enum Command {
     /// Repeat the catalogue on one or more endpoints to measure sampler determinism at temperature 0
     /// (compare with --repeats 5 by default; one endpoint is enough).
     Determinism(Box<CompareArgs>),
+    /// Controls for one endpoint: against itself (must not read `different`) and against itself
+    /// at a higher temperature (should read `different`); says whether the catalogue at this
+    /// size can tell them apart, and the smallest quality difference it can detect.
+    #[command(after_help = SELFTEST_HELP)]
+    Selftest(Box<SelftestArgs>),
     /// Re-score a run folder from its saved records (no network) and rewrite its reports.
     Score(ScoreArgs),
     /// Re-render a run folder's reports from its results.json (no network).
@@ -181,6 +186,27 @@ pub struct CompareArgs {
 pub enum RepeatOrderArg {
     Interleaved,
     BackToBack,
+}
+
+const SELFTEST_HELP: &str = "\
+Runs two comparisons into DIR/negative and DIR/positive: the endpoint against itself with
+identical sampling, and against itself with temperature raised for the second side only (the
+manifest records that override). Writes DIR/selftest.json.
+
+Exit codes: 0 the negative control did not read `different`, 1 it did (the endpoint disagrees with
+itself beyond the margin, so verdicts against it cannot be trusted), 2 usage error, 3 incomplete.";
+
+/// `coherence selftest`: the compare flags, one endpoint, and the perturbation.
+#[derive(Debug, Clone, Args)]
+pub struct SelftestArgs {
+    #[command(flatten)]
+    pub run: CompareArgs,
+    /// Temperature of the perturbed side of the positive control.
+    #[arg(long, value_name = "T", default_value_t = 1.0)]
+    pub hot_temperature: f64,
+    /// Print selftest.json instead of the summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

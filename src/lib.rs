@@ -52,6 +52,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Determinism(args) => {
             commands::compare::compare(args, argv, commands::compare::Mode::Determinism)
         }
+        cli::Command::Selftest(args) => commands::selftest::selftest(args, argv),
         cli::Command::Score(args) => commands::score::score(args),
         cli::Command::Report(args) => commands::score::report(args),
         cli::Command::Prompts { command } => match command {

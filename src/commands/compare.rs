@@ -1,19 +1,31 @@
 //! `coherence compare` and `coherence determinism`: send, journal, then score and report.
 
+use crate::analysis::Results;
 use crate::cli::CompareArgs;
 use crate::error::{CliError, Exit, UsageContext};
-use crate::run::run_plan;
+use crate::run::{run_plan, RunPlan};
 
-use super::compare_plan::plan_compare;
+pub(super) use super::compare_plan::plan_compare;
 pub use super::compare_plan::Mode;
 
 use super::score::{exit_for, print_summary, score_run};
 
 pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit, CliError> {
     let plan = plan_compare(args, mode).usage_err()?;
-    let argv = redact_args(argv, &plan);
+    let (results, interrupted) = run_and_score(&plan, argv)?;
+    print_summary(&plan.dir, &results, interrupted)?;
+    Ok(exit_for(&results, interrupted))
+}
+
+/// Send what the plan is missing, then score the run and write its reports. Returns the results
+/// and whether sending was interrupted.
+pub(super) fn run_and_score(
+    plan: &RunPlan,
+    argv: Vec<String>,
+) -> Result<(Results, bool), CliError> {
+    let argv = redact_args(argv, plan);
     let rt = super::runtime().usage_err()?;
-    let outcome = rt.block_on(run_plan(&plan, argv))?;
+    let outcome = rt.block_on(run_plan(plan, argv))?;
     let results = score_run(
         &plan.dir,
         &plan.catalogue,
@@ -22,12 +34,11 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
         plan.margin,
         outcome.skipped,
     )?;
-    print_summary(&plan.dir, &results, outcome.execution.interrupted)?;
-    Ok(exit_for(&results, outcome.execution.interrupted))
+    Ok((results, outcome.execution.interrupted))
 }
 
 /// Keys never come from flags, but scrub any key value that was pasted into one anyway.
-fn redact_args(argv: Vec<String>, plan: &crate::run::RunPlan) -> Vec<String> {
+fn redact_args(argv: Vec<String>, plan: &RunPlan) -> Vec<String> {
     argv.into_iter()
         .map(|a| {
             plan.endpoints

@@ -8,6 +8,7 @@ pub(crate) mod flags;
 pub mod logprobs;
 pub mod prompts;
 pub mod score;
+pub mod selftest;
 pub mod smoke;
 pub mod soak;
 mod stdout;

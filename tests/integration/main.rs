@@ -20,6 +20,7 @@ mod real_endpoints;
 mod reasoning;
 mod resume;
 mod secrets;
+mod selftest;
 mod smoke;
 mod soak;
 mod verdicts;
