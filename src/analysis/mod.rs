@@ -26,8 +26,6 @@ pub use determinism::{summarize, Class, Determinism, Outcome, RepeatDivergence, 
 pub use divergence::{first_divergence, logprob_tokens, Divergence};
 pub use kind::DivergenceKind;
 pub use noise::{Difference, MIN_REFERENCE_REPEATS};
-pub use overview::{Identity, Stability};
-pub use parity::Parity;
 pub use quality::{Interval, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
 pub use results::*;
 pub use similarity::{similarity, SAME_SIMILARITY};

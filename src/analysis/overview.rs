@@ -2,40 +2,9 @@
 //! repeats, and how often two endpoints' texts are identical, the same answer in other words, or
 //! diverged.
 
-use serde::{Deserialize, Serialize};
-
 use super::determinism::Class;
-use super::results::PromptResult;
+use super::results::{Identity, PromptResult, Stability};
 use super::verdict::Verdict;
-
-/// One endpoint's agreement with itself across repeats.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stability {
-    pub endpoint: String,
-    /// Repeats per prompt in the run.
-    pub repeats: u32,
-    /// Prompts with at least two usable repeats.
-    pub measured: usize,
-    /// Of those, prompts whose repeats all gave the same answer.
-    pub stable: usize,
-    /// Prompts whose repeats gave different answers at temperature 0.
-    pub unstable: usize,
-}
-
-/// How two endpoints' texts compare, per prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Identity {
-    pub reference: String,
-    pub other: String,
-    /// Both answered with exactly the same text.
-    pub identical: usize,
-    /// Verdict `same`, but the texts differ.
-    pub same_answer: usize,
-    /// Verdict `diff` or `review`.
-    pub diverged: usize,
-    /// Verdict `fail`: a side has no usable answer.
-    pub failed: usize,
-}
 
 pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stability {
     let mut s = Stability {

@@ -3,27 +3,7 @@
 //! explains everything downstream. Also `finish_reason` parity and reasoning-length deltas (a
 //! degraded deployment often thinks longer).
 
-use serde::{Deserialize, Serialize};
-
-use super::results::PromptResult;
-
-/// Parity of one (reference, other) pair over the prompts both answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Parity {
-    pub reference: String,
-    pub other: String,
-    /// Prompts where both endpoints reported `usage.prompt_tokens`.
-    pub prompt_tokens_compared: usize,
-    /// Prompts whose `usage.prompt_tokens` differ: a different template or tokenizer.
-    pub prompt_tokens_mismatches: usize,
-    /// Up to ten of them, as `id (reference N, other M)`.
-    pub prompt_tokens_examples: Vec<String>,
-    /// Prompts where both answered and `finish_reason` differs.
-    pub finish_reason_mismatches: usize,
-    pub finish_reason_examples: Vec<String>,
-    /// Mean of other − reference reasoning characters over prompts where either reasoned.
-    pub mean_reasoning_chars_delta: Option<f64>,
-}
+use super::results::{Parity, PromptResult};
 
 const EXAMPLES: usize = 10;
 

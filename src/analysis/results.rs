@@ -10,8 +10,6 @@ use super::determinism::Determinism;
 use super::divergence::Divergence;
 use super::kind::DivergenceKind;
 use super::noise::Difference;
-use super::overview::{Identity, Stability};
-use super::parity::Parity;
 use super::quality::Quality;
 use super::stats::Proportion;
 use super::verdict::Verdict;
@@ -304,4 +302,51 @@ pub struct RepeatAnswer {
     pub sent: usize,
     /// The prompt of the request sent to this endpoint just before it (None: the first).
     pub after: Option<String>,
+}
+
+/// One endpoint's agreement with itself across repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stability {
+    pub endpoint: String,
+    /// Repeats per prompt in the run.
+    pub repeats: u32,
+    /// Prompts with at least two usable repeats.
+    pub measured: usize,
+    /// Of those, prompts whose repeats all gave the same answer.
+    pub stable: usize,
+    /// Prompts whose repeats gave different answers at temperature 0.
+    pub unstable: usize,
+}
+
+/// How two endpoints' texts compare, per prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub reference: String,
+    pub other: String,
+    /// Both answered with exactly the same text.
+    pub identical: usize,
+    /// Verdict `same`, but the texts differ.
+    pub same_answer: usize,
+    /// Verdict `diff` or `review`.
+    pub diverged: usize,
+    /// Verdict `fail`: a side has no usable answer.
+    pub failed: usize,
+}
+
+/// Parity of one (reference, other) pair over the prompts both answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Parity {
+    pub reference: String,
+    pub other: String,
+    /// Prompts where both endpoints reported `usage.prompt_tokens`.
+    pub prompt_tokens_compared: usize,
+    /// Prompts whose `usage.prompt_tokens` differ: a different template or tokenizer.
+    pub prompt_tokens_mismatches: usize,
+    /// Up to ten of them, as `id (reference N, other M)`.
+    pub prompt_tokens_examples: Vec<String>,
+    /// Prompts where both answered and `finish_reason` differs.
+    pub finish_reason_mismatches: usize,
+    pub finish_reason_examples: Vec<String>,
+    /// Mean of other − reference reasoning characters over prompts where either reasoned.
+    pub mean_reasoning_chars_delta: Option<f64>,
 }
