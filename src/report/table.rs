@@ -1,8 +1,10 @@
-//! comparison_table.md, and the Markdown table writer every report uses, with cells escaped so
+//! comparison_table.md (the quality lines of the headline, the verdict counts, one row per
+//! prompt), and the Markdown table writer every report uses, with cells escaped so
 //! that answers cannot break the layout.
 
 use std::fmt::Write;
 
+use super::markdown::answer::quality_lines;
 use super::markdown::cells::{answer_cell, names, verdict_cell};
 use crate::analysis::Results;
 use crate::score::clip;
@@ -11,6 +13,10 @@ use crate::score::clip;
 pub fn render_table(results: &Results) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Comparison table: {}\n", names(results).join(" vs "));
+    out.push_str(&quality_lines(results));
+    if !results.quality.is_empty() {
+        out.push('\n');
+    }
     let _ = writeln!(out, "**{}**\n", results.summary.headline());
     out.push_str(&prompt_table(results));
     out

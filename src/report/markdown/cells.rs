@@ -106,3 +106,12 @@ pub(super) fn clip_keep_lines(s: &str, max: usize) -> String {
         format!("{}…", trimmed.chars().take(max).collect::<String>())
     }
 }
+
+/// "1 prompt", "3 prompts".
+pub(super) fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}

@@ -2,6 +2,7 @@
 //!
 //! A new section is one file here and one line in [`SECTIONS`].
 
+pub(super) mod answer;
 mod categories;
 mod caveats;
 pub(super) mod cells;
