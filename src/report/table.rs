@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::markdown::answer::quality_lines;
-use super::markdown::cells::{answer_cell, names, verdict_cell};
+use super::markdown::cells::{anchor, answer_cell, names, verdict_cell};
 use crate::analysis::Results;
 use crate::score::clip;
 
@@ -18,12 +18,14 @@ pub fn render_table(results: &Results) -> String {
         out.push('\n');
     }
     let _ = writeln!(out, "**{}**\n", results.summary.headline());
-    out.push_str(&prompt_table(results));
+    out.push_str(&prompt_table(results, "report.md"));
     out
 }
 
-/// One row per prompt: expected answer, every endpoint's answer, the verdict.
-pub(super) fn prompt_table(results: &Results) -> String {
+/// One row per prompt: expected answer, every endpoint's answer, the verdict. Each prompt links
+/// to its details in report.md; `page` is the file the link points into ("" for report.md
+/// itself).
+pub(super) fn prompt_table(results: &Results, page: &str) -> String {
     let names = names(results);
     let mut headers = vec!["prompt", "category", "expected"];
     headers.extend(names.iter().copied());
@@ -33,7 +35,7 @@ pub(super) fn prompt_table(results: &Results) -> String {
         .iter()
         .map(|p| {
             let mut row = vec![
-                format!("`{}`", p.id),
+                format!("[`{}`]({page}#{})", p.id, anchor(&p.id)),
                 p.category.clone(),
                 clip(&p.expected, 40),
             ];

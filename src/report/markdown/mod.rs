@@ -12,6 +12,7 @@ mod divergences;
 mod endpoints;
 mod errors;
 mod headline;
+mod look;
 mod prompts;
 mod statistics;
 #[cfg(test)]
@@ -28,6 +29,7 @@ const SECTIONS: &[Section] = &[
     endpoints::render,
     categories::render,
     divergences::render,
+    look::render,
     determinism::render,
     statistics::render,
     details::render,
