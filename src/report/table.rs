@@ -18,14 +18,13 @@ pub fn render_table(results: &Results) -> String {
         out.push('\n');
     }
     let _ = writeln!(out, "**{}**\n", results.summary.headline());
-    out.push_str(&prompt_table(results, "report.md"));
+    out.push_str(&prompt_table(results, false));
     out
 }
 
-/// One row per prompt: expected answer, every endpoint's answer, the verdict. Each prompt links
-/// to its details in report.md; `page` is the file the link points into ("" for report.md
-/// itself).
-pub(super) fn prompt_table(results: &Results, page: &str) -> String {
+/// One row per prompt: expected answer, every endpoint's answer, the verdict; with `linked`, each
+/// prompt links to its details (inside report.md).
+pub(super) fn prompt_table(results: &Results, linked: bool) -> String {
     let names = names(results);
     let mut headers = vec!["prompt", "category", "expected"];
     headers.extend(names.iter().copied());
@@ -35,7 +34,11 @@ pub(super) fn prompt_table(results: &Results, page: &str) -> String {
         .iter()
         .map(|p| {
             let mut row = vec![
-                format!("[`{}`]({page}#{})", p.id, anchor(&p.id)),
+                if linked {
+                    format!("[`{}`](#{})", p.id, anchor(&p.id))
+                } else {
+                    format!("`{}`", p.id)
+                },
                 p.category.clone(),
                 clip(&p.expected, 40),
             ];

@@ -6,5 +6,5 @@ use crate::report::table::prompt_table;
 
 pub(super) fn render(results: &Results, out: &mut String) {
     out.push_str("\n## All prompts\n\n");
-    out.push_str(&prompt_table(results, ""));
+    out.push_str(&prompt_table(results, true));
 }
