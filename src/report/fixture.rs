@@ -1,7 +1,10 @@
 //! A small hand-made `Results` for the renderers' unit snapshots: two endpoints (`full`, the
 //! reference, and `spark`), three repeats, and one prompt for each verdict (same, diff, review,
-//! fail), with a non-deterministic prompt, a request error, a reasoning retry, differing
-//! fingerprints, a failed gate and a warning.
+//! fail), a diff of each kind (flip, answer, format) and each difference label (deployment
+//! difference, sampler noise, inconclusive), repeats in send order with the prompt sent before,
+//! a truncated answer, a runaway repetition in a long text, a `same` prompt worth a look, a
+//! prompt-token parity mismatch, a request error, a reasoning retry, differing fingerprints, a
+//! failed gate and a warning.
 
 use std::collections::BTreeMap;
 
@@ -12,14 +15,23 @@ use crate::analysis::{
     mcnemar_exact, wilson, AnswerResult, CategoryRollup, Class, Determinism, Difference,
     Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval, KindCounts,
     PairResult, PairStatistics, PairedCounts, Parity, PromptResult, Quality, QualityVerdict,
-    RepeatDivergence, Results, RunSampling, Stability, Summary, Verdict, SCHEMA_VERSION,
+    RepeatAnswer, RepeatDivergence, Results, RunSampling, Stability, Summary, Verdict,
+    SCHEMA_VERSION,
 };
 
 const REF: &str = "full";
 const OTHER: &str = "spark";
 
 pub(super) fn results() -> Results {
-    let prompts = vec![same(), diff(), review(), fail()];
+    let prompts = vec![
+        same(),
+        diff(),
+        review(),
+        fail(),
+        answer_diff(),
+        format_diff(),
+        same_but_look(),
+    ];
     let mut summary = Summary::default();
     for p in &prompts {
         summary.add(p);
@@ -43,18 +55,24 @@ pub(super) fn results() -> Results {
                 REF,
                 "fp_a1",
                 Some("vllm/0.6.3"),
-                [3, 0, 1, 0],
-                &[("deterministic", 1), ("deterministic-correct", 3)],
+                [4, 2, 1, 0],
+                &[
+                    ("deterministic", 1),
+                    ("deterministic-correct", 4),
+                    ("deterministic-wrong", 1),
+                    ("non-deterministic", 1),
+                ],
                 0,
             ),
             endpoint(
                 OTHER,
                 "fp_b2",
                 None,
-                [1, 1, 1, 1],
+                [2, 3, 1, 1],
                 &[
                     ("deterministic", 1),
-                    ("deterministic-correct", 1),
+                    ("deterministic-correct", 2),
+                    ("deterministic-wrong", 2),
                     ("failed", 1),
                     ("non-deterministic", 1),
                 ],
@@ -62,31 +80,55 @@ pub(super) fn results() -> Results {
             ),
         ],
         summary,
-        nondeterministic: 1,
+        nondeterministic: 2,
         deployment_differences: 1,
         complete: false,
         request_failures: 1,
         missing: 0,
         categories: vec![
-            category("counting_traps", Verdict::Diff, 1, 0),
-            category("creative", Verdict::Review, 0, 0),
-            category("deterministic_math", Verdict::Same, 1, 1),
-            category("factual", Verdict::Fail, 1, 0),
+            category(
+                "counting_traps",
+                &[(Verdict::Diff, Some(DivergenceKind::Flip))],
+                1,
+                0,
+            ),
+            category("creative", &[(Verdict::Review, None)], 0, 0),
+            category(
+                "deterministic_math",
+                &[
+                    (Verdict::Same, None),
+                    (Verdict::Diff, Some(DivergenceKind::Answer)),
+                ],
+                1,
+                1,
+            ),
+            category(
+                "factual",
+                &[(Verdict::Fail, None), (Verdict::Same, None)],
+                2,
+                1,
+            ),
+            category(
+                "structured_output",
+                &[(Verdict::Diff, Some(DivergenceKind::Format))],
+                0,
+                0,
+            ),
         ],
         quality: vec![quality()],
         stability: vec![
             Stability {
                 endpoint: REF.into(),
                 repeats: 3,
-                measured: 3,
-                stable: 3,
-                unstable: 0,
+                measured: 7,
+                stable: 6,
+                unstable: 1,
             },
             Stability {
                 endpoint: OTHER.into(),
                 repeats: 3,
-                measured: 3,
-                stable: 2,
+                measured: 6,
+                stable: 5,
                 unstable: 1,
             },
         ],
@@ -94,18 +136,21 @@ pub(super) fn results() -> Results {
             reference: REF.into(),
             other: OTHER.into(),
             identical: 1,
-            same_answer: 0,
-            diverged: 2,
+            same_answer: 1,
+            diverged: 4,
             failed: 1,
         }],
         parity: vec![Parity {
             reference: REF.into(),
             other: OTHER.into(),
-            prompt_tokens_compared: 3,
+            prompt_tokens_compared: 6,
             prompt_tokens_mismatches: 1,
             prompt_tokens_examples: vec!["count_r (full 31, spark 38)".into()],
-            finish_reason_mismatches: 0,
-            finish_reason_examples: Vec::new(),
+            finish_reason_mismatches: 2,
+            finish_reason_examples: vec![
+                "json_pair (full length, spark stop)".into(),
+                "paris (full stop, spark length)".into(),
+            ],
             mean_reasoning_chars_delta: Some(613.3),
         }],
         statistics: vec![statistics()],
@@ -153,21 +198,29 @@ fn endpoint(
     }
 }
 
-fn category(name: &str, verdict: Verdict, full: usize, spark: usize) -> CategoryRollup {
-    let one = |v: Verdict| usize::from(verdict == v);
+/// One category: each prompt's verdict and, for a diff, its kind.
+fn category(
+    name: &str,
+    prompts: &[(Verdict, Option<DivergenceKind>)],
+    full: usize,
+    spark: usize,
+) -> CategoryRollup {
+    let count = |v: Verdict| prompts.iter().filter(|(x, _)| *x == v).count();
+    let kind = |k: DivergenceKind| prompts.iter().filter(|(_, x)| *x == Some(k)).count();
     let summary = Summary {
-        same: one(Verdict::Same),
-        diff: one(Verdict::Diff),
-        review: one(Verdict::Review),
-        fail: one(Verdict::Fail),
+        same: count(Verdict::Same),
+        diff: count(Verdict::Diff),
+        review: count(Verdict::Review),
+        fail: count(Verdict::Fail),
         kinds: KindCounts {
-            flip: one(Verdict::Diff),
-            ..KindCounts::default()
+            flip: kind(DivergenceKind::Flip),
+            answer: kind(DivergenceKind::Answer),
+            format: kind(DivergenceKind::Format),
         },
     };
     CategoryRollup {
         category: name.into(),
-        prompts: 1,
+        prompts: prompts.len(),
         summary,
         correct: BTreeMap::from([(REF.to_string(), full), (OTHER.to_string(), spark)]),
     }
@@ -179,16 +232,16 @@ fn quality() -> Quality {
         other: OTHER.into(),
         verdict: QualityVerdict::Inconclusive,
         margin: 5.0,
-        graded: 2,
+        graded: 5,
         reference_only: 1,
         other_only: 0,
         p_value: 1.0,
         difference: Interval {
-            estimate: -0.5,
-            low: -0.86,
-            high: 0.13,
+            estimate: -0.2,
+            low: -0.58,
+            high: 0.12,
         },
-        decide_with: Some(54),
+        decide_with: Some(61),
     }
 }
 
@@ -197,7 +250,7 @@ fn statistics() -> PairStatistics {
         category: category.map(str::to_string),
         graded,
         both_correct: both,
-        both_wrong: 0,
+        both_wrong: graded - both - ref_only,
         reference_only: ref_only,
         other_only: 0,
         p_value: mcnemar_exact(ref_only, 0),
@@ -208,10 +261,10 @@ fn statistics() -> PairStatistics {
         other: OTHER.into(),
         overall: counts(
             None,
+            5,
             2,
             1,
-            1,
-            "overall: full right and spark wrong on 1 of 2, the reverse on 0; p = 1",
+            "overall: full right and spark wrong on 1 of 5, the reverse on 0; p = 1",
         ),
         categories: vec![
             counts(
@@ -223,12 +276,25 @@ fn statistics() -> PairStatistics {
             ),
             counts(
                 Some("deterministic_math"),
+                2,
+                1,
+                0,
+                "deterministic_math: full right and spark wrong on 0 of 2, the reverse on 0; p = 1",
+            ),
+            counts(
+                Some("factual"),
                 1,
                 1,
                 0,
-                "deterministic_math: full right and spark wrong on 0 of 1, the reverse on 0; p = 1",
+                "factual: full right and spark wrong on 0 of 1, the reverse on 0; p = 1",
             ),
-            counts(Some("factual"), 0, 0, 0, "factual: nothing graded"),
+            counts(
+                Some("structured_output"),
+                1,
+                0,
+                0,
+                "structured_output: full right and spark wrong on 0 of 1, the reverse on 0; p = 1",
+            ),
         ],
     }
 }
@@ -348,6 +414,11 @@ fn diff() -> PromptResult {
             },
         }),
     });
+    spark.repeats = repeats(&[
+        ("2", false, 1, "apples"),
+        ("2", false, 8, "sum_digits"),
+        ("4", false, 15, "capital"),
+    ]);
     let mut pair = pair(Verdict::Diff, "reference correct, other wrong");
     pair.kind = Some(DivergenceKind::Flip);
     pair.difference = Some(Difference::DeploymentDifference);
@@ -437,5 +508,138 @@ fn fail() -> PromptResult {
             },
             spark,
         ],
+    )
+}
+
+/// Repeats in repeat order: (answer, correct, sent, the prompt sent just before).
+fn repeats(of: &[(&str, bool, usize, &str)]) -> Vec<RepeatAnswer> {
+    of.iter()
+        .enumerate()
+        .map(|(i, (answer, correct, sent, after))| RepeatAnswer {
+            repeat: i as u32,
+            answer: Some(answer.to_string()),
+            correct: Some(*correct),
+            truncated: false,
+            sent: *sent,
+            after: Some(after.to_string()),
+        })
+        .collect()
+}
+
+/// Both wrong with different answers, and the reference's own repeats sometimes give the other's
+/// answer: sampler noise. The odd reference repeat is the first request after another prompt.
+fn answer_diff() -> PromptResult {
+    let mut full = answer("9", Some(false), "The digits of 123 sum to 9.");
+    full.determinism = Some(Determinism {
+        repeats: 3,
+        histogram: BTreeMap::from([("9".to_string(), 2), ("5".to_string(), 1)]),
+        unique_completions: 2,
+        modal_answer: Some("9".into()),
+        modal_share: 2.0 / 3.0,
+        class: Class::Nondeterministic,
+        first_divergence: None,
+    });
+    full.repeats = repeats(&[
+        ("5", false, 4, "apples"),
+        ("9", false, 11, "sum_digits"),
+        ("9", false, 18, "sum_digits"),
+    ]);
+    full.repeats[1].after = Some("count_r".into());
+    let mut spark = answer("5", Some(false), "The digits of 123 sum to 5.");
+    spark.repeats = repeats(&[
+        ("5", false, 4, "apples"),
+        ("5", false, 11, "count_r"),
+        ("5", false, 18, "haiku"),
+    ]);
+    let mut pair = pair(Verdict::Diff, "both wrong with different answers");
+    pair.kind = Some(DivergenceKind::Answer);
+    pair.difference = Some(Difference::SamplerNoise);
+    pair.first_divergence = Some(Divergence {
+        char_offset: 24,
+        token_index: None,
+        before: "The digits of 123 sum to ".into(),
+        left: "9.".into(),
+        right: "5.".into(),
+    });
+    prompt(
+        "sum_digits",
+        "deterministic_math",
+        "numeric",
+        "6",
+        "What is the sum of the digits of 123?",
+        pair,
+        [full, spark],
+    )
+}
+
+/// The same failure rendered differently: neither side produced a JSON object. The reference was
+/// cut off at the budget after a long text; spark ran away repeating one line. With the reference
+/// unable to rule spark's answer out, the difference is inconclusive.
+fn format_diff() -> PromptResult {
+    let mut full_text = String::from("Here is the object you asked for, built step by step:\n");
+    for i in 1..=30 {
+        full_text.push_str(&format!(
+            "Step {i}: consider field {i} of the object and whether it belongs.\n"
+        ));
+    }
+    full_text.push_str("```json\n{\"name\": \"Ada\",");
+    let mut full = answer("", Some(false), &full_text);
+    full.evidence = Some("no JSON object found".into());
+    full.finish_reason = Some("length".into());
+    full.truncated = true;
+    full.completion_tokens = Some(1024);
+    if let Some(d) = full.determinism.as_mut() {
+        d.class = Class::DeterministicWrong;
+    }
+    let mut spark_text = String::from("Sure. In Python:\n\n```python\n");
+    for _ in 0..60 {
+        spark_text.push_str("print([1, 2])  # the pair as a list\n");
+    }
+    spark_text.push_str("```\nThat prints the pair.");
+    let mut spark = answer("[1,2]", Some(false), &spark_text);
+    spark.evidence = Some("found `[1,2]`: not an object".into());
+    spark.completion_tokens = Some(611);
+    let mut pair = pair(Verdict::Diff, "both wrong with different answers");
+    pair.kind = Some(DivergenceKind::Format);
+    pair.difference = Some(Difference::Inconclusive);
+    pair.first_divergence = Some(Divergence {
+        char_offset: 0,
+        token_index: Some(0),
+        before: String::new(),
+        left: "Here is the object you asked for, built".into(),
+        right: "Sure. In Python:  ```python print([1, 2".into(),
+    });
+    prompt(
+        "json_pair",
+        "structured_output",
+        "json",
+        "{\"name\": \"Ada\", \"age\": 36}",
+        "Reply with only a JSON object with keys name (Ada) and age (36).",
+        pair,
+        [full, spark],
+    )
+}
+
+/// `same`, but spark ran to the budget after the answer: a different finish, a different length
+/// class, and an answer read from a cut-off completion.
+fn same_but_look() -> PromptResult {
+    let full = answer("Paris", Some(true), "Paris.");
+    let mut spark = answer(
+        "Paris",
+        Some(true),
+        "Paris. Paris is the capital of France, and its largest city, and",
+    );
+    spark.finish_reason = Some("length".into());
+    spark.truncated = true;
+    spark.completion_tokens = Some(1024);
+    spark.prompt_tokens = Some(31);
+    prompt(
+        "paris",
+        "factual",
+        "exact",
+        "Paris",
+        "What is the capital of France? One word.",
+        pair(Verdict::Same, "both correct"),
+        [full, spark],
     )
 }

@@ -1,9 +1,11 @@
-//! comparison_table.md, and the Markdown table writer every report uses, with cells escaped so
+//! comparison_table.md (the quality lines of the headline, the verdict counts, one row per
+//! prompt), and the Markdown table writer every report uses, with cells escaped so
 //! that answers cannot break the layout.
 
 use std::fmt::Write;
 
-use super::markdown::cells::{answer_cell, names, verdict_cell};
+use super::markdown::answer::quality_lines;
+use super::markdown::cells::{anchor, answer_cell, names, verdict_cell};
 use crate::analysis::Results;
 use crate::score::clip;
 
@@ -11,13 +13,18 @@ use crate::score::clip;
 pub fn render_table(results: &Results) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Comparison table: {}\n", names(results).join(" vs "));
+    out.push_str(&quality_lines(results));
+    if !results.quality.is_empty() {
+        out.push('\n');
+    }
     let _ = writeln!(out, "**{}**\n", results.summary.headline());
-    out.push_str(&prompt_table(results));
+    out.push_str(&prompt_table(results, false));
     out
 }
 
-/// One row per prompt: expected answer, every endpoint's answer, the verdict.
-pub(super) fn prompt_table(results: &Results) -> String {
+/// One row per prompt: expected answer, every endpoint's answer, the verdict; with `linked`, each
+/// prompt links to its details (inside report.md).
+pub(super) fn prompt_table(results: &Results, linked: bool) -> String {
     let names = names(results);
     let mut headers = vec!["prompt", "category", "expected"];
     headers.extend(names.iter().copied());
@@ -27,7 +34,11 @@ pub(super) fn prompt_table(results: &Results) -> String {
         .iter()
         .map(|p| {
             let mut row = vec![
-                format!("`{}`", p.id),
+                if linked {
+                    format!("[`{}`](#{})", p.id, anchor(&p.id))
+                } else {
+                    format!("`{}`", p.id)
+                },
                 p.category.clone(),
                 clip(&p.expected, 40),
             ];

@@ -199,3 +199,62 @@ fn a_new_answer_against_an_unstable_reference_is_inconclusive() {
     assert_eq!(r["stability"][0]["unstable"], json!(1));
     assert_eq!(r["stability"][1]["unstable"], json!(0));
 }
+#[test]
+fn template_drift_is_flagged_by_prompt_token_parity() {
+    let a = correct_server();
+    // Same answers, but every request costs 7 more prompt tokens: another chat template.
+    let b = FakeServer::start("m", |req| {
+        let answer = correct_answer(&req.question());
+        let tokens = (req.body.to_string().len() / 4) as u64 + 7;
+        if req.is_raw_completion() {
+            Reply::json(
+                200,
+                json!({"choices": [{"index": 0, "text": answer, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": tokens, "completion_tokens": 3}}),
+            )
+        } else {
+            Reply::json(
+                200,
+                json!({"choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": answer}}],
+                       "usage": {"prompt_tokens": tokens, "completion_tokens": 3}}),
+            )
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &["--fail-on", "parity>0"],
+    );
+    assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
+    let r = results(&run);
+    let parity = &r["parity"][0];
+    assert_eq!(parity["prompt_tokens_mismatches"], json!(5), "{parity}");
+    assert_eq!(parity["prompt_tokens_compared"], json!(5));
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("prompt_tokens"), "{report}");
+}
+
+#[test]
+fn an_answer_cut_off_at_the_budget_is_marked_truncated() {
+    let a = correct_server();
+    let b = FakeServer::start("m", |req| match req.question().as_str() {
+        EGGS_Q => Reply::json(
+            200,
+            json!({"choices": [{"index": 0, "finish_reason": "length",
+                                "message": {"role": "assistant", "content": "She makes 18 dollars and"}}],
+                   "usage": {"prompt_tokens": 10, "completion_tokens": 16}}),
+        ),
+        q => Reply::content(correct_answer(q)),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &["--only", "eggs"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r = results(&run);
+    let p = prompt(&r, "eggs");
+    assert_eq!(p["answers"]["b"]["truncated"], json!(true));
+    assert_eq!(p["answers"]["a"]["truncated"], json!(false));
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("truncated"), "{report}");
+}

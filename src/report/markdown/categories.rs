@@ -1,4 +1,5 @@
-//! The categories section: verdict counts and correct answers per endpoint, one row per category.
+//! The categories section: verdict counts (diff split by kind) and correct answers per endpoint,
+//! one row per category.
 
 use super::cells::names;
 use crate::analysis::Results;
@@ -7,7 +8,14 @@ use crate::report::table::markdown_table;
 pub(super) fn render(results: &Results, out: &mut String) {
     let names = names(results);
     out.push_str("\n## Categories\n\n");
-    let mut headers = vec!["category", "prompts", "same", "diff", "review", "fail"];
+    let mut headers = vec![
+        "category",
+        "prompts",
+        "same",
+        "diff (flip/answer/format)",
+        "review",
+        "fail",
+    ];
     let correct_headers: Vec<String> = names.iter().map(|n| format!("{n} correct")).collect();
     headers.extend(correct_headers.iter().map(String::as_str));
     let rows: Vec<Vec<String>> = results
@@ -18,7 +26,12 @@ pub(super) fn render(results: &Results, out: &mut String) {
                 c.category.clone(),
                 c.prompts.to_string(),
                 c.summary.same.to_string(),
-                c.summary.diff.to_string(),
+                if c.summary.diff > 0 {
+                    let k = &c.summary.kinds;
+                    format!("{} ({}/{}/{})", c.summary.diff, k.flip, k.answer, k.format)
+                } else {
+                    "0".into()
+                },
                 c.summary.review.to_string(),
                 c.summary.fail.to_string(),
             ];

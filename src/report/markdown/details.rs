@@ -1,30 +1,48 @@
-//! The prompt details section: for each prompt whose verdict is not `same`, the question, the
-//! answers side by side (answer, evidence, finish, text) and a word diff of each pair.
+//! The prompt details section: a block for every prompt, reachable by its anchor. Prompts whose
+//! verdict is not `same` come first and in full: the question, the answers side by side (answer,
+//! evidence, finish, both endpoints' answer histograms, text), every repeat in send order with
+//! the one that differed from the modal answer marked, and a word diff of each pair. Long texts
+//! are collapsed to their start, the first divergence and their end; runaway repetitions are
+//! shown once with a count. `same` prompts get a compact block.
 
 use std::fmt::Write;
 
-use super::cells::{anchor, answer_cell, clip_keep_lines, flagged, names};
-use crate::analysis::{AnswerResult, PromptResult, Results};
+use super::cells::{
+    anchor, answer_cell, clip_keep_lines, collapse_runaway, flagged, histogram_cell, names,
+    truncated_keys, truncated_mark,
+};
+use crate::analysis::{AnswerResult, Divergence, PromptResult, Results, Verdict};
 use crate::report::diff::inline_word_diff;
 use crate::report::table::markdown_table;
 use crate::score::clip;
 
-/// The longest answer quoted in the per-prompt detail.
-const QUOTE_CHARS: usize = 1500;
+/// A text up to this long is quoted whole (runaway repetitions collapsed); a longer one is
+/// shown as its start, the first divergence and its end, and gets no word diff.
+const QUOTE_CHARS: usize = 1200;
+/// Characters of a long text's start and of its end.
+const START_CHARS: usize = 400;
+const END_CHARS: usize = 300;
 
 pub(super) fn render(results: &Results, out: &mut String) {
-    let flagged = flagged(results);
-    if flagged.is_empty() {
+    if results.prompts.is_empty() {
         return;
     }
     let names = names(results);
-    out.push_str("\n## Prompt details\n");
-    for p in flagged {
-        prompt(out, p, &names);
+    out.push_str("\n## Prompt details\n\n");
+    out.push_str("Every prompt has a block here: those whose verdict is not `same` first and in full, then the `same` ones in brief.\n");
+    for p in flagged(results) {
+        full(out, p, &names);
+    }
+    for p in results
+        .prompts
+        .iter()
+        .filter(|p| p.verdict == Verdict::Same)
+    {
+        brief(out, p, &names);
     }
 }
 
-fn prompt(out: &mut String, p: &PromptResult, names: &[&str]) {
+fn heading(out: &mut String, p: &PromptResult) {
     let _ = writeln!(
         out,
         "\n### <a id=\"{}\"></a>`{}` ({}): {}\n",
@@ -33,41 +51,196 @@ fn prompt(out: &mut String, p: &PromptResult, names: &[&str]) {
         p.category,
         p.verdict.as_str()
     );
+}
+
+fn full(out: &mut String, p: &PromptResult, names: &[&str]) {
+    heading(out, p);
     let _ = writeln!(out, "> {}\n", clip(&p.question, 500));
     let _ = writeln!(out, "Expected: {} ({} scorer).\n", p.expected, p.scorer);
     let mut headers = vec![""];
     headers.extend(names.iter().copied());
-    let row = |label: &str, f: &dyn Fn(&AnswerResult) -> String| {
+    let row = |label: &str, f: &dyn Fn(&str, &AnswerResult) -> String| {
         let mut r = vec![label.to_string()];
         r.extend(
             names
                 .iter()
-                .map(|n| p.answers.get(*n).map(f).unwrap_or_default()),
+                .map(|n| p.answers.get(*n).map(|a| f(n, a)).unwrap_or_default()),
         );
         r
     };
-    let rows = vec![
-        row("answer", &|a| answer_cell(Some(a))),
-        row("evidence", &|a| {
+    let mut rows = vec![
+        row("answer", &|_, a| answer_cell(Some(a))),
+        row("evidence", &|_, a| {
             a.evidence.clone().or(a.error.clone()).unwrap_or_default()
         }),
-        row("finish", &finish_cell),
-        row("text", &|a| {
-            let text = a
-                .answer
-                .as_deref()
-                .map(|t| clip_keep_lines(t, QUOTE_CHARS))
-                .unwrap_or_else(|| "(no answer)".into());
-            text.replace('\n', "<br>")
-        }),
+        row("finish", &|_, a| finish_cell(a)),
     ];
+    let repeated = names
+        .iter()
+        .any(|n| p.answers.get(*n).is_some_and(|a| a.determinism.is_some()));
+    if repeated {
+        rows.push(row("answers over repeats", &|_, a| {
+            a.determinism
+                .as_ref()
+                .map(|d| histogram_cell(&d.histogram, &truncated_keys(a)))
+                .unwrap_or_default()
+        }));
+    }
+    rows.push(row("text", &|n, a| {
+        a.answer
+            .as_deref()
+            .map(|t| excerpt(t, divergence_of(p, n).map(|d| d.char_offset)))
+            .unwrap_or_else(|| "(no answer)".into())
+            .replace('\n', "<br>")
+    }));
     out.push_str(&markdown_table(&headers, &rows));
     for n in names {
         if let Some(note) = p.answers.get(*n).and_then(|a| a.note.as_ref()) {
             let _ = writeln!(out, "\n{n}: {note}");
         }
     }
+    repeats(out, p, names, true);
     word_diffs(out, p);
+}
+
+/// A `same` prompt: one line per endpoint, and the repeats when they were not all alike.
+fn brief(out: &mut String, p: &PromptResult, names: &[&str]) {
+    heading(out, p);
+    let _ = writeln!(
+        out,
+        "Expected: {} ({} scorer). {}",
+        clip(&p.expected, 60),
+        p.scorer,
+        clip(&p.question, 160)
+    );
+    out.push('\n');
+    for n in names {
+        let Some(a) = p.answers.get(*n) else { continue };
+        let modal = a
+            .determinism
+            .as_ref()
+            .and_then(|d| d.modal_answer.as_deref());
+        let count = a.repeats.len();
+        let cut = a.repeats.iter().filter(|r| r.truncated).count();
+        let repeats = if count < 2 {
+            String::new()
+        } else if a.repeats.iter().any(|r| r.answer.as_deref() != modal) {
+            format!("; {count} repeats, not all the same answer (below)")
+        } else if cut > 0 {
+            format!("; {count} repeats, the same answer, {cut} from cut-off completions (below)")
+        } else {
+            format!("; {count} repeats, all the same answer")
+        };
+        let _ = writeln!(
+            out,
+            "- `{n}`: {} · {}{repeats}",
+            answer_cell(Some(a)),
+            finish_cell(a)
+        );
+    }
+    repeats(out, p, names, false);
+}
+
+/// Every repeat gave the modal answer, none from a cut-off completion.
+fn alike(a: &AnswerResult) -> bool {
+    let modal = a
+        .determinism
+        .as_ref()
+        .and_then(|d| d.modal_answer.as_deref());
+    a.repeats
+        .iter()
+        .all(|r| !r.truncated && r.answer.as_deref() == modal)
+}
+
+/// Every repeat of each repeated endpoint, in the order the endpoint was sent them, with the
+/// prompt sent just before and a mark on each repeat whose answer is not the modal one.
+/// `always`: also when every repeat was alike.
+fn repeats(out: &mut String, p: &PromptResult, names: &[&str], always: bool) {
+    let mut rows = Vec::new();
+    for n in names {
+        let Some(a) = p.answers.get(*n) else { continue };
+        if a.repeats.len() < 2 || (!always && alike(a)) {
+            continue;
+        }
+        let modal = a
+            .determinism
+            .as_ref()
+            .and_then(|d| d.modal_answer.as_deref());
+        let mut sent: Vec<_> = a.repeats.iter().collect();
+        sent.sort_by_key(|r| r.sent);
+        for r in sent {
+            let answer = match &r.answer {
+                None => "FAIL".to_string(),
+                Some(x) => {
+                    let mark = match r.correct {
+                        Some(true) => " ✓",
+                        Some(false) => " ✗",
+                        None => "",
+                    };
+                    truncated_mark(format!("{}{mark}", clip(x, 60)), r.truncated)
+                }
+            };
+            let after = match &r.after {
+                None => "(first request)".to_string(),
+                Some(id) if id == &p.id => format!("`{id}` (this prompt)"),
+                Some(id) => format!("`{id}`"),
+            };
+            let differs = if r.answer.is_some() && r.answer.as_deref() != modal {
+                "≠ modal answer"
+            } else {
+                ""
+            };
+            rows.push(vec![
+                format!("`{n}`"),
+                r.repeat.to_string(),
+                format!("#{}", r.sent),
+                after,
+                answer,
+                differs.to_string(),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("\nRepeats in send order (sent: position among every request that endpoint got; after: the prompt sent just before):\n\n");
+    out.push_str(&markdown_table(
+        &["endpoint", "repeat", "sent", "after", "answer", ""],
+        &rows,
+    ));
+}
+
+/// Where this endpoint's text first differs from the other side of its pair.
+fn divergence_of<'a>(p: &'a PromptResult, endpoint: &str) -> Option<&'a Divergence> {
+    p.pairs
+        .iter()
+        .find(|x| x.other == endpoint)
+        .or_else(|| p.pairs.iter().find(|x| x.reference == endpoint))
+        .and_then(|x| x.first_divergence.as_ref())
+}
+
+/// The text with runaway repetitions collapsed; one still long after that as its start, the
+/// neighbourhood of the first divergence (character `at`) and its end.
+fn excerpt(text: &str, at: Option<usize>) -> String {
+    let collapsed = collapse_runaway(text.trim());
+    if collapsed.chars().count() <= QUOTE_CHARS {
+        return clip_keep_lines(&collapsed, QUOTE_CHARS);
+    }
+    let chars: Vec<char> = text.trim().chars().collect();
+    let piece =
+        |from: usize, to: usize| collapse_runaway(&chars[from..to].iter().collect::<String>());
+    let end_from = chars.len() - END_CHARS;
+    let mut parts = vec![piece(0, START_CHARS)];
+    if let Some(at) = at.filter(|a| *a > START_CHARS && *a < end_from) {
+        let from = at.saturating_sub(100).max(START_CHARS);
+        let to = (at + 200).min(end_from);
+        parts.push(format!(
+            "[first difference at character {at}] {}",
+            piece(from, to)
+        ));
+    }
+    parts.push(piece(end_from, chars.len()));
+    format!("{} [{} characters in all]", parts.join(" … "), chars.len())
 }
 
 /// "stop · 12 of 1024 tokens · 300 reasoning chars".
@@ -87,7 +260,8 @@ fn finish_cell(a: &AnswerResult) -> String {
     )
 }
 
-/// A word diff for each pair whose answer texts differ.
+/// A word diff for each pair whose answer texts differ; for long texts, only where they first
+/// differ.
 fn word_diffs(out: &mut String, p: &PromptResult) {
     for pair in &p.pairs {
         let (Some(a), Some(b)) = (p.answers.get(&pair.reference), p.answers.get(&pair.other))
@@ -100,25 +274,76 @@ fn word_diffs(out: &mut String, p: &PromptResult) {
         if ta == tb {
             continue;
         }
-        let at = pair
-            .first_divergence
-            .as_ref()
-            .map(|d| {
-                format!(
-                    " (first difference at character {}{})",
+        let (ta, tb) = (collapse_runaway(ta), collapse_runaway(tb));
+        let long = ta.chars().count() > QUOTE_CHARS || tb.chars().count() > QUOTE_CHARS;
+        match (&pair.first_divergence, long) {
+            (Some(d), true) => {
+                let _ = writeln!(
+                    out,
+                    "\nFirst difference {} → {} at character {}{}: {}⟨{} | {}⟩",
+                    pair.reference,
+                    pair.other,
                     d.char_offset,
-                    d.token_index
-                        .map(|t| format!(", token {t}"))
-                        .unwrap_or_default()
-                )
-            })
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "\nWord diff {} → {}{at}:\n\n> {}",
-            pair.reference,
-            pair.other,
-            inline_word_diff(ta, tb)
+                    token(d),
+                    if d.before.is_empty() {
+                        String::new()
+                    } else {
+                        format!("…{}", clip(&d.before, 40))
+                    },
+                    clip(&d.left, 40),
+                    clip(&d.right, 40)
+                );
+            }
+            (_, true) => {}
+            (d, false) => {
+                let at = d
+                    .as_ref()
+                    .map(|d| {
+                        format!(
+                            " (first difference at character {}{})",
+                            d.char_offset,
+                            token(d)
+                        )
+                    })
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "\nWord diff {} → {}{at}:\n\n> {}",
+                    pair.reference,
+                    pair.other,
+                    inline_word_diff(&ta, &tb)
+                );
+            }
+        }
+    }
+}
+
+fn token(d: &Divergence) -> String {
+    d.token_index
+        .map(|t| format!(", token {t}"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_text_keeps_its_start_the_divergence_and_its_end() {
+        let text = format!("{}{}{}", "a".repeat(600), "DIVERGES here", "z".repeat(600));
+        let e = excerpt(&text, Some(600));
+        assert!(e.starts_with(&"a".repeat(START_CHARS)), "{e}");
+        assert!(
+            e.contains("[first difference at character 600] aaaa"),
+            "{e}"
         );
+        assert!(e.contains("DIVERGES here"), "{e}");
+        assert!(e.ends_with(&format!(
+            "{} [1213 characters in all]",
+            "z".repeat(END_CHARS)
+        )));
+        assert!(e.chars().count() < 1100, "{}", e.chars().count());
+        // A short text is quoted whole.
+        assert_eq!(excerpt("short", Some(2)), "short");
     }
 }

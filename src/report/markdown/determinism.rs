@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::cells::{histogram_cell, names};
+use super::cells::{histogram_cell, names, truncated_keys};
 use crate::analysis::{Class, Results};
 use crate::report::table::markdown_table;
 use crate::score::clip;
@@ -20,13 +20,16 @@ pub(super) fn render(results: &Results, out: &mut String) {
     let mut rows = Vec::new();
     for p in &results.prompts {
         for n in names(results) {
-            let Some(d) = p.answers.get(n).and_then(|a| a.determinism.as_ref()) else {
+            let Some(a) = p.answers.get(n) else {
+                continue;
+            };
+            let Some(d) = a.determinism.as_ref() else {
                 continue;
             };
             if d.class != Class::Nondeterministic && d.unique_completions < 2 {
                 continue;
             }
-            let histogram = histogram_cell(&d.histogram);
+            let histogram = histogram_cell(&d.histogram, &truncated_keys(a));
             let divergence = d
                 .first_divergence
                 .as_ref()

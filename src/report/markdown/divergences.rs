@@ -1,8 +1,9 @@
-//! The divergences section: one row per prompt whose verdict is not `same`, with every endpoint's
-//! answer, why the pairs differ, and whether that is sampler noise or a deployment difference.
+//! The divergences section: one row per prompt whose verdict is not `same`, with the kind of each
+//! diff (flip, answer, format), every endpoint's answer, why the pairs differ, and whether that is
+//! sampler noise or a deployment difference.
 
 use super::cells::{anchor, answer_cell, difference_label, flagged, names, verdict_cell};
-use crate::analysis::{Results, Verdict};
+use crate::analysis::{PairResult, PromptResult, Results, Verdict};
 use crate::report::table::markdown_table;
 use crate::score::clip;
 
@@ -14,7 +15,7 @@ pub(super) fn render(results: &Results, out: &mut String) {
         return;
     }
     let names = names(results);
-    let mut headers = vec!["prompt", "category", "verdict", "expected"];
+    let mut headers = vec!["prompt", "category", "verdict", "kind", "expected"];
     headers.extend(names.iter().copied());
     headers.extend(["why", "difference"]);
     let rows: Vec<Vec<String>> = flagged
@@ -24,6 +25,7 @@ pub(super) fn render(results: &Results, out: &mut String) {
                 format!("[`{}`](#{})", p.id, anchor(&p.id)),
                 p.category.clone(),
                 verdict_cell(p.verdict),
+                per_pair(p, |x| x.kind.map(|k| k.as_str().to_string())),
                 clip(&p.expected, 30),
             ];
             row.extend(names.iter().map(|n| answer_cell(p.answers.get(*n))));
@@ -35,16 +37,26 @@ pub(super) fn render(results: &Results, out: &mut String) {
                     .collect::<Vec<_>>()
                     .join("; "),
             );
-            row.push(
-                p.pairs
-                    .iter()
-                    .map(|x| difference_label(x.difference))
+            row.push(per_pair(p, |x| {
+                Some(difference_label(x.difference))
                     .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            );
+                    .map(str::to_string)
+            }));
             row
         })
         .collect();
     out.push_str(&markdown_table(&headers, &rows));
+}
+
+/// One label per pair that has one, prefixed with the other endpoint when there are several pairs.
+fn per_pair(p: &PromptResult, label: impl Fn(&PairResult) -> Option<String>) -> String {
+    let many = p.pairs.len() > 1;
+    p.pairs
+        .iter()
+        .filter_map(|x| {
+            let l = label(x)?;
+            Some(if many { format!("{}: {l}", x.other) } else { l })
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }

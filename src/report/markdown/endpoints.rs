@@ -1,10 +1,11 @@
 //! The endpoints section: who was compared (URL, served model, fingerprints, with differing
-//! fingerprints flagged), the sampling every endpoint got, and each endpoint's scores.
+//! fingerprints flagged), parity (prompt tokens, finish reasons, reasoning length) with every
+//! mismatch flagged, the sampling every endpoint got, and each endpoint's scores.
 
 use std::fmt::Write;
 
 use crate::analysis::fingerprint::{self, FingerprintDifference};
-use crate::analysis::Results;
+use crate::analysis::{Parity, Results};
 use crate::report::table::markdown_table;
 
 pub(super) fn render(results: &Results, out: &mut String) {
@@ -47,6 +48,9 @@ pub(super) fn render(results: &Results, out: &mut String) {
             "\n> **Fingerprints differ:** {}",
             fingerprint_sentence(&d)
         );
+    }
+    for p in &results.parity {
+        parity(out, p);
     }
     let s = &results.sampling;
     let params = if s.params.is_empty() {
@@ -101,6 +105,46 @@ pub(super) fn render(results: &Results, out: &mut String) {
         ],
         &rows,
     ));
+}
+
+/// Parity flags of one pair: prompt tokens (a different template or tokenizer), finish reasons,
+/// and the mean reasoning-length delta.
+fn parity(out: &mut String, p: &Parity) {
+    let examples = |e: &[String], n: usize| {
+        let more = if n > e.len() { "; …" } else { "" };
+        format!("{}{more}", e.join("; "))
+    };
+    if p.prompt_tokens_mismatches > 0 {
+        let _ = writeln!(
+            out,
+            "\n> **Prompt tokens differ:** `usage.prompt_tokens` of `{}` and `{}` differ on {} of {} prompts ({}). The same request costs the same prompt tokens on every deployment of one model: this is a different chat template or tokenizer, and it explains everything downstream.",
+            p.reference,
+            p.other,
+            p.prompt_tokens_mismatches,
+            p.prompt_tokens_compared,
+            examples(&p.prompt_tokens_examples, p.prompt_tokens_mismatches)
+        );
+    }
+    if p.finish_reason_mismatches > 0 {
+        let _ = writeln!(
+            out,
+            "\n> **finish_reason differs** between `{}` and `{}` on {} prompt(s): {}.",
+            p.reference,
+            p.other,
+            p.finish_reason_mismatches,
+            examples(&p.finish_reason_examples, p.finish_reason_mismatches)
+        );
+    }
+    if let Some(delta) = p.mean_reasoning_chars_delta {
+        let _ = writeln!(
+            out,
+            "\nReasoning length: `{}` reasons {:.0} characters {} than `{}` on average (a degraded deployment often thinks longer).",
+            p.other,
+            delta.abs(),
+            if delta >= 0.0 { "more" } else { "less" },
+            p.reference
+        );
+    }
 }
 
 /// "served model: a `m1` vs b (not reported)": one fingerprint field that differs.

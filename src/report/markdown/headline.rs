@@ -1,16 +1,20 @@
-//! The report's title and opening: verdict counts, gate, non-determinism and deployment
-//! differences, reasoning retries, and a note when the run is incomplete.
+//! The report's title and opening: the answer to "is this the same model?" (quality, stability,
+//! output identity, parity; see `answer.rs`), then the per-prompt verdict counts, the gate,
+//! non-determinism and deployment differences, reasoning retries, and a note when the run is
+//! incomplete.
 
 use std::fmt::Write;
 
+use super::answer::answer_lines;
 use super::cells::names;
 use crate::analysis::Results;
 
 pub(super) fn render(results: &Results, out: &mut String) {
     let _ = writeln!(out, "# coherence report: {}\n", names(results).join(" vs "));
+    out.push_str(&answer_lines(results));
     let _ = writeln!(
         out,
-        "**{}** over {} prompts; reference endpoint `{}`.\n",
+        "\nPer prompt: **{}** over {} prompts; reference endpoint `{}` (`diff` is a different answer, not necessarily a worse one).\n",
         results.summary.headline(),
         results.prompts.len(),
         results.reference

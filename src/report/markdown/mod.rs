@@ -2,6 +2,7 @@
 //!
 //! A new section is one file here and one line in [`SECTIONS`].
 
+pub(super) mod answer;
 mod categories;
 mod caveats;
 pub(super) mod cells;
@@ -11,6 +12,7 @@ mod divergences;
 mod endpoints;
 mod errors;
 mod headline;
+mod look;
 mod prompts;
 mod statistics;
 #[cfg(test)]
@@ -27,6 +29,7 @@ const SECTIONS: &[Section] = &[
     endpoints::render,
     categories::render,
     divergences::render,
+    look::render,
     determinism::render,
     statistics::render,
     details::render,

@@ -2,8 +2,8 @@
 //! (review a change to one as a diff of that section alone).
 
 use super::{
-    categories, caveats, details, determinism, divergences, endpoints, errors, headline, prompts,
-    statistics, Section,
+    categories, caveats, details, determinism, divergences, endpoints, errors, headline, look,
+    prompts, statistics, Section,
 };
 use crate::analysis::{Results, Verdict};
 use crate::report::fixture;
@@ -12,6 +12,41 @@ fn render(section: Section, results: &Results) -> String {
     let mut out = String::new();
     section(results, &mut out);
     out
+}
+
+#[test]
+fn same_but_look_lists_a_different_finish_length_and_truncation() {
+    insta::assert_snapshot!(render(look::render, &fixture::results()));
+}
+
+#[test]
+fn one_repeat_says_stability_was_not_measured_and_what_repeats_would_add() {
+    let mut results = fixture::results();
+    results.sampling.repeats = 1;
+    let headline = render(headline::render, &results);
+    assert!(
+        headline.contains("**Stability**: not measured: 1 repeat"),
+        "{headline}"
+    );
+    assert!(
+        headline.contains("repeats (`--repeats 3`) would also let sampler noise be told apart"),
+        "{headline}"
+    );
+}
+
+#[test]
+fn inconclusive_never_reads_as_same_and_each_verdict_says_why() {
+    use crate::analysis::QualityVerdict;
+    let mut results = fixture::results();
+    let line = |r: &Results| render(headline::render, r);
+    let inconclusive = line(&results);
+    assert!(inconclusive.contains("**Inconclusive: cannot tell whether quality is the same**"));
+    assert!(inconclusive.contains("About 61 graded prompts (this run has 5) would decide it"));
+    results.quality[0].verdict = QualityVerdict::Equivalent;
+    results.quality[0].decide_with = None;
+    assert!(line(&results).contains("**Equivalent** within ±5 points"));
+    results.quality[0].verdict = QualityVerdict::Different;
+    assert!(line(&results).contains("**Different**: the accuracy difference `spark` − `full` is -20.0 points, 90% interval [-58.0, +12.0]"));
 }
 
 #[test]
@@ -73,7 +108,7 @@ fn one_repeat_drops_determinism_and_warns_in_caveats() {
 }
 
 #[test]
-fn all_same_has_no_divergences_and_no_details() {
+fn all_same_has_no_divergences_and_brief_details() {
     let mut results = fixture::results();
     for p in &mut results.prompts {
         p.verdict = Verdict::Same;
@@ -82,7 +117,12 @@ fn all_same_has_no_divergences_and_no_details() {
         render(divergences::render, &results),
         "\n## Divergences\n\nNone: every prompt got the same verdict on every endpoint.\n"
     );
-    assert_eq!(render(details::render, &results), "");
+    // Every prompt stays reachable: a brief block each, no word diffs.
+    let details = render(details::render, &results);
+    for p in &results.prompts {
+        assert!(details.contains(&format!("<a id=\"prompt-{}\"></a>", p.id)));
+    }
+    assert!(!details.contains("Word diff"), "{details}");
 }
 
 #[test]
@@ -96,6 +136,7 @@ fn report_is_the_sections_in_order() {
             "## Endpoints",
             "## Categories",
             "## Divergences",
+            "## Same, but look",
             "## Determinism (3 repeats at temperature 0)",
             "## Statistics",
             "## Prompt details",
