@@ -10,6 +10,7 @@ mod commands;
 pub mod endpoint;
 pub mod error;
 pub mod gate;
+pub mod project;
 pub mod report;
 pub mod run;
 pub mod run_folder;

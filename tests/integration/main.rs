@@ -15,6 +15,7 @@ mod determinism;
 mod failures;
 mod js_sandbox;
 mod offline;
+mod project;
 mod real_endpoints;
 mod reasoning;
 mod resume;
