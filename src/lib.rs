@@ -61,6 +61,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Bench(args) => commands::bench::bench(args),
         cli::Command::Soak(args) => commands::soak::soak(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
+        cli::Command::Project(args) => commands::project::project(args, argv),
         cli::Command::JsWorker => Ok(if score::js::run_worker() {
             Exit::Success
         } else {

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod compare;
 mod compare_plan;
 pub(crate) mod flags;
+pub mod project;
 pub mod prompts;
 pub mod score;
 pub mod smoke;

@@ -159,3 +159,184 @@ fn hostile_artifacts_stay_in_the_sandbox() {
         Some("no script found in the answer")
     );
 }
+
+mod command {
+    use super::*;
+    use crate::common::{coherence, exit_code, FakeServer, Reply};
+    use serde_json::Value;
+
+    fn projects() -> String {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("prompts/projects")
+            .display()
+            .to_string()
+    }
+
+    fn project(dir: &Path, args: &[String]) -> std::process::Output {
+        let mut all: Vec<String> = [
+            "project",
+            "--projects",
+            &projects(),
+            "--quiet",
+            "--retries",
+            "0",
+            "--backoff-ms",
+            "10",
+        ]
+        .map(String::from)
+        .to_vec();
+        all.extend(args.iter().cloned());
+        coherence(&all, dir, &[])
+    }
+
+    fn read(path: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn two_endpoints_side_by_side_with_the_results_contract() {
+        let good_page = fenced(&complete());
+        let good = FakeServer::start("m", move |_| Reply::content(&good_page));
+        let broken_page =
+            fenced(&complete().replacen("drawParticles(ctx);", "drawParticles();", 1));
+        let broken = FakeServer::start("m", move |_| Reply::content(&broken_page));
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let o = project(
+            dir.path(),
+            &[
+                "--endpoint".into(),
+                format!("full={}", broken.url()),
+                "--endpoint".into(),
+                format!("spark={}", good.url()),
+                "--out".into(),
+                out.display().to_string(),
+            ],
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            exit_code(&o),
+            1,
+            "an unplayable answer fails the gate: {stdout}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(stdout.contains("spark breakout: 44 met"), "{stdout}");
+        let results = read(&out.join("results.json"));
+        let task = &results["tasks"][0];
+        assert_eq!(task["id"], "breakout");
+        assert!(task["spec_words"].as_u64().unwrap() >= 1500);
+        let spark = &task["answers"]["spark"];
+        let full = &task["answers"]["full"];
+        for a in [spark, full] {
+            for k in ["met", "partial", "missing", "total"] {
+                assert!(a["requirements"][k].is_u64(), "{k}: {a}");
+            }
+            assert!(a["elapsed_s"].is_f64());
+            assert!(a["completion_tokens"].is_u64());
+            assert!(a["playable"].is_boolean());
+        }
+        assert_eq!(spark["playable"], true);
+        assert_eq!(spark["runtime_error"], Value::Null);
+        assert_eq!(spark["requirements"]["met"], 44);
+        assert_eq!(full["playable"], false);
+        assert!(
+            full["runtime_error"]
+                .as_str()
+                .unwrap()
+                .starts_with("TypeError"),
+            "{full}"
+        );
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(
+            report.contains("| playable | no: uncaught error: TypeError"),
+            "{report}"
+        );
+        assert!(
+            report.contains("| R23 | Two bricks in one frame reflect once |"),
+            "{report}"
+        );
+        let body = &good.completion_requests()[0].body;
+        assert_eq!(body["temperature"], 0.0);
+        assert_eq!(body["stream"], false);
+        assert!(body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("#7df9ff"));
+    }
+
+    #[test]
+    fn a_failed_answer_is_resent_on_resume_and_nothing_else() {
+        let good_page = fenced(&complete());
+        let good = FakeServer::start("m", move |_| Reply::content(&good_page));
+        let flaky = FakeServer::start("m", |_| Reply::status(500, "overloaded"));
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let o = project(
+            dir.path(),
+            &[
+                "--endpoint".into(),
+                format!("a={}", good.url()),
+                "--endpoint".into(),
+                format!("b={}", flaky.url()),
+                "--out".into(),
+                out.display().to_string(),
+            ],
+        );
+        assert_eq!(exit_code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+        let results = read(&out.join("results.json"));
+        assert_eq!(results["complete"], false);
+        assert_eq!(results["tasks"][0]["answers"]["a"]["playable"], true);
+        let fixed_page = fenced(&complete());
+        let fixed = FakeServer::start("m", move |_| Reply::content(&fixed_page));
+        let o = project(
+            dir.path(),
+            &[
+                "--resume".into(),
+                out.display().to_string(),
+                "--endpoint".into(),
+                format!("a={}", good.url()),
+                "--endpoint".into(),
+                format!("b={}", fixed.url()),
+            ],
+        );
+        assert_eq!(exit_code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            good.completion_requests().len(),
+            1,
+            "a's answer was journalled, not re-sent"
+        );
+        assert_eq!(fixed.completion_requests().len(), 1);
+        let lines = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+        assert_eq!(lines.lines().count(), 3);
+        assert_eq!(read(&out.join("results.json"))["complete"], true);
+    }
+
+    #[test]
+    fn a_broken_task_file_is_a_usage_error_naming_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let task = dir.path().join("projects/bad");
+        std::fs::create_dir_all(&task).unwrap();
+        std::fs::write(task.join("spec.md"), "spec").unwrap();
+        std::fs::write(task.join("playthrough.js"), "").unwrap();
+        std::fs::write(task.join("task.toml"), "id = \"bad\"\ntitle = \"t\"\n[[scenario]]\nname = \"main\"\n[[requirement]]\nid = \"R1\"\ntitle = \"x\"\nhow = \"y\"\nstatic = { all = ['('] }\n").unwrap();
+        let server = FakeServer::start("m", |_| Reply::content("x"));
+        let o = coherence(
+            &[
+                "project".to_string(),
+                "--projects".into(),
+                dir.path().join("projects").display().to_string(),
+                "--endpoint".into(),
+                format!("a={}", server.url()),
+            ],
+            dir.path(),
+            &[],
+        );
+        assert_eq!(exit_code(&o), 2);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("task.toml:5: requirement `R1`: invalid pattern"),
+            "{err}"
+        );
+        assert!(server.completion_requests().is_empty());
+    }
+}
