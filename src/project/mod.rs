@@ -57,6 +57,9 @@ struct Report {
     virtual_ms: u64,
 }
 
+/// Probe verdicts with their details, by probe name.
+type Probes = BTreeMap<String, (Verdict, String)>;
+
 /// The script job of one scenario.
 fn scenario_job(task: &Task, scenario: &task::Scenario, artifact: &Artifact) -> ScriptJob {
     let options = json!({
@@ -92,7 +95,7 @@ fn run_scenarios(
     task: &Task,
     artifact: &Artifact,
     worker: &Path,
-) -> Result<(BTreeMap<String, (Verdict, String)>, Vec<ScenarioRun>), String> {
+) -> Result<(Probes, Vec<ScenarioRun>), String> {
     let mut probes = BTreeMap::new();
     let mut runs = Vec::new();
     let limits = ProcessLimits {
