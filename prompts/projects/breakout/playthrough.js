@@ -68,6 +68,17 @@ var __scenarios = (function () {
     names.forEach(function (n) { __h.probe(n, 'missing', 'no window.BREAKOUT.getState() test hook'); });
   }
   function launch() { __h.press('Space'); }
+  // Counts frames in which a ball in play did not move; a soft-locked game stops a loop early.
+  function stillness() {
+    var last = null, still = 0;
+    return function (s) {
+      var b = ballOf(s);
+      var key = b ? b.x + ',' + b.y : '';
+      still = s && s.state === 'playing' && key === last ? still + 1 : 0;
+      last = key;
+      return still > 300;
+    };
+  }
 
   // Launches and follows the ball until `done(state)` holds or `frames` pass; relaunches after
   // a miss. Returns the last snapshot.
@@ -168,9 +179,10 @@ var __scenarios = (function () {
     var relaunches = 0, restarts = 0, emptyFrames = 0;
     var brickFrame = -100;
     var lastState = prev.state;
+    var stuckMain = stillness();
     for (var frame = 0; frame < 24000; frame++) {
       var s = snap();
-      if (!s) break;
+      if (!s || stuckMain(s)) break;
       if (s.state === 'levelClear' || s.state === 'won') break;
       if (s.bricksLeft === 0) {
         if (++emptyFrames > 30) break;
@@ -309,10 +321,10 @@ var __scenarios = (function () {
     var relaunched = l && l.state === 'playing' && lb && lb.y < y0 - 5;
     __h.probe('miss_relaunch', relaunched ? 'met' : 'missing',
       relaunched ? 'Space relaunched the ball after the miss' : 'soft-lock: after a miss and Space, state ' + (l && l.state) + ', ball y ' + y0 + ' -> ' + (lb && lb.y));
-    var over = null;
+    var over = null, stuck = stillness();
     for (i = 0; i < 12000 && !over; i++) {
       var m = snap();
-      if (!m) break;
+      if (!m || stuck(m)) break;
       if (m.state === 'gameOver') over = m;
       else {
         if (m.state === 'ready') launch();
@@ -343,10 +355,10 @@ var __scenarios = (function () {
     var readBack = s.highScore === 5;
     var hudText = document.getElementById('high-score');
     var scored = yield* playUntil(function (x) { return x.score > 0 && x.state === 'playing'; }, 6000);
-    var over = null;
+    var over = null, stuck = stillness();
     for (var i = 0; i < 12000 && !over; i++) {
       var m = snap();
-      if (!m) break;
+      if (!m || stuck(m)) break;
       if (m.state === 'gameOver') over = m;
       else { if (m.state === 'ready') launch(); avoid(m); __h.tick(); yield; }
     }
