@@ -65,6 +65,10 @@ pub enum Command {
                       2 usage error, 3 an endpoint could not be reached."
     )]
     Smoke(SmokeArgs),
+    /// Send a long project task (a specification with a checklist) to each endpoint, run each
+    /// artifact headless in the JS sandbox and count the requirements met.
+    #[command(after_help = PROJECT_HELP)]
+    Project(Box<ProjectArgs>),
     /// Internal: the sandboxed JS test runner (job on stdin, results on stdout).
     #[command(name = "__js-worker", hide = true)]
     JsWorker,
@@ -529,4 +533,44 @@ pub struct LogprobsArgs {
     /// Print the JSON to stdout instead of the Markdown report.
     #[arg(long)]
     pub json: bool,
+}
+
+const PROJECT_HELP: &str = "\
+Tasks live in prompts/projects/<id>/ (task.toml, spec.md, playthrough.js), beside the catalogue
+and not counted in it. Writes records.jsonl (one flushed line per answer; --resume DIR sends only
+what is missing), project.json (settings), results.json and report.md into the run folder.
+
+Exit codes: 0 every answer received and playable, 1 an answer is not playable, 2 usage error
+(bad flag, broken task file), 3 a request failed, an endpoint cannot be reached, or the run was
+interrupted.";
+
+/// `coherence project`.
+#[derive(Debug, Clone, Args)]
+pub struct ProjectArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// Only these task ids (comma-separated or repeated) [default: every task].
+    #[arg(long = "task", value_name = "ID,ID", value_delimiter = ',')]
+    pub tasks: Vec<String>,
+    /// Folder of project tasks (default: `prompts/projects`).
+    #[arg(long, value_name = "DIR")]
+    pub projects: Option<PathBuf>,
+    /// Token budget per answer (default: the task's own `max_tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+    /// KEY=VALUE: an extra request field sent identically to every endpoint (VALUE is JSON when
+    /// it parses). Repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Run folder to create (default: runs/project-<UTC timestamp>-<names>/).
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    pub out: Option<PathBuf>,
+    /// Continue the project run in DIR: send only the answers still missing, then re-evaluate.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
 }

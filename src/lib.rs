@@ -11,6 +11,7 @@ pub mod endpoint;
 pub mod error;
 pub mod gate;
 pub mod logprobs;
+pub mod project;
 pub mod report;
 pub mod run;
 pub mod run_folder;
@@ -63,6 +64,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Soak(args) => commands::soak::soak(args),
         cli::Command::Logprobs(args) => commands::logprobs::logprobs(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
+        cli::Command::Project(args) => commands::project::project(args, argv),
         cli::Command::JsWorker => Ok(if score::js::run_worker() {
             Exit::Success
         } else {

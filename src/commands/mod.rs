@@ -6,6 +6,7 @@ pub mod compare;
 mod compare_plan;
 pub(crate) mod flags;
 pub mod logprobs;
+pub mod project;
 pub mod prompts;
 pub mod score;
 pub mod selftest;

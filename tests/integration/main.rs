@@ -16,6 +16,7 @@ mod failures;
 mod js_sandbox;
 mod logprobs;
 mod offline;
+mod project;
 mod real_endpoints;
 mod reasoning;
 mod resume;

@@ -2,6 +2,10 @@
 //! suite of test expressions in a sandboxed child process, and report which tests passed.
 //! Results are memoized per (suite, function, candidate code), so identical completions across
 //! repeats and endpoints run once per process.
+//!
+//! The same worker also runs script jobs for `coherence project` (`ScriptJob`, `run_script`): a
+//! prelude, the artifact's scripts and a stepped driver, under the same process limits, with
+//! one JSON report handed back instead of test verdicts.
 
 mod extract;
 mod outcome;
@@ -18,8 +22,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Score, ScoreContext};
 use outcome::Outcome;
-use protocol::{EngineLimits, Job};
-use sandbox::ProcessLimits;
+use protocol::Job;
+
+pub use protocol::{EngineLimits, ScriptJob};
+pub use sandbox::{run_script, ProcessLimits, ScriptOutcome};
 
 pub use suite::validate_spec;
 pub use worker::run as run_worker;

@@ -34,6 +34,23 @@ pub struct Job {
     pub limits: EngineLimits,
 }
 
+/// A script job (`coherence project`): the worker evaluates `prelude`, then each of `scripts`
+/// (a throw is handed to the function `error_hook` as a message string, and loading goes on, as
+/// a browser goes on after a failing `<script>`), then `after_load`, then steps the iterator that
+/// `driver` evaluates to (`.next()` until done, at most `max_steps` times, running promise jobs
+/// after every step), and finally emits the string that `report` evaluates to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScriptJob {
+    pub prelude: String,
+    pub scripts: Vec<String>,
+    pub error_hook: String,
+    pub after_load: String,
+    pub driver: String,
+    pub max_steps: u64,
+    pub report: String,
+    pub limits: EngineLimits,
+}
+
 /// How one test ended inside the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -56,4 +73,6 @@ pub enum Event {
     LoadFailed { reason: String },
     /// One test, in suite order.
     Test { verdict: Verdict, detail: String },
+    /// The end of a script job: what its `report` expression evaluated to.
+    Report { report: String },
 }

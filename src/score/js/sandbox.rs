@@ -13,7 +13,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::outcome::{Outcome, Status, TestResult};
-use super::protocol::{Event, Job};
+use super::protocol::{Event, Job, ScriptJob};
 
 /// Limits on the worker process.
 #[derive(Debug, Clone, Copy)]
@@ -39,16 +39,54 @@ const MAX_OUTPUT: usize = 1 << 20;
 /// Runs `job` in a child `worker __js-worker`; never panics, never waits past the deadline.
 /// Err only when the worker cannot be started at all (a setup problem, not the candidate's).
 pub fn run(worker: &Path, job: &Job, limits: ProcessLimits) -> Result<Outcome, String> {
-    let count = job.tests.len();
+    let (events, death) = execute(worker, serde_json::to_vec(job).unwrap_or_default(), limits)?;
+    Ok(interpret(&events, job.tests.len(), &death))
+}
+
+/// How a script job ended, as the parent saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptOutcome {
+    /// The worker finished and handed back its report.
+    Report(String),
+    /// The prelude or driver did not load (a setup problem, or a hostile artifact that broke it).
+    LoadFailed(String),
+    /// The worker was killed or died before reporting (time or memory limit, crash).
+    Died(String),
+}
+
+/// Runs a script job (`coherence project`) in a child worker with the same limits as a test
+/// job. Err only when the worker cannot be started at all.
+pub fn run_script(
+    worker: &Path,
+    job: &ScriptJob,
+    limits: ProcessLimits,
+) -> Result<ScriptOutcome, String> {
+    let (events, death) = execute(worker, serde_json::to_vec(job).unwrap_or_default(), limits)?;
+    for event in &events {
+        match event {
+            Event::Report { report } => return Ok(ScriptOutcome::Report(report.clone())),
+            Event::LoadFailed { reason } => return Ok(ScriptOutcome::LoadFailed(reason.clone())),
+            _ => {}
+        }
+    }
+    Ok(ScriptOutcome::Died(death))
+}
+
+/// Starts a worker, hands it `payload`, collects its events until it ends or the deadline
+/// passes, and says why it stopped (meaningful only when it stopped early).
+fn execute(
+    worker: &Path,
+    payload: Vec<u8>,
+    limits: ProcessLimits,
+) -> Result<(Vec<Event>, String), String> {
     let mut child = spawn(worker, limits)
         .map_err(|e| format!("cannot start the JS worker {}: {e}", worker.display()))?;
     let deadline = Instant::now() + limits.timeout;
     if let Some(mut stdin) = child.stdin.take() {
-        let job = serde_json::to_vec(job).unwrap_or_default();
         // On its own thread, so a job larger than the pipe buffer cannot block past the
         // deadline; the write ends when the worker reads it all or dies (closing the pipe).
         std::thread::spawn(move || {
-            let _ = stdin.write_all(&job);
+            let _ = stdin.write_all(&payload);
         });
     }
     let (stdout, stderr, timed_out) = collect(&mut child, deadline);
@@ -68,7 +106,7 @@ pub fn run(worker: &Path, job: &Job, limits: ProcessLimits) -> Result<Outcome, S
             Err(e) => format!("cannot wait for the JS worker: {e}"),
         }
     };
-    Ok(interpret(&events, count, &death))
+    Ok((events, death))
 }
 
 /// Starts the worker and limits it before it gets its job (it runs nothing until then).
@@ -243,7 +281,7 @@ fn interpret(events: &[Event], count: usize, death: &str) -> Outcome {
                 status: (*verdict).into(),
                 detail: detail.clone(),
             }),
-            Event::Test { .. } => {}
+            Event::Test { .. } | Event::Report { .. } => {}
         }
     }
     if !loaded {

@@ -10,7 +10,7 @@ use boa_engine::builtins::promise::PromiseState;
 use boa_engine::module::IdleModuleLoader;
 use boa_engine::{Context, JsError, JsValue, Source};
 
-use super::protocol::{EngineLimits, Event, Job, Verdict};
+use super::protocol::{EngineLimits, Event, Job, ScriptJob, Verdict};
 
 /// Longest reason or value text a worker reports.
 const MAX_DETAIL: usize = 160;
@@ -46,6 +46,26 @@ pub fn run() -> bool {
         eprintln!("js worker: cannot read the job from stdin: {e}");
         return false;
     }
+    let mut out = std::io::stdout().lock();
+    let mut emit = |event: Event| {
+        // A closed stdout means the parent is gone; nothing left to do but finish quietly.
+        let line = serde_json::to_string(&event).unwrap_or_default();
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    };
+    // A script job is told apart by its `driver` field; anything else is a test job.
+    let is_script = serde_json::from_str::<serde_json::Value>(&input)
+        .ok()
+        .is_some_and(|v| v.get("driver").is_some());
+    if is_script {
+        match serde_json::from_str::<ScriptJob>(&input) {
+            Ok(job) => run_script_job(&job, &mut emit),
+            Err(e) => {
+                eprintln!("js worker: invalid script job: {e}");
+                return false;
+            }
+        }
+        return true;
+    }
     let job: Job = match serde_json::from_str(&input) {
         Ok(j) => j,
         Err(e) => {
@@ -53,14 +73,81 @@ pub fn run() -> bool {
             return false;
         }
     };
-    let mut out = std::io::stdout().lock();
-    let mut emit = |event: Event| {
-        // A closed stdout means the parent is gone; nothing left to do but finish quietly.
-        let line = serde_json::to_string(&event).unwrap_or_default();
-        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-    };
     run_job(&job, &mut emit);
     true
+}
+
+/// Runs a script job (see `ScriptJob`): a load failure of the prelude or the driver is a
+/// `LoadFailed`; the artifact's own throws go to its error hook and never stop the job.
+fn run_script_job(job: &ScriptJob, emit: &mut dyn FnMut(Event)) {
+    let mut ctx = match new_context(job.limits) {
+        Ok(c) => c,
+        Err(e) => {
+            emit(Event::LoadFailed {
+                reason: format!("cannot create the JS context: {}", error_text(&e)),
+            });
+            return;
+        }
+    };
+    if let Err(e) = ctx.eval(Source::from_bytes(&job.prelude)) {
+        emit(Event::LoadFailed {
+            reason: format!("prelude failed: {}", error_text(&e)),
+        });
+        return;
+    }
+    let hand_over = |ctx: &mut Context, message: String| {
+        let call = format!(
+            "{}({})",
+            job.error_hook,
+            serde_json::to_string(&message).unwrap_or_default()
+        );
+        let _ = ctx.eval(Source::from_bytes(call.as_bytes()));
+    };
+    for script in &job.scripts {
+        if let Err(e) = ctx.eval(Source::from_bytes(script)) {
+            hand_over(&mut ctx, error_text(&e));
+        }
+        let _ = ctx.run_jobs();
+    }
+    if let Err(e) = ctx.eval(Source::from_bytes(&job.after_load)) {
+        hand_over(&mut ctx, error_text(&e));
+    }
+    let _ = ctx.run_jobs();
+    let start = format!("globalThis.__coherence_it = ({});", job.driver);
+    if let Err(e) = ctx.eval(Source::from_bytes(start.as_bytes())) {
+        emit(Event::LoadFailed {
+            reason: format!("driver failed: {}", error_text(&e)),
+        });
+        return;
+    }
+    emit(Event::Loaded);
+    for _ in 0..job.max_steps {
+        match ctx.eval(Source::from_bytes("__coherence_it.next().done === true")) {
+            Ok(done) => {
+                let _ = ctx.run_jobs();
+                if done.as_boolean() == Some(true) {
+                    break;
+                }
+            }
+            Err(e) => {
+                hand_over(&mut ctx, format!("driver: {}", error_text(&e)));
+                break;
+            }
+        }
+    }
+    let report = match ctx.eval(Source::from_bytes(&job.report)) {
+        Ok(v) => v
+            .as_string()
+            .map(|s| s.to_std_string_escaped())
+            .unwrap_or_else(|| value_text(&v)),
+        Err(e) => {
+            emit(Event::LoadFailed {
+                reason: format!("report failed: {}", error_text(&e)),
+            });
+            return;
+        }
+    };
+    emit(Event::Report { report });
 }
 
 /// Runs the job, reporting each step through `emit` as soon as it is known.
