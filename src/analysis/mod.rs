@@ -130,6 +130,9 @@ pub fn analyze(
         prompts.push(prompt_result(prompt, &names, per_endpoint));
     }
 
+    if let Some(w) = back_to_back_warning(&prompts) {
+        warnings.push(w);
+    }
     let mut summary = Summary::default();
     for p in &prompts {
         summary.add(p);
@@ -271,6 +274,32 @@ fn other_budgets(
         }
     }
     budgets
+}
+
+/// A warning when most repeats were sent right after the previous repeat of the same prompt: a
+/// server that reuses its prompt cache then answers the later repeats warm, so the repeats
+/// understate the reference's own noise.
+fn back_to_back_warning(prompts: &[PromptResult]) -> Option<String> {
+    let (mut later, mut after_self) = (0usize, 0usize);
+    for p in prompts {
+        for r in p
+            .answers
+            .values()
+            .flat_map(|a| &a.repeats)
+            .filter(|r| r.repeat > 0)
+        {
+            later += 1;
+            after_self += usize::from(r.after.as_deref() == Some(p.id.as_str()));
+        }
+    }
+    (later > 0 && after_self * 2 > later).then(|| {
+        format!(
+            "{after_self} of {later} repeats were sent right after the previous repeat of the same \
+             prompt (back to back): a server that reuses its prompt cache answers them warm, so \
+             stability and sampler noise are measured optimistically; the default \
+             --repeat-order interleaved avoids it"
+        )
+    })
 }
 
 /// Whether the completion was cut off at the budget.

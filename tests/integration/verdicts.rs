@@ -168,6 +168,13 @@ fn repeats_are_interleaved_unless_asked_back_to_back() {
         questions("back", &["--repeat-order", "back-to-back"]),
         [EGGS_Q, EGGS_Q, CAPITAL_Q, CAPITAL_Q]
     );
+    let warned = |name: &str| results(&dir.path().join(name))["warnings"].to_string();
+    assert!(!warned("interleaved").contains("back to back"));
+    assert!(
+        warned("back").contains("back to back"),
+        "{}",
+        warned("back")
+    );
     let r = results(&dir.path().join("interleaved"));
     let repeats = &prompt(&r, "eggs")["answers"]["a"]["repeats"];
     assert_eq!(repeats[1]["after"], json!("capital"), "{repeats}");
