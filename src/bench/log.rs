@@ -1,14 +1,12 @@
-//! Files of a bench or soak run: JSON Lines (one line per request, written and flushed as each
-//! arrives so a killed run keeps everything before the kill; read back skipping torn lines) and
-//! whole report files; and the names of the files in those run folders.
+//! The names of the files in bench and soak run folders, and their I/O through the shared
+//! run-folder module (JSON Lines written and flushed a line at a time, read back skipping torn
+//! lines; whole report files).
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::Context;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+
+use crate::run_folder;
 
 /// `bench`: one line per request, as it completes.
 pub const BENCH_REQUESTS: &str = "bench.jsonl";
@@ -25,63 +23,18 @@ pub const SOAK_JSON: &str = "soak.json";
 /// `soak`: the Markdown summary.
 pub const SOAK_MD: &str = "soak.md";
 
-/// An append-only JSON Lines file.
-pub struct JsonLines {
-    path: PathBuf,
-    file: File,
-}
-
-impl JsonLines {
-    /// Create (or truncate) `path`.
-    pub fn create(path: &Path) -> anyhow::Result<Self> {
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(JsonLines {
-            path: path.to_path_buf(),
-            file,
-        })
-    }
-
-    /// Append one value as one line (a single write) and flush it.
-    pub fn append<T: Serialize>(&mut self, value: &T) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(value)?;
-        line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .and_then(|_| self.file.flush())
-            .with_context(|| format!("cannot write to {}", self.path.display()))
-    }
-}
+pub use crate::run_folder::JsonLines;
 
 /// Write whole files (reports) into `dir`, naming the file in any error.
 pub fn write_files(dir: &Path, files: &[(&str, String)]) -> anyhow::Result<()> {
-    for (name, body) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, b)| (*n, b.as_str())).collect();
+    run_folder::write_files(dir, &files)
 }
 
 /// Every readable line of `path`, plus a `file:line: reason` note for each line skipped.
 pub fn read<T: DeserializeOwned>(path: &Path) -> anyhow::Result<(Vec<T>, Vec<String>)> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut values = Vec::new();
-    let mut skipped = Vec::new();
-    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice(&line) {
-            Ok(v) => values.push(v),
-            Err(e) => skipped.push(format!("{}:{}: skipped: {e}", path.display(), i + 1)),
-        }
-    }
-    Ok((values, skipped))
+    let lines = run_folder::read_json_lines(path)?;
+    Ok((lines.values, lines.skipped))
 }
 
 #[cfg(test)]

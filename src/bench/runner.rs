@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 
 use super::baseline::{compare, flatten};
 use super::concurrency::Level;
@@ -23,9 +22,7 @@ use super::{concurrency, decode, prefill, render, target, warmup};
 /// Run every phase of the plan and write the run folder.
 pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    std::fs::create_dir_all(&plan.dir)
-        .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
-        .map_err(BenchError::Setup)?;
+    crate::run_folder::create_run_dir(&plan.dir).map_err(BenchError::Setup)?;
     let log = JsonLines::create(&plan.dir.join(BENCH_REQUESTS)).map_err(BenchError::Setup)?;
     let started_at = chrono::Utc::now();
     let mut session = Session::start(&target, plan, log);
@@ -67,7 +64,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
     let ended = session.finish();
 
     let mut report = BenchReport {
-        tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
+        tool: crate::run_folder::tool_version(),
         kind: "bench".into(),
         status,
         endpoint,

@@ -108,9 +108,7 @@ impl Traffic {
 
 pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    std::fs::create_dir_all(&plan.dir)
-        .with_context(|| format!("cannot create run folder {}", plan.dir.display()))
-        .map_err(BenchError::Setup)?;
+    crate::run_folder::create_run_dir(&plan.dir).map_err(BenchError::Setup)?;
     let mut live = Live::new(plan.quiet, Duration::from_secs(10));
     let (long_context, refit) = plan.long_context_for(endpoint.max_model_len);
     if let Some(note) = refit {
@@ -158,7 +156,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
 /// `soak-run.json` as the soak starts.
 fn soak_meta(plan: &SoakPlan, endpoint: EndpointSummary, long_context: u64) -> SoakMeta {
     SoakMeta {
-        tool: format!("coherence {}", env!("CARGO_PKG_VERSION")),
+        tool: crate::run_folder::tool_version(),
         endpoint,
         settings: SoakSettings {
             duration_s: plan.duration.as_secs_f64(),
