@@ -63,23 +63,76 @@ fn token_at(tokens: &[String], offset: usize) -> Option<usize> {
     None
 }
 
+/// One generated token with its logprob and the alternatives the server listed there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogprobToken {
+    pub token: String,
+    pub logprob: Option<f64>,
+    pub top: Vec<(String, f64)>,
+}
+
 /// The generated tokens listed in a raw response body's logprobs (chat or completions format).
 pub fn logprob_tokens(raw_body: &str) -> Option<Vec<String>> {
+    logprob_positions(raw_body).map(|p| p.into_iter().map(|t| t.token).collect())
+}
+
+/// Every generated token with its logprob and top-k, from a raw response body: chat format
+/// (`logprobs.content[] {token, logprob, top_logprobs[] {token, logprob}}`) or completions
+/// format (`logprobs {tokens[], token_logprobs[], top_logprobs[] {token: logprob}}`).
+pub fn logprob_positions(raw_body: &str) -> Option<Vec<LogprobToken>> {
     let json: Value = serde_json::from_str(raw_body).ok()?;
     let lp = json.pointer("/choices/0/logprobs")?;
-    let tokens: Vec<String> = if let Some(content) = lp.get("content").and_then(Value::as_array) {
-        content
-            .iter()
-            .filter_map(|t| t.get("token")?.as_str().map(str::to_string))
-            .collect()
-    } else {
-        lp.get("tokens")?
-            .as_array()?
-            .iter()
-            .filter_map(|t| t.as_str().map(str::to_string))
-            .collect()
-    };
-    (!tokens.is_empty()).then_some(tokens)
+    let positions: Vec<LogprobToken> =
+        if let Some(content) = lp.get("content").and_then(Value::as_array) {
+            content
+                .iter()
+                .filter_map(|t| {
+                    let top = t
+                        .get("top_logprobs")
+                        .and_then(Value::as_array)
+                        .map(|alts| {
+                            alts.iter()
+                                .filter_map(|a| {
+                                    Some((
+                                        a.get("token")?.as_str()?.to_string(),
+                                        a.get("logprob")?.as_f64()?,
+                                    ))
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Some(LogprobToken {
+                        token: t.get("token")?.as_str()?.to_string(),
+                        logprob: t.get("logprob").and_then(Value::as_f64),
+                        top,
+                    })
+                })
+                .collect()
+        } else {
+            let tokens = lp.get("tokens")?.as_array()?;
+            let logprobs = lp.get("token_logprobs").and_then(Value::as_array);
+            let tops = lp.get("top_logprobs").and_then(Value::as_array);
+            tokens
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| {
+                    let top = tops
+                        .and_then(|all| all.get(i)?.as_object())
+                        .map(|m| {
+                            m.iter()
+                                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Some(LogprobToken {
+                        token: t.as_str()?.to_string(),
+                        logprob: logprobs.and_then(|l| l.get(i)?.as_f64()),
+                        top,
+                    })
+                })
+                .collect()
+        };
+    (!positions.is_empty()).then_some(positions)
 }
 
 #[cfg(test)]

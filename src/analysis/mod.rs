@@ -14,6 +14,7 @@ mod results;
 mod rollup;
 mod similarity;
 mod stats;
+mod token_divergence;
 mod verdict;
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,7 +24,9 @@ use std::sync::Mutex;
 use chrono::Utc;
 
 pub use determinism::{summarize, Class, Determinism, Outcome, RepeatDivergence, FAILED_KEY};
-pub use divergence::{first_divergence, logprob_tokens, Divergence};
+pub use divergence::{
+    first_divergence, logprob_positions, logprob_tokens, Divergence, LogprobToken,
+};
 pub use kind::DivergenceKind;
 pub use noise::{Difference, MIN_REFERENCE_REPEATS};
 pub use quality::{Interval, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
@@ -190,6 +193,11 @@ pub fn analyze(
         .iter()
         .map(|o| parity::parity(&prompts, &reference, o))
         .collect();
+    let token_divergences: Vec<_> = others
+        .iter()
+        .map(|o| token_divergence::counts(&prompts, &reference, o))
+        .filter(|c| c.overall.near_tie + c.overall.substantive > 0)
+        .collect();
     let count_quality = |v: QualityVerdict| quality.iter().filter(|q| q.verdict == v).count();
     let min_p = statistics
         .iter()
@@ -245,6 +253,7 @@ pub fn analyze(
         stability,
         identity,
         parity,
+        token_divergences,
         statistics,
         gate: gate_result,
         prompts,
@@ -480,6 +489,17 @@ fn prompt_result(
                     )
                 })
                 .flatten();
+            let positions = |e: &EndpointPrompt| {
+                e.representative
+                    .and_then(|r| r.raw_body.as_deref())
+                    .and_then(logprob_positions)
+            };
+            let token_divergence = divergent
+                .then(|| {
+                    let (a, b) = (positions(reference)?, positions(other)?);
+                    token_divergence::first_token_divergence(&a, &b)
+                })
+                .flatten();
             let first_divergence = match (reference.representative, other.representative) {
                 (Some(a), Some(b)) => first_divergence(
                     a.completion.content.as_deref().unwrap_or(""),
@@ -497,6 +517,7 @@ fn prompt_result(
                 kind,
                 difference,
                 first_divergence,
+                token_divergence,
             }
         })
         .collect();

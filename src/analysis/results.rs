@@ -50,6 +50,9 @@ pub struct Results {
     /// Prompt-token, finish-reason and reasoning-length parity per pair.
     #[serde(default)]
     pub parity: Vec<Parity>,
+    /// With `--logprobs`: first divergences per pair, near-tie or substantive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_divergences: Vec<TokenDivergenceCounts>,
     /// Paired statistics of each other endpoint against the reference.
     pub statistics: Vec<PairStatistics>,
     pub gate: GateResult,
@@ -255,6 +258,9 @@ pub struct PairResult {
     pub difference: Option<Difference>,
     /// Where the two representative completions first differ.
     pub first_divergence: Option<Divergence>,
+    /// With `--logprobs`: the first differing token and whether it is a near-tie.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_divergence: Option<TokenDivergence>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -349,4 +355,37 @@ pub struct Parity {
     pub finish_reason_examples: Vec<String>,
     /// Mean of other − reference reasoning characters over prompts where either reasoned.
     pub mean_reasoning_chars_delta: Option<f64>,
+}
+
+/// The first token at which two completions part (`compare --logprobs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenDivergence {
+    /// Index of the first differing generated token.
+    pub index: usize,
+    pub reference_token: String,
+    pub other_token: String,
+    /// Each side's token is in the other's top-k and both logprob gaps are under the threshold.
+    pub near_tie: bool,
+    /// On the reference, lp(its token) − lp(the other's token); None when not in its top-k.
+    pub gap_reference: Option<f64>,
+    /// On the other endpoint, lp(its token) − lp(the reference's token).
+    pub gap_other: Option<f64>,
+}
+
+/// Near-tie and substantive first divergences.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NearTieCounts {
+    pub near_tie: usize,
+    pub substantive: usize,
+}
+
+/// First divergences of one pair by class, overall and per category.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenDivergenceCounts {
+    pub reference: String,
+    pub other: String,
+    /// The near-tie logprob gap, in nats.
+    pub gap_threshold: f64,
+    pub overall: NearTieCounts,
+    pub by_category: BTreeMap<String, NearTieCounts>,
 }

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-
 use super::baseline::{compare, flatten};
 use super::concurrency::Level;
 use super::decode::Decode;

@@ -14,9 +14,9 @@ use serde_json::{json, Map};
 use crate::analysis::{
     mcnemar_exact, wilson, AnswerResult, CategoryRollup, Class, Determinism, Difference,
     Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval, KindCounts,
-    PairResult, PairStatistics, PairedCounts, Parity, PromptResult, Quality, QualityVerdict,
-    RepeatAnswer, RepeatDivergence, Results, RunSampling, Stability, Summary, Verdict,
-    SCHEMA_VERSION,
+    NearTieCounts, PairResult, PairStatistics, PairedCounts, Parity, PromptResult, Quality,
+    QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling, Stability, Summary,
+    TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
 };
 
 const REF: &str = "full";
@@ -152,6 +152,31 @@ pub(super) fn results() -> Results {
                 "paris (full stop, spark length)".into(),
             ],
             mean_reasoning_chars_delta: Some(613.3),
+        }],
+        token_divergences: vec![TokenDivergenceCounts {
+            reference: REF.into(),
+            other: OTHER.into(),
+            gap_threshold: 0.5,
+            overall: NearTieCounts {
+                near_tie: 1,
+                substantive: 1,
+            },
+            by_category: BTreeMap::from([
+                (
+                    "counting_traps".to_string(),
+                    NearTieCounts {
+                        near_tie: 1,
+                        substantive: 0,
+                    },
+                ),
+                (
+                    "factual".to_string(),
+                    NearTieCounts {
+                        near_tie: 0,
+                        substantive: 1,
+                    },
+                ),
+            ]),
         }],
         statistics: vec![statistics()],
         gate: GateResult {
@@ -365,6 +390,7 @@ fn pair(verdict: Verdict, reason: &str) -> PairResult {
         kind: None,
         difference: None,
         first_divergence: None,
+        token_divergence: None,
     }
 }
 
@@ -421,6 +447,14 @@ fn diff() -> PromptResult {
     ]);
     let mut pair = pair(Verdict::Diff, "reference correct, other wrong");
     pair.kind = Some(DivergenceKind::Flip);
+    pair.token_divergence = Some(TokenDivergence {
+        index: 17,
+        reference_token: " 3".into(),
+        other_token: " 2".into(),
+        near_tie: true,
+        gap_reference: Some(0.21),
+        gap_other: Some(0.34),
+    });
     pair.difference = Some(Difference::DeploymentDifference);
     pair.first_divergence = Some(Divergence {
         char_offset: 44,

@@ -6,6 +6,10 @@ use sha2::{Digest, Sha256};
 use super::manifest::Sampling;
 use crate::catalogue::{Prompt, PromptRequest};
 
+/// Alternatives requested per generated token with `--logprobs`: enough to tell whether each
+/// side's token at a first divergence was in the other's top-k (a near-tie).
+pub const TOP_LOGPROBS: u32 = 5;
+
 /// The API path (relative to the base URL) and JSON body for one prompt.
 pub fn build_request(
     prompt: &Prompt,
@@ -31,10 +35,10 @@ pub fn build_request(
         match path {
             "chat/completions" => {
                 obj.insert("logprobs".into(), json!(true));
-                obj.insert("top_logprobs".into(), json!(1));
+                obj.insert("top_logprobs".into(), json!(TOP_LOGPROBS));
             }
             _ => {
-                obj.insert("logprobs".into(), json!(1));
+                obj.insert("logprobs".into(), json!(TOP_LOGPROBS));
             }
         }
     }
@@ -89,7 +93,7 @@ mod tests {
         sampling.params.insert("seed".into(), json!(7));
         sampling.logprobs = true;
         let (path, body) = build_request(&chat, "m", 64, &sampling);
-        assert_eq!(body["top_logprobs"], json!(1));
+        assert_eq!(body["top_logprobs"], json!(TOP_LOGPROBS));
         assert_eq!(path, "chat/completions");
         assert_eq!(body["temperature"], json!(0.0));
         assert_eq!(body["stream"], json!(false));
@@ -100,7 +104,7 @@ mod tests {
             prompt: "Once".into(),
         });
         let (path, body) = build_request(&raw, "m", 64, &sampling);
-        assert_eq!(body["logprobs"], json!(1));
+        assert_eq!(body["logprobs"], json!(TOP_LOGPROBS));
         assert_eq!(path, "completions");
         assert_eq!(body["prompt"], json!("Once"));
         assert_eq!(request_hash(&body), request_hash(&body.clone()));

@@ -265,3 +265,63 @@ fn an_answer_cut_off_at_the_budget_is_marked_truncated() {
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("truncated"), "{report}");
 }
+
+/// A chat reply whose logprobs list, for each token, its logprob and top alternatives.
+fn with_top_logprobs(tokens: &[(&str, &[(&str, f64)])]) -> Reply {
+    let content: String = tokens.iter().map(|(t, _)| *t).collect();
+    let positions: Vec<Value> = tokens
+        .iter()
+        .map(|(t, top)| {
+            json!({"token": t, "logprob": top[0].1,
+                   "top_logprobs": top.iter().map(|(a, l)| json!({"token": a, "logprob": l})).collect::<Vec<_>>()})
+        })
+        .collect();
+    Reply::json(
+        200,
+        json!({"choices": [{"index": 0, "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                            "logprobs": {"content": positions}}],
+               "usage": {"prompt_tokens": 12, "completion_tokens": tokens.len()}}),
+    )
+}
+
+#[test]
+fn logprobs_classify_the_first_divergence_as_near_tie_or_substantive() {
+    let reply = |answer: &'static str, top: &'static [(&'static str, f64)]| {
+        move |req: &Incoming| match req.question().as_str() {
+            LETTERS_Q => with_top_logprobs(&[
+                ("There are", &[("There are", -0.01)]),
+                (answer, top),
+                (" r's.", &[(" r's.", -0.02)]),
+            ]),
+            EGGS_Q => with_top_logprobs(&[
+                ("She makes", &[("She makes", -0.01)]),
+                (" 18", &[(" 18", -0.1)]),
+            ]),
+            q => Reply::content(correct_answer(q)),
+        }
+    };
+    let a = FakeServer::start("m", reply(" 3", &[(" 3", -0.60), (" 4", -0.80)]));
+    let b = FakeServer::start("m", reply(" 4", &[(" 4", -0.65), (" 3", -0.75)]));
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &["--only", "count_letters,eggs", "--logprobs"],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(a.completion_requests()[0].body["top_logprobs"].as_u64() >= Some(5));
+    let r = results(&run);
+    let d = &prompt(&r, "count_letters")["pairs"][0]["token_divergence"];
+    assert_eq!(d["index"], json!(1), "{d}");
+    assert_eq!(d["near_tie"], json!(true), "{d}");
+    assert!(prompt(&r, "eggs")["pairs"][0]
+        .get("token_divergence")
+        .is_none());
+    assert_eq!(
+        r["token_divergences"][0]["overall"],
+        json!({"near_tie": 1, "substantive": 0})
+    );
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("near-tie"), "{report}");
+}

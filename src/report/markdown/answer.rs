@@ -61,6 +61,13 @@ pub(super) fn answer_lines(results: &Results) -> String {
         };
         let _ = writeln!(out, "- {tokens}{finish}.");
     }
+    for t in &results.token_divergences {
+        let _ = writeln!(
+            out,
+            "- **First divergences** (token level, `--logprobs`), `{}` against `{}`: {} near-tie (each side's token in the other's top-k, gaps under {} nats), {} substantive.",
+            t.other, t.reference, t.overall.near_tie, t.gap_threshold, t.overall.substantive
+        );
+    }
     out
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::{AnswerResult, Difference, PromptResult, Results, Verdict};
+use crate::analysis::{AnswerResult, Difference, PromptResult, Results, TokenDivergence, Verdict};
 use crate::score::clip;
 
 /// The endpoint names, reference first.
@@ -68,6 +68,24 @@ pub(in crate::report) fn verdict_cell(v: Verdict) -> String {
         Verdict::Same => "same".into(),
         other => format!("**{}**", other.as_str()),
     }
+}
+
+/// "token 17 ` 3` vs ` 2`: near-tie (gaps 0.21, 0.34 nats)".
+pub(super) fn token_cell(d: &TokenDivergence) -> String {
+    let gap = |g: Option<f64>| g.map_or("not in top-k".to_string(), |g| format!("{g:.2}"));
+    format!(
+        "token {} `{}` vs `{}`: {} (gaps {}, {} nats)",
+        d.index,
+        d.reference_token.replace('`', "'"),
+        d.other_token.replace('`', "'"),
+        if d.near_tie {
+            "near-tie"
+        } else {
+            "substantive"
+        },
+        gap(d.gap_reference),
+        gap(d.gap_other)
+    )
 }
 
 pub(super) fn difference_label(d: Option<Difference>) -> &'static str {

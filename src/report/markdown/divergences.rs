@@ -2,7 +2,9 @@
 //! diff (flip, answer, format), every endpoint's answer, why the pairs differ, and whether that is
 //! sampler noise or a deployment difference.
 
-use super::cells::{anchor, answer_cell, difference_label, flagged, names, verdict_cell};
+use super::cells::{
+    anchor, answer_cell, difference_label, flagged, names, token_cell, verdict_cell,
+};
 use crate::analysis::{PairResult, PromptResult, Results, Verdict};
 use crate::report::table::markdown_table;
 use crate::score::clip;
@@ -38,9 +40,13 @@ pub(super) fn render(results: &Results, out: &mut String) {
                     .join("; "),
             );
             row.push(per_pair(p, |x| {
-                Some(difference_label(x.difference))
+                let label = Some(difference_label(x.difference))
                     .filter(|s| !s.is_empty())
-                    .map(str::to_string)
+                    .map(str::to_string);
+                match (label, x.token_divergence.as_ref().map(token_cell)) {
+                    (Some(l), Some(t)) => Some(format!("{l}; {t}")),
+                    (l, t) => l.or(t),
+                }
             }));
             row
         })
