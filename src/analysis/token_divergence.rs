@@ -10,10 +10,14 @@ use super::results::{NearTieCounts, PromptResult, TokenDivergence, TokenDivergen
 use crate::logprobs::near_tie::{classify, DivergenceClass, Side, NEAR_TIE_GAP};
 
 /// The first index where the two token sequences differ, classified (None when they agree over
-/// their common length, or a side has no top-k there).
+/// their common length, or a side listed no alternatives there: then there is no evidence
+/// either way).
 pub fn first_token_divergence(a: &[LogprobToken], b: &[LogprobToken]) -> Option<TokenDivergence> {
     let index = a.iter().zip(b).position(|(x, y)| x.token != y.token)?;
     let (x, y) = (&a[index], &b[index]);
+    if x.top.is_empty() || y.top.is_empty() {
+        return None;
+    }
     let c = classify(
         Side {
             token: &x.token,
@@ -92,5 +96,11 @@ mod tests {
         let d = first_token_divergence(&a, &far).unwrap();
         assert!(!d.near_tie, "{d:?}");
         assert_eq!(first_token_divergence(&a, &a), None);
+        let bare = [tok("There", &[]), tok(" 5", &[])];
+        assert_eq!(
+            first_token_divergence(&a, &bare),
+            None,
+            "no top-k, no claim"
+        );
     }
 }

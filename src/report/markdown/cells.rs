@@ -70,11 +70,15 @@ pub(in crate::report) fn verdict_cell(v: Verdict) -> String {
     }
 }
 
-/// "token 17 ` 3` vs ` 2`: near-tie (gaps 0.21, 0.34 nats)".
+/// "token 17 ` 3` vs ` 2`: near-tie (gaps 0.21 and 0.34 nats)".
 pub(super) fn token_cell(d: &TokenDivergence) -> String {
-    let gap = |g: Option<f64>| g.map_or("not in top-k".to_string(), |g| format!("{g:.2}"));
+    let gap = |g: Option<f64>| {
+        g.map_or("the other token not in top-k".to_string(), |g| {
+            format!("{g:.2} nats")
+        })
+    };
     format!(
-        "token {} `{}` vs `{}`: {} (gaps {}, {} nats)",
+        "token {} `{}` vs `{}`: {} (reference gap {}, other gap {})",
         d.index,
         d.reference_token.replace('`', "'"),
         d.other_token.replace('`', "'"),
