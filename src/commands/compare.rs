@@ -6,14 +6,26 @@ use crate::run::run_plan;
 
 use super::compare_plan::plan_compare;
 pub use super::compare_plan::Mode;
+use super::load_plan::plan_load;
 
 use super::score::{exit_for, print_summary, score_run};
 
 pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit, CliError> {
     let plan = plan_compare(args, mode).usage_err()?;
+    let load = plan_load(&args.load, mode, &plan).usage_err()?;
     let argv = redact_args(argv, &plan);
     let rt = super::runtime().usage_err()?;
-    let outcome = rt.block_on(run_plan(&plan, argv))?;
+    let mut outcome = rt.block_on(run_plan(&plan, argv))?;
+    if !outcome.execution.interrupted && !load.is_empty() {
+        outcome.execution.interrupted = rt.block_on(crate::load::run(&plan, &load))?;
+        if outcome.execution.interrupted {
+            outcome.manifest.status = crate::run::RunStatus::Interrupted;
+            outcome
+                .manifest
+                .write(&plan.dir)
+                .map_err(CliError::incomplete)?;
+        }
+    }
     let results = score_run(
         &plan.dir,
         &plan.catalogue,
