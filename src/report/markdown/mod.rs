@@ -11,6 +11,7 @@ mod divergences;
 mod endpoints;
 mod errors;
 mod headline;
+mod load;
 mod prompts;
 mod statistics;
 #[cfg(test)]
@@ -28,6 +29,7 @@ const SECTIONS: &[Section] = &[
     categories::render,
     divergences::render,
     determinism::render,
+    load::render,
     statistics::render,
     details::render,
     prompts::render,
