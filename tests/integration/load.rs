@@ -65,6 +65,18 @@ fn rows<'a>(r: &'a Value, field: &str, prompt: &str) -> Vec<&'a Value> {
         .unwrap_or_default()
 }
 
+/// The results validate against the committed schema, new fields included.
+fn assert_schema(results: &Value) {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../src/report/results.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(results)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
 fn load_lines(run: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(run.join("load.jsonl"))
         .unwrap()
@@ -100,6 +112,7 @@ fn a_server_that_never_varies_reads_batch_invariant() {
                 "prompts_changed": 0,
                 "statement": "batch-invariant: no answer changed at load 2, 4 (2 prompts)"}])
     );
+    assert_schema(&r);
     let capital = rows(&r, "under_load", "capital");
     assert_eq!(capital.len(), 3, "levels 0 (always), 2 and 4");
     for row in &capital {
@@ -161,6 +174,7 @@ fn a_server_that_changes_with_four_requests_in_flight_reads_changes_at_load_4() 
     );
     let run = dir.path().join("run");
     let r = results(&run);
+    assert_schema(&r);
     let v = &r["load_verdicts"][0];
     assert_eq!(v["verdict"], json!("changes_at_load"), "{v}");
     assert_eq!(v["changes_at"], json!(4));
@@ -212,6 +226,7 @@ fn a_server_whose_answer_follows_the_previous_prompt_is_cache_dependent() {
     );
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let r = results(&dir.path().join("run"));
+    assert_schema(&r);
     let v = &r["cache_verdicts"][0];
     assert_eq!(v["verdict"], json!("cache_dependent"), "{v}");
     assert_eq!(v["dependent"], json!(["capital"]));
@@ -285,6 +300,7 @@ fn samples_report_unique_completions_identical_prefix_and_divergence_points() {
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let run = dir.path().join("run");
     let r = results(&run);
+    assert_schema(&r);
     let s = &r["samples"][0];
     assert_eq!(s["prompt"], json!("capital"));
     assert_eq!(s["requests"], json!(20));
