@@ -389,3 +389,52 @@ fn a_resumed_run_sends_only_the_probes_it_lost() {
     assert_eq!(r["load_verdicts"][0]["verdict"], json!("batch_invariant"));
     assert_eq!(r["complete"], json!(true));
 }
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_the_load_phase_keeps_every_probe_that_returned() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // Probes take 150 ms each, so the phase is still running when the signal comes.
+    let server = FakeServer::start("m", |req| {
+        if is_filler(req) {
+            return Reply::content("A long story ...").after(FILLER_DELAY);
+        }
+        Reply::content(correct_answer(&req.question())).after(Duration::from_millis(150))
+    });
+    let catalogue = write_catalogue(dir.path());
+    let run = dir.path().join("run");
+    let args: Vec<String> = [
+        "determinism",
+        "--catalogue",
+        catalogue.to_str().unwrap(),
+        "--endpoint",
+        &format!("solo={}", server.url()),
+        "--out",
+        run.to_str().unwrap(),
+        "--only",
+        "capital,eggs",
+        "--repeats",
+        "4",
+        "--under-load",
+        "2",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    let journal = run.join("load.jsonl");
+    let (out, _) = sigterm_when(&args, "three probes journalled", || {
+        std::fs::read_to_string(&journal).is_ok_and(|t| t.lines().count() >= 3)
+    });
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    let kept = load_lines(&run).len();
+    assert!((3..16).contains(&kept), "{kept} probes kept of 16");
+    assert!(!results(&run)["under_load"].as_array().unwrap().is_empty());
+    let out = coherence(
+        &["determinism", "--resume", run.to_str().unwrap(), "--quiet"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(load_lines(&run).len(), 16, "the resume sent only the rest");
+}
