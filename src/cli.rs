@@ -180,9 +180,34 @@ pub struct CompareArgs {
     pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateArgs,
+    #[command(flatten)]
+    pub load: LoadArgs,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// The probe phases of `coherence determinism` (batch invariance, cache state, samples); each
+/// runs after the repeats and writes load.jsonl.
+#[derive(Debug, Clone, Args)]
+pub struct LoadArgs {
+    /// determinism only: send every prompt --repeats times alone and amid K concurrent long
+    /// filler requests to the same endpoint, for each K (0, alone, is always included), and say
+    /// at which load the answers change. E.g. 0,4,16.
+    #[arg(long, value_name = "K,K", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=256))]
+    pub under_load: Vec<u32>,
+    /// determinism only: send every prompt --repeats times cold (after an unrelated prompt),
+    /// warm (immediately repeated) and behind a long shared preamble (cold, then cached), and
+    /// say whether the answer depends on the prompt cache.
+    #[arg(long)]
+    pub cache_states: bool,
+    /// determinism only: N completions of the one prompt named by --only, --concurrency in
+    /// flight, reported as unique completions, identical prefix and divergence points.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=100_000))]
+    pub samples: Option<u32>,
+    /// Token budget of each --under-load filler request.
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub filler_tokens: u32,
 }
 
 /// `--repeat-order`.

@@ -10,6 +10,7 @@ mod commands;
 pub mod endpoint;
 pub mod error;
 pub mod gate;
+pub mod load;
 pub mod logprobs;
 pub mod project;
 pub mod report;

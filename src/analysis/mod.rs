@@ -2,19 +2,23 @@
 //! sampler noise from deployment differences, paired statistics, the exit gate. Pure: no network,
 //! no printing.
 
+mod cache_state;
 mod determinism;
 mod divergence;
 pub mod fingerprint;
 mod kind;
+mod load;
 mod noise;
 mod overview;
 mod parity;
 mod quality;
 mod results;
 mod rollup;
+mod samples;
 mod similarity;
 mod stats;
 mod token_divergence;
+mod under_load;
 mod verdict;
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,16 +27,20 @@ use std::sync::Mutex;
 
 use chrono::Utc;
 
+pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
 pub use determinism::{summarize, Class, Determinism, Outcome, RepeatDivergence, FAILED_KEY};
 pub use divergence::{
     first_divergence, logprob_positions, logprob_tokens, Divergence, LogprobToken,
 };
 pub use kind::DivergenceKind;
+pub use load::{analyze_load, LoadResults};
 pub use noise::{Difference, MIN_REFERENCE_REPEATS};
 pub use quality::{Interval, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
 pub use results::*;
+pub use samples::{DivergenceUnit, SampleResult};
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
+pub use under_load::{LoadVerdict, LoadVerdictKind, UnderLoad};
 pub use verdict::{pair_verdict, Side, Verdict};
 
 use crate::catalogue::{Catalogue, Prompt};
@@ -258,6 +266,7 @@ pub fn analyze(
         gate: gate_result,
         prompts,
         warnings,
+        load: LoadResults::default(),
     }
 }
 

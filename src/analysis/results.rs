@@ -59,6 +59,10 @@ pub struct Results {
     pub prompts: Vec<PromptResult>,
     /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).
     pub warnings: Vec<String>,
+    /// `determinism --under-load/--cache-states/--samples`: `under_load`, `load_verdicts`,
+    /// `cache_states`, `cache_verdicts`, `samples` (each absent when empty).
+    #[serde(flatten)]
+    pub load: super::load::LoadResults,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,29 +3,43 @@
 use crate::analysis::Results;
 use crate::cli::CompareArgs;
 use crate::error::{CliError, Exit, UsageContext};
+use crate::load::LoadPlan;
 use crate::run::{run_plan, RunPlan};
 
 pub(super) use super::compare_plan::plan_compare;
 pub use super::compare_plan::Mode;
+use super::load_plan::plan_load;
 
 use super::score::{exit_for, print_summary, score_run};
 
 pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit, CliError> {
     let plan = plan_compare(args, mode).usage_err()?;
-    let (results, interrupted) = run_and_score(&plan, argv)?;
+    let load = plan_load(&args.load, mode, &plan).usage_err()?;
+    let (results, interrupted) = run_and_score(&plan, &load, argv)?;
     print_summary(&plan.dir, &results, interrupted)?;
     Ok(exit_for(&results, interrupted))
 }
 
-/// Send what the plan is missing, then score the run and write its reports. Returns the results
-/// and whether sending was interrupted.
+/// Send what the plan is missing (and the load phases, when asked), then score the run and write
+/// its reports. Returns the results and whether sending was interrupted.
 pub(super) fn run_and_score(
     plan: &RunPlan,
+    load: &LoadPlan,
     argv: Vec<String>,
 ) -> Result<(Results, bool), CliError> {
     let argv = redact_args(argv, plan);
     let rt = super::runtime().usage_err()?;
-    let outcome = rt.block_on(run_plan(plan, argv))?;
+    let mut outcome = rt.block_on(run_plan(plan, argv))?;
+    if !outcome.execution.interrupted && !load.is_empty() {
+        outcome.execution.interrupted = rt.block_on(crate::load::run(plan, load))?;
+        if outcome.execution.interrupted {
+            outcome.manifest.status = crate::run::RunStatus::Interrupted;
+            outcome
+                .manifest
+                .write(&plan.dir)
+                .map_err(CliError::incomplete)?;
+        }
+    }
     let results = score_run(
         &plan.dir,
         &plan.catalogue,

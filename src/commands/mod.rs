@@ -5,6 +5,7 @@ pub mod bench_plan;
 pub mod compare;
 mod compare_plan;
 pub(crate) mod flags;
+mod load_plan;
 pub mod logprobs;
 pub mod project;
 pub mod prompts;

@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 use super::compare_plan::resolve_gate;
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::analysis::{analyze, Results, DEFAULT_MARGIN_POINTS};
+use crate::analysis::{analyze, analyze_load, Results, DEFAULT_MARGIN_POINTS};
 use crate::catalogue::Catalogue;
 use crate::cli::{ReportArgs, ScoreArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::gate::Gate;
 use crate::report;
 use crate::run::{journal, Manifest};
+use crate::score::ScoreContext;
 
 /// Score the run's records, write results.json and the reports.
 pub fn score_run(
@@ -38,9 +39,31 @@ pub fn score_run(
             short(&catalogue.hash)
         ));
     }
-    let results = analyze(catalogue, manifest, &loaded.records, warnings, gate, margin);
+    let mut results = analyze(catalogue, manifest, &loaded.records, warnings, gate, margin);
+    add_probes(dir, catalogue, manifest, &mut results).map_err(CliError::incomplete)?;
     report::write_all(dir, &results).map_err(CliError::incomplete)?;
     Ok(results)
+}
+
+/// Read what the probe phases journalled (`load.jsonl`, absent for most runs) into the results;
+/// a failed probe makes the run incomplete like a failed repeat.
+fn add_probes(
+    dir: &Path,
+    catalogue: &Catalogue,
+    manifest: &Manifest,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let probes = crate::load::journal::load(dir)?;
+    results.warnings.extend(probes.skipped);
+    if probes.values.is_empty() {
+        return Ok(());
+    }
+    let ctx = ScoreContext::for_catalogue(&catalogue.dir);
+    let names = manifest.endpoint_names();
+    results.load = analyze_load(catalogue, &names, &manifest.prompts, &probes.values, &ctx);
+    results.request_failures += results.load.probe_failures;
+    results.complete &= results.load.probe_failures == 0;
+    Ok(())
 }
 
 /// The first 12 characters of a hash (a hand-edited manifest may hold any text).
@@ -82,6 +105,9 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result
             "non-deterministic prompt/endpoint pairs: {}",
             results.nondeterministic
         );
+    }
+    for line in results.load.summary_lines() {
+        let _ = writeln!(out, "{line}");
     }
     if !results.gate.failed.is_empty() {
         let _ = writeln!(out, "gate failed: {}", results.gate.failed.join(", "));

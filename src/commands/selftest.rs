@@ -21,6 +21,7 @@ use super::stdout;
 use crate::analysis::{mcnemar_exact, Quality, QualityVerdict, Results};
 use crate::cli::{CompareArgs, SelftestArgs};
 use crate::error::{CliError, Exit, UsageContext};
+use crate::load::LoadPlan;
 use crate::run_folder::{new_run_dir, write_atomic};
 
 /// `selftest.json`.
@@ -103,7 +104,7 @@ pub fn selftest(args: &SelftestArgs, argv: Vec<String>) -> Result<Exit, CliError
                 .sampling_override
                 .insert("temperature".into(), Value::from(t));
         }
-        let (results, interrupted) = run_and_score(&plan, argv.clone())?;
+        let (results, interrupted) = run_and_score(&plan, &LoadPlan::default(), argv.clone())?;
         if interrupted || !results.complete {
             return Err(CliError::incomplete(anyhow!(
                 "the {label} control is incomplete; continue with coherence selftest --resume {}",

@@ -187,6 +187,7 @@ pub(super) fn results() -> Results {
         warnings: vec![
             "prompt `gone` is no longer in the catalogue; its records are skipped".into(),
         ],
+        load: Default::default(),
     }
 }
 

@@ -12,6 +12,7 @@ mod divergences;
 mod endpoints;
 mod errors;
 mod headline;
+mod load;
 mod look;
 mod prompts;
 mod statistics;
@@ -31,6 +32,7 @@ const SECTIONS: &[Section] = &[
     divergences::render,
     look::render,
     determinism::render,
+    load::render,
     statistics::render,
     details::render,
     prompts::render,

@@ -1,0 +1,189 @@
+//! The probe phases' results (`load.jsonl`): every probe scored like a repeat, grouped by
+//! endpoint, prompt and condition, then read by `under_load`, `cache_state` and `samples`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::cache_state::{self, CacheStateResult, CacheVerdict};
+use super::samples::{self, SampleResult};
+use super::under_load::{self, LoadVerdict, UnderLoad};
+use super::FAILED_KEY;
+use crate::analysis::logprob_tokens;
+use crate::catalogue::Catalogue;
+use crate::load::journal::{merge, Condition, LoadRecord};
+use crate::score::{score, ScoreContext};
+
+/// What `determinism --under-load/--cache-states/--samples` found; every field is left out of
+/// results.json when empty, so other runs' results are unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadResults {
+    /// One row per prompt, endpoint and load level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub under_load: Vec<UnderLoad>,
+    /// Per endpoint: batch-invariant, or the smallest load at which answers change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_verdicts: Vec<LoadVerdict>,
+    /// One row per prompt, endpoint and cache state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_states: Vec<CacheStateResult>,
+    /// Per endpoint: whether answers depend on the prompt cache.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_verdicts: Vec<CacheVerdict>,
+    /// `--samples N`: one row per endpoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<SampleResult>,
+    /// Probes of these phases whose request failed (sent again on --resume).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub probe_failures: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl LoadResults {
+    pub fn is_empty(&self) -> bool {
+        self.under_load.is_empty() && self.cache_states.is_empty() && self.samples.is_empty()
+    }
+
+    /// One line per verdict, for the summary printed at the end of a run.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .load_verdicts
+            .iter()
+            .map(|v| format!("under load: {}: {}", v.endpoint, v.statement))
+            .collect();
+        lines.extend(
+            self.cache_verdicts
+                .iter()
+                .map(|v| format!("cache state: {}: {}", v.endpoint, v.statement)),
+        );
+        lines.extend(self.samples.iter().map(|s| {
+            let tokens = s
+                .identical_prefix_tokens
+                .map(|t| format!(", {t} tokens"))
+                .unwrap_or_default();
+            format!(
+                "samples: {} on {}: {} completions, {} unique, identical prefix {} chars{tokens}",
+                s.prompt, s.endpoint, s.requests, s.unique_completions, s.identical_prefix_chars
+            )
+        }));
+        lines
+    }
+}
+
+/// One probe as the analysis sees it.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub repeat: u32,
+    /// The answer as scored; None when the probe failed.
+    pub key: Option<String>,
+    pub completion: String,
+    pub tokens: Option<Vec<String>>,
+    pub fillers_at_send: Option<u32>,
+}
+
+impl Probe {
+    /// The histogram key: the answer, or `(fail)`.
+    pub fn bucket(&self) -> String {
+        self.key.clone().unwrap_or_else(|| FAILED_KEY.into())
+    }
+}
+
+/// A prompt's probes on one endpoint, by condition, each list in repeat order.
+pub type ByCondition = BTreeMap<Condition, Vec<Probe>>;
+
+/// Score every probe and read each phase. `endpoints` and `prompts` give the order of the rows.
+pub fn analyze_load(
+    catalogue: &Catalogue,
+    endpoints: &[String],
+    prompts: &[String],
+    records: &[LoadRecord],
+    ctx: &ScoreContext,
+) -> LoadResults {
+    let mut grouped: BTreeMap<(String, String), ByCondition> = BTreeMap::new();
+    let mut probe_failures = 0;
+    for ((condition, prompt_id, endpoint, _), r) in merge(records) {
+        let Some(prompt) = catalogue.get(&prompt_id) else {
+            continue;
+        };
+        let rec = &r.record;
+        probe_failures += usize::from(rec.is_request_failure());
+        let key = rec.is_usable().then(|| {
+            let answer = rec.completion.answer.clone().unwrap_or_default();
+            score(&prompt.score, &answer, ctx)
+                .extracted
+                .unwrap_or(answer)
+        });
+        grouped
+            .entry((endpoint, prompt_id))
+            .or_default()
+            .entry(condition)
+            .or_default()
+            .push(Probe {
+                repeat: rec.repeat,
+                key,
+                completion: rec.completion.content.clone().unwrap_or_default(),
+                tokens: rec.raw_body.as_deref().and_then(logprob_tokens),
+                fillers_at_send: r.fillers_at_send,
+            });
+    }
+    let mut out = LoadResults {
+        probe_failures,
+        ..LoadResults::default()
+    };
+    // Endpoints and prompts of the run first, in its order; anything else after, by name.
+    let mut order: Vec<(String, String)> = endpoints
+        .iter()
+        .flat_map(|e| prompts.iter().map(move |p| (e.clone(), p.clone())))
+        .filter(|k| grouped.contains_key(k))
+        .collect();
+    order.extend(
+        grouped
+            .keys()
+            .filter(|k| !order.contains(k))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let mut names: Vec<String> = Vec::new();
+    for (e, _) in &order {
+        if !names.contains(e) {
+            names.push(e.clone());
+        }
+    }
+    for name in &names {
+        let per_prompt: Vec<(&str, &ByCondition)> = order
+            .iter()
+            .filter(|(e, _)| e == name)
+            .filter_map(|k| grouped.get(k).map(|g| (k.1.as_str(), g)))
+            .collect();
+        let (rows, verdict) = under_load::analyze(name, &per_prompt);
+        out.under_load.extend(rows);
+        out.load_verdicts.extend(verdict);
+        let (rows, verdict) = cache_state::analyze(name, &per_prompt);
+        out.cache_states.extend(rows);
+        out.cache_verdicts.extend(verdict);
+        out.samples.extend(samples::analyze(name, &per_prompt));
+    }
+    out
+}
+
+/// How often each answer came back.
+pub fn histogram(probes: &[Probe]) -> BTreeMap<String, u32> {
+    let mut h = BTreeMap::new();
+    for p in probes {
+        *h.entry(p.bucket()).or_default() += 1;
+    }
+    h
+}
+
+/// Distinct completions among usable probes.
+pub fn unique_completions(probes: &[Probe]) -> u32 {
+    let texts: std::collections::BTreeSet<&str> = probes
+        .iter()
+        .filter(|p| p.key.is_some())
+        .map(|p| p.completion.as_str())
+        .collect();
+    texts.len() as u32
+}

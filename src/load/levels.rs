@@ -1,0 +1,52 @@
+//! The `--under-load` phase on one endpoint: for each load level K, keep K fillers in flight
+//! and send every probe (prompt x repeat) one at a time among them; level 0 is the probe alone.
+
+use std::sync::Arc;
+
+use super::journal::Condition;
+use super::pool::FillerPool;
+use super::probe::Probes;
+use crate::catalogue::Prompt;
+
+/// A probe of the phase: the prompt, its budget and the repeat.
+pub type ProbeJob = (Arc<Prompt>, u32, u32);
+
+/// Run every level, lowest first; probes of one level share one pool of fillers.
+pub async fn run(
+    probes: &mut Probes<'_>,
+    levels: &[u32],
+    jobs: &[ProbeJob],
+    filler_tokens: u32,
+) -> anyhow::Result<()> {
+    for &load in levels {
+        let condition = Condition::Load { load };
+        let todo: Vec<&ProbeJob> = jobs
+            .iter()
+            .filter(|(p, _, r)| !probes.is_done(condition, &p.id, *r))
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        let pool = (load > 0).then(|| {
+            FillerPool::start(probes.target, load as usize, probes.sampling, filler_tokens)
+        });
+        if let Some(pool) = &pool {
+            pool.settle().await;
+        }
+        for (prompt, max_tokens, repeat) in todo {
+            probes
+                .send(prompt, *max_tokens, *repeat, condition, pool.as_ref())
+                .await?;
+        }
+        if let Some(pool) = pool {
+            let stats = pool.stop().await;
+            if stats.failed > 0 {
+                probes.progress.note(&format!(
+                    "{}: load {load}: {} of {} filler requests failed; the probes saw less load than asked",
+                    probes.target.name, stats.failed, stats.sent
+                ));
+            }
+        }
+    }
+    Ok(())
+}

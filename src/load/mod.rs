@@ -1,0 +1,147 @@
+//! Batch invariance and cache state: the probe phases `coherence determinism` runs after its
+//! repeats when asked (`--under-load`, `--cache-states`, `--samples`). Probes go to `load.jsonl`
+//! (resumable like `records.jsonl`); fillers and cache primers are never journalled.
+//! The analysis of what they found is `analysis::load`.
+
+mod cache;
+pub mod fillers;
+pub mod journal;
+mod levels;
+mod pool;
+mod probe;
+mod samples;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalogue::Prompt;
+pub use crate::run::Target;
+use crate::run::{interrupted, resolve_targets, Progress, RunError, RunPlan};
+use crate::run_folder::{read_run_file, write_atomic};
+use journal::{CacheState, Condition, LoadJournal, ProbeKey};
+
+/// The settings of the probe phases, kept in the run folder so that `--resume` continues them.
+pub const LOAD_PLAN_FILE: &str = "load-plan.json";
+
+/// Default `--filler-tokens`: long enough that fillers outlast a probe.
+pub const DEFAULT_FILLER_TOKENS: u32 = 512;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadPlan {
+    /// Filler requests in flight per level, ascending, starting with 0 (alone); empty: no
+    /// load phase.
+    pub levels: Vec<u32>,
+    pub cache_states: bool,
+    /// Completions of the one prompt of the run.
+    pub samples: Option<u32>,
+    /// Token budget of every filler request.
+    pub filler_tokens: u32,
+}
+
+impl LoadPlan {
+    pub fn is_empty(&self) -> bool {
+        self.levels.is_empty() && !self.cache_states && self.samples.is_none()
+    }
+
+    pub fn read(dir: &Path) -> anyhow::Result<Option<Self>> {
+        if !dir.join(LOAD_PLAN_FILE).exists() {
+            return Ok(None);
+        }
+        read_run_file(dir, LOAD_PLAN_FILE, "run", "load plan").map(Some)
+    }
+
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        write_atomic(&dir.join(LOAD_PLAN_FILE), &serde_json::to_vec_pretty(self)?)
+    }
+
+    /// Every probe the plan sends to `endpoint`, for progress counts.
+    fn keys(&self, endpoint: &str, jobs: &[levels::ProbeJob]) -> Vec<ProbeKey> {
+        let mut conditions: Vec<Condition> = self
+            .levels
+            .iter()
+            .map(|&load| Condition::Load { load })
+            .collect();
+        if self.cache_states {
+            conditions.extend(CacheState::ALL.map(|state| Condition::Cache { state }));
+        }
+        let mut keys: Vec<ProbeKey> = conditions
+            .iter()
+            .flat_map(|c| {
+                jobs.iter()
+                    .map(move |(p, _, r)| (*c, p.id.clone(), endpoint.to_string(), *r))
+            })
+            .collect();
+        if let (Some(n), Some((p, _, _))) = (self.samples, jobs.first()) {
+            keys.extend((0..n).map(|i| (Condition::Sample, p.id.clone(), endpoint.to_string(), i)));
+        }
+        keys
+    }
+}
+
+/// Run the probe phases on every endpoint in turn: load levels, then cache states, then samples.
+/// Returns whether Ctrl-C or SIGTERM stopped it (every probe that returned is journalled).
+pub async fn run(plan: &RunPlan, load: &LoadPlan) -> Result<bool, RunError> {
+    let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
+    let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
+    load.write(&plan.dir).map_err(RunError::Folder)?;
+    let existing = journal::load(&plan.dir).map_err(RunError::Folder)?;
+    let done = journal::answered(&existing.values);
+    let mut journal = LoadJournal::open(&plan.dir).map_err(RunError::Folder)?;
+    let prompts: Vec<Arc<Prompt>> = plan
+        .send
+        .iter()
+        .filter_map(|id| plan.catalogue.get(id))
+        .map(|p| Arc::new(p.clone()))
+        .collect();
+    // Repeats interleaved: repeat r of every prompt before repeat r + 1 of any.
+    let jobs: Vec<levels::ProbeJob> = (0..plan.repeats)
+        .flat_map(|r| {
+            prompts
+                .iter()
+                .map(move |p| (p.clone(), plan.max_tokens_for(p.max_tokens), r))
+        })
+        .collect();
+    let work: Vec<(String, u64)> = targets
+        .iter()
+        .map(|t| {
+            let todo = load.keys(&t.name, &jobs);
+            (
+                t.name.clone(),
+                todo.iter().filter(|k| !done.contains(k)).count() as u64,
+            )
+        })
+        .collect();
+    let mut progress = Progress::new(plan.quiet, &work);
+    for s in &existing.skipped {
+        progress.note(&format!("warning: {s}"));
+    }
+    let phases = async {
+        for (endpoint, target) in targets.iter().enumerate() {
+            let mut probes = probe::Probes {
+                target,
+                endpoint,
+                sampling: &plan.sampling,
+                journal: &mut journal,
+                progress: &mut progress,
+                done: &done,
+            };
+            levels::run(&mut probes, &load.levels, &jobs, load.filler_tokens).await?;
+            if load.cache_states {
+                cache::run(&mut probes, &jobs).await?;
+            }
+            if let (Some(n), Some(p)) = (load.samples, prompts.first()) {
+                let max_tokens = plan.max_tokens_for(p.max_tokens);
+                samples::run(&mut probes, p, max_tokens, n, plan.concurrency).await?;
+            }
+        }
+        anyhow::Ok(())
+    };
+    let stopped = tokio::select! {
+        r = phases => { r.map_err(RunError::Send)?; false }
+        _ = interrupted() => true,
+    };
+    progress.finish();
+    Ok(stopped)
+}
