@@ -24,6 +24,21 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The clap command of [`Cli`], its version line naming the built-in catalogue's hash:
+/// `coherence 0.1.0 (catalogue f44f95239ff9)`.
+pub fn command() -> clap::Command {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let version = VERSION.get_or_init(|| {
+        let hash = crate::catalogue::embedded::hash();
+        format!(
+            "{} (catalogue {})",
+            env!("CARGO_PKG_VERSION"),
+            &hash[..hash.len().min(12)]
+        )
+    });
+    <Cli as clap::CommandFactory>::command().version(version.as_str())
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Send the catalogue to two or more endpoints and report where they diverge.
@@ -72,6 +87,19 @@ pub enum PromptsCommand {
     /// Validate the catalogue and prove every reference answer scores correct and every
     /// wrong answer does not.
     Check(CheckArgs),
+    /// Write the built-in catalogue to DIR/prompts and its JS test suites to DIR/scorers, to
+    /// extend and use with --catalogue DIR/prompts.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// The folder to write into (created if missing; must be empty unless --force).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Write into a non-empty folder, overwriting files of the same name.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -85,7 +113,8 @@ pub struct CheckArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CatalogueArgs {
-    /// Folder of `*.toml` prompt files (default: `prompts/` here, else the one shipped with the source).
+    /// Folder of `*.toml` prompt files, with its JS suites in `scorers/` beside it (default: the
+    /// catalogue built into coherence; `coherence prompts export DIR` writes it out).
     #[arg(long, value_name = "DIR")]
     pub catalogue: Option<PathBuf>,
 }

@@ -1,13 +1,13 @@
 //! Flag values to domain values: endpoint specs and keys, client options, `--param`s, the
 //! catalogue folder. Every error names the flag it is about.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::{Map, Value};
 
-use crate::catalogue::{load_catalogue, Catalogue};
+use crate::catalogue::{embedded, load_catalogue, Catalogue};
 use crate::cli::{ClientArgs, EndpointArgs};
 use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
 use crate::run::PlannedEndpoint;
@@ -22,24 +22,23 @@ pub fn split_pair<'a>(flag: &str, raw: &'a str, what: &str) -> anyhow::Result<(&
     }
 }
 
-/// The catalogue named by `--catalogue`, else `prompts/` in the working directory.
+/// The catalogue named by `--catalogue`, else the one compiled into the binary. A `prompts/`
+/// folder in the working directory is not picked up silently: what a run uses is what its flags
+/// say (a run that recorded the built-in catalogue names [`embedded::BUILT_IN_DIR`], which
+/// resolves to it again).
 pub fn load_catalogue_for(flag: Option<&Path>) -> anyhow::Result<Catalogue> {
-    let dir = locate_catalogue(flag)?;
-    load_catalogue(&dir).map_err(|e| anyhow!(e))
-}
-
-fn locate_catalogue(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = flag {
-        return Ok(dir.to_path_buf());
+    match flag {
+        Some(dir) if !embedded::is_built_in(dir) => {
+            if !dir.is_dir() {
+                bail!(
+                    "--catalogue {}: no such folder (leave the flag out for the built-in catalogue, or write it out with `coherence prompts export DIR`)",
+                    dir.display()
+                );
+            }
+            load_catalogue(dir).map_err(|e| anyhow!(e))
+        }
+        _ => embedded::load_built_in().map_err(|e| anyhow!(e)),
     }
-    let local = PathBuf::from("prompts");
-    if local.is_dir() {
-        return Ok(local);
-    }
-    let here = std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string());
-    bail!(
-        "no catalogue: {here} has no prompts/ folder; run from the coherence checkout or pass --catalogue DIR"
-    )
 }
 
 /// Parse and check `--endpoint`, `--model` and `--api-key-env` into endpoint specs.

@@ -1,9 +1,10 @@
-//! `coherence prompts list` and `coherence prompts check`.
+//! `coherence prompts list`, `coherence prompts check` and `coherence prompts export`.
 
 use super::flags::load_catalogue_for;
 use super::stdout;
+use crate::catalogue::embedded;
 use crate::catalogue::{category_counts, self_test_all};
-use crate::cli::{CatalogueArgs, CheckArgs};
+use crate::cli::{CatalogueArgs, CheckArgs, ExportArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
 use crate::score::{clip, ScoreContext};
@@ -85,4 +86,16 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
             problems.join("\n  ")
         )))
     }
+}
+
+/// Write the built-in catalogue and suites out for a user to extend.
+pub fn export(args: &ExportArgs) -> Result<Exit, CliError> {
+    let written = embedded::export(&args.dir, args.force).usage_err()?;
+    stdout::print(&format!(
+        "wrote {} files to {}; use them with --catalogue {}\n",
+        written.len(),
+        args.dir.display(),
+        args.dir.join("prompts").display()
+    ))?;
+    Ok(Exit::Success)
 }

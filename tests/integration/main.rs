@@ -22,4 +22,5 @@ mod resume;
 mod secrets;
 mod smoke;
 mod soak;
+mod standalone;
 mod verdicts;
