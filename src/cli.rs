@@ -75,6 +75,12 @@ pub enum Command {
                       2 usage error, 3 an endpoint could not be reached."
     )]
     Smoke(SmokeArgs),
+    /// Print a shell completion script, e.g. `coherence completions bash > /etc/bash_completion.d/coherence`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
     /// Internal: the sandboxed JS test runner (job on stdin, results on stdout).
     #[command(name = "__js-worker", hide = true)]
     JsWorker,
@@ -83,7 +89,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum PromptsCommand {
     /// One line per prompt: id, category, scorer, expected answer.
-    List(CatalogueArgs),
+    List(ListArgs),
     /// Validate the catalogue and prove every reference answer scores correct and every
     /// wrong answer does not.
     Check(CheckArgs),
@@ -122,6 +128,14 @@ pub struct CatalogueArgs {
 /// Which endpoints to talk to and how to authenticate.
 #[derive(Debug, Clone, Args)]
 pub struct EndpointArgs {
+    /// Endpoints named in the config file (`[endpoint.NAME]`), in order; the first is the
+    /// reference. `--endpoint`, `--model` and `--api-key-env` override what the file says.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// The config file of named endpoints (default: coherence.toml in the working directory,
+    /// when there is one).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// NAME=URL of an OpenAI-compatible base (e.g. spark=http://10.0.0.1:8000/v1). Repeatable;
     /// the first is the reference.
     #[arg(long = "endpoint", value_name = "NAME=URL")]
@@ -176,9 +190,10 @@ pub struct CompareArgs {
     /// repeats one after the other.
     #[arg(long, value_enum, value_name = "ORDER", default_value_t = RepeatOrderArg::Interleaved)]
     pub repeat_order: RepeatOrderArg,
-    /// Requests in flight per endpoint.
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
-    pub concurrency: usize,
+    /// Requests in flight per endpoint [default: the config file's `concurrency` of the chosen
+    /// endpoints (the smallest, when they differ), else 4].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub concurrency: Option<usize>,
     #[command(flatten)]
     pub client: ClientArgs,
     /// KEY=VALUE: an extra request field sent identically to every endpoint (VALUE is JSON when it
@@ -200,9 +215,28 @@ pub struct CompareArgs {
     pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Send nothing, not even GET /models: print the plan (requests per endpoint and in all, the
+    /// token ceiling, a time estimate and, with --resume, what is missing).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Tokens per second of one request that the --dry-run time estimate assumes.
+    #[arg(long, value_name = "TOK/S", default_value_t = 30.0, value_parser = parse_tps)]
+    pub assume_tps: f64,
+    /// Print results.json to stdout instead of the summary (with --dry-run, the plan as JSON).
+    #[arg(long)]
+    pub json: bool,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+fn parse_tps(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{raw}` is not a rate: give tokens per second above 0, e.g. 30"
+        )),
+    }
 }
 
 /// `--repeat-order`.
@@ -246,6 +280,9 @@ pub struct ScoreArgs {
     pub catalogue: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Print results.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -253,6 +290,18 @@ pub struct ReportArgs {
     /// The run folder.
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
+    /// Print results.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub catalogue: CatalogueArgs,
+    /// Print the prompts as a JSON array instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 const BENCH_HELP: &str = "\

@@ -66,6 +66,12 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Soak(args) => commands::soak::soak(args),
         cli::Command::Logprobs(args) => commands::logprobs::logprobs(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
+        cli::Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut cli::command(), "coherence", &mut script);
+            commands::stdout::print(&String::from_utf8_lossy(&script))?;
+            Ok(Exit::Success)
+        }
         cli::Command::JsWorker => Ok(if score::js::run_worker() {
             Exit::Success
         } else {

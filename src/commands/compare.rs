@@ -1,4 +1,5 @@
-//! `coherence compare` and `coherence determinism`: send, journal, then score and report.
+//! `coherence compare` and `coherence determinism`: send, journal, then score and report (or,
+//! with `--dry-run`, only show the plan).
 
 use crate::cli::CompareArgs;
 use crate::error::{CliError, Exit, UsageContext};
@@ -7,10 +8,13 @@ use crate::run::run_plan;
 use super::compare_plan::plan_compare;
 pub use super::compare_plan::Mode;
 
-use super::score::{exit_for, print_summary, score_run};
+use super::score::{exit_for, print_outcome, score_run};
 
 pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit, CliError> {
     let plan = plan_compare(args, mode).usage_err()?;
+    if args.dry_run {
+        return super::dry_run::dry_run(&plan, args.assume_tps, args.json);
+    }
     let argv = redact_args(argv, &plan);
     let rt = super::runtime().usage_err()?;
     let outcome = rt.block_on(run_plan(&plan, argv))?;
@@ -22,7 +26,12 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
         plan.margin,
         outcome.skipped,
     )?;
-    print_summary(&plan.dir, &results, outcome.execution.interrupted)?;
+    print_outcome(
+        &plan.dir,
+        &results,
+        outcome.execution.interrupted,
+        args.json,
+    )?;
     Ok(exit_for(&results, outcome.execution.interrupted))
 }
 

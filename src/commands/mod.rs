@@ -4,13 +4,15 @@ pub mod bench;
 pub mod bench_plan;
 pub mod compare;
 mod compare_plan;
+pub mod config;
+mod dry_run;
 pub(crate) mod flags;
 pub mod logprobs;
 pub mod prompts;
 pub mod score;
 pub mod smoke;
 pub mod soak;
-mod stdout;
+pub(crate) mod stdout;
 
 /// A multi-threaded runtime for the commands that talk to endpoints.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -4,13 +4,38 @@ use super::flags::load_catalogue_for;
 use super::stdout;
 use crate::catalogue::embedded;
 use crate::catalogue::{category_counts, self_test_all};
-use crate::cli::{CatalogueArgs, CheckArgs, ExportArgs};
+use crate::cli::{CheckArgs, ExportArgs, ListArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
 use crate::score::{clip, ScoreContext};
 
-pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
-    let catalogue = load_catalogue_for(args.catalogue.as_deref()).usage_err()?;
+pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
+    let catalogue = load_catalogue_for(args.catalogue.catalogue.as_deref()).usage_err()?;
+    if args.json {
+        let prompts: Vec<serde_json::Value> = catalogue
+            .prompts
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "id": p.id,
+                    "category": p.category,
+                    "scorer": p.score.kind(),
+                    "expected": p.score.expected_summary(),
+                    "prompt": p.question(),
+                    "max_tokens": p.max_tokens,
+                    "tags": p.tags,
+                })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "catalogue": {"dir": catalogue.dir.display().to_string(), "hash": catalogue.hash},
+            "prompts": prompts,
+        });
+        return stdout::print(
+            &(serde_json::to_string_pretty(&out).map_err(CliError::usage)? + "\n"),
+        )
+        .map(|()| Exit::Success);
+    }
     let rows: Vec<Vec<String>> = catalogue
         .prompts
         .iter()
