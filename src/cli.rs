@@ -25,7 +25,7 @@ pub struct Cli {
 }
 
 /// The clap command of [`Cli`], its version line naming the built-in catalogue's hash:
-/// `coherence 0.1.0 (catalogue f44f95239ff9)`.
+/// `coherence 0.1.0 (catalogue 1a2b3c4d5e6f)`.
 pub fn command() -> clap::Command {
     static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let version = VERSION.get_or_init(|| {
