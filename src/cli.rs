@@ -24,6 +24,21 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The clap command of [`Cli`], its version line naming the built-in catalogue's hash:
+/// `coherence 0.1.0 (catalogue 1a2b3c4d5e6f)`.
+pub fn command() -> clap::Command {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let version = VERSION.get_or_init(|| {
+        let hash = crate::catalogue::embedded::hash();
+        format!(
+            "{} (catalogue {})",
+            env!("CARGO_PKG_VERSION"),
+            &hash[..hash.len().min(12)]
+        )
+    });
+    <Cli as clap::CommandFactory>::command().version(version.as_str())
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Send the catalogue to two or more endpoints and report where they diverge.
@@ -69,6 +84,12 @@ pub enum Command {
     /// artifact headless in the JS sandbox and count the requirements met.
     #[command(after_help = PROJECT_HELP)]
     Project(Box<ProjectArgs>),
+    /// Print a shell completion script, e.g. `coherence completions bash > /etc/bash_completion.d/coherence`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
     /// Internal: the sandboxed JS test runner (job on stdin, results on stdout).
     #[command(name = "__js-worker", hide = true)]
     JsWorker,
@@ -77,10 +98,23 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum PromptsCommand {
     /// One line per prompt: id, category, scorer, expected answer.
-    List(CatalogueArgs),
+    List(ListArgs),
     /// Validate the catalogue and prove every reference answer scores correct and every
     /// wrong answer does not.
     Check(CheckArgs),
+    /// Write the built-in catalogue to DIR/prompts and its JS test suites to DIR/scorers, to
+    /// extend and use with --catalogue DIR/prompts.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// The folder to write into (created if missing; must be empty unless --force).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Write into a non-empty folder, overwriting files of the same name.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -94,7 +128,8 @@ pub struct CheckArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CatalogueArgs {
-    /// Folder of `*.toml` prompt files (default: `prompts/` here, else the one shipped with the source).
+    /// Folder of `*.toml` prompt files, with its JS suites in `scorers/` beside it (default: the
+    /// catalogue built into coherence; `coherence prompts export DIR` writes it out).
     #[arg(long, value_name = "DIR")]
     pub catalogue: Option<PathBuf>,
 }
@@ -102,6 +137,14 @@ pub struct CatalogueArgs {
 /// Which endpoints to talk to and how to authenticate.
 #[derive(Debug, Clone, Args)]
 pub struct EndpointArgs {
+    /// Endpoints named in the config file (`[endpoint.NAME]`), in order; the first is the
+    /// reference. `--endpoint`, `--model` and `--api-key-env` override what the file says.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// The config file of named endpoints (default: coherence.toml in the working directory,
+    /// when there is one).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// NAME=URL of an OpenAI-compatible base (e.g. spark=http://10.0.0.1:8000/v1). Repeatable;
     /// the first is the reference.
     #[arg(long = "endpoint", value_name = "NAME=URL")]
@@ -156,9 +199,10 @@ pub struct CompareArgs {
     /// repeats one after the other.
     #[arg(long, value_enum, value_name = "ORDER", default_value_t = RepeatOrderArg::Interleaved)]
     pub repeat_order: RepeatOrderArg,
-    /// Requests in flight per endpoint.
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
-    pub concurrency: usize,
+    /// Requests in flight per endpoint [default: the config file's `concurrency` of the chosen
+    /// endpoints (the smallest, when they differ), else 4].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub concurrency: Option<usize>,
     #[command(flatten)]
     pub client: ClientArgs,
     /// KEY=VALUE: an extra request field sent identically to every endpoint (VALUE is JSON when it
@@ -182,6 +226,16 @@ pub struct CompareArgs {
     pub gate: GateArgs,
     #[command(flatten)]
     pub load: LoadArgs,
+    /// Send nothing, not even GET /models: print the plan (requests per endpoint and in all, the
+    /// token ceiling, a time estimate and, with --resume, what is missing).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Tokens per second of one request that the --dry-run time estimate assumes.
+    #[arg(long, value_name = "TOK/S", default_value_t = 30.0, value_parser = parse_tps)]
+    pub assume_tps: f64,
+    /// Print results.json to stdout instead of the summary (with --dry-run, the plan as JSON).
+    #[arg(long)]
+    pub json: bool,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -210,6 +264,15 @@ pub struct LoadArgs {
     pub filler_tokens: u32,
 }
 
+fn parse_tps(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{raw}` is not a rate: give tokens per second above 0, e.g. 30"
+        )),
+    }
+}
+
 /// `--repeat-order`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RepeatOrderArg {
@@ -233,9 +296,6 @@ pub struct SelftestArgs {
     /// Temperature of the perturbed side of the positive control.
     #[arg(long, value_name = "T", default_value_t = 1.0)]
     pub hot_temperature: f64,
-    /// Print selftest.json instead of the summary.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -272,6 +332,9 @@ pub struct ScoreArgs {
     pub catalogue: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Print results.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -279,6 +342,18 @@ pub struct ReportArgs {
     /// The run folder.
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
+    /// Print results.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub catalogue: CatalogueArgs,
+    /// Print the prompts as a JSON array instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 const BENCH_HELP: &str = "\
@@ -598,4 +673,13 @@ pub struct ProjectArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[cfg(test)]
+mod definition_tests {
+    #[test]
+    fn every_command_line_definition_is_consistent() {
+        // clap checks its definitions (unique names, valid defaults) only when a command is built.
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
 }

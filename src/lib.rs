@@ -18,13 +18,16 @@ pub mod run;
 pub mod run_folder;
 pub mod score;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 pub use error::{CliError, Exit};
 
 /// Run one command line; returns the process exit code. Errors are printed to stderr.
 pub fn main_with_args(argv: Vec<String>) -> Exit {
-    let cli = match cli::Cli::try_parse_from(&argv) {
+    let parsed = cli::command()
+        .try_get_matches_from(&argv)
+        .and_then(|m| cli::Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -60,12 +63,19 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Prompts { command } => match command {
             cli::PromptsCommand::List(a) => commands::prompts::list(a),
             cli::PromptsCommand::Check(a) => commands::prompts::check(a),
+            cli::PromptsCommand::Export(a) => commands::prompts::export(a),
         },
         cli::Command::Bench(args) => commands::bench::bench(args),
         cli::Command::Soak(args) => commands::soak::soak(args),
         cli::Command::Logprobs(args) => commands::logprobs::logprobs(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
         cli::Command::Project(args) => commands::project::project(args, argv),
+        cli::Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut cli::command(), "coherence", &mut script);
+            commands::stdout::print(&String::from_utf8_lossy(&script))?;
+            Ok(Exit::Success)
+        }
         cli::Command::JsWorker => Ok(if score::js::run_worker() {
             Exit::Success
         } else {

@@ -98,10 +98,29 @@ pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
             dir.display()
         ))
     })?;
-    let mut files: Vec<PathBuf> = entries
+    let files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
+    let mut sources = Vec::new();
+    let mut problems = Vec::new();
+    for file in files {
+        match std::fs::read_to_string(&file) {
+            Ok(text) => sources.push((file, text)),
+            Err(e) => problems.push(format!("{}: cannot read: {e}", file.display())),
+        }
+    }
+    from_sources(dir, sources, problems)
+}
+
+/// Build a catalogue from its files' paths (shown in messages; the stem is the category) and
+/// texts, wherever they were read from: a folder or the copy compiled into the binary. The hash
+/// depends on the file names and texts alone, so both give the same hash for the same files.
+pub(crate) fn from_sources(
+    dir: &Path,
+    mut sources: Vec<(PathBuf, String)>,
+    mut problems: Vec<String>,
+) -> Result<Catalogue, CatalogueError> {
     // The spec's category order (counting_traps first), so lists and reports read in that order.
     let rank = |p: &PathBuf| {
         let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
@@ -110,8 +129,8 @@ pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
             .position(|(c, _)| *c == stem)
             .unwrap_or(usize::MAX)
     };
-    files.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
-    if files.is_empty() {
+    sources.sort_by(|(a, _), (b, _)| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+    if sources.is_empty() && problems.is_empty() {
         return Err(CatalogueError::one(format!(
             "{}: no *.toml prompt files found",
             dir.display()
@@ -120,16 +139,8 @@ pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
 
     let mut texts = Vec::new();
     let mut prompts = Vec::new();
-    let mut problems = Vec::new();
-    for file in &files {
-        let text = match std::fs::read_to_string(file) {
-            Ok(t) => t,
-            Err(e) => {
-                problems.push(format!("{}: cannot read: {e}", file.display()));
-                continue;
-            }
-        };
-        parse_file(file, &text, &mut prompts, &mut problems);
+    for (file, text) in sources {
+        parse_file(&file, &text, &mut prompts, &mut problems);
         texts.push((file.file_name().unwrap_or_default().to_owned(), text));
     }
     // Hashed in file-name order, so the hash depends on the files alone, not on the load order.

@@ -1,6 +1,8 @@
-//! The prompt catalogue: `prompts/*.toml`, one file per category, loaded and validated.
+//! The prompt catalogue: `prompts/*.toml`, one file per category, loaded and validated, from a
+//! folder or from the copy compiled into the binary.
 
 mod check;
+pub mod embedded;
 mod load;
 mod spec;
 

@@ -1,4 +1,5 @@
-//! `coherence compare` and `coherence determinism`: send, journal, then score and report.
+//! `coherence compare` and `coherence determinism`: send, journal, then score and report (or,
+//! with `--dry-run`, only show the plan).
 
 use crate::analysis::Results;
 use crate::cli::CompareArgs;
@@ -10,13 +11,16 @@ pub(super) use super::compare_plan::plan_compare;
 pub use super::compare_plan::Mode;
 use super::load_plan::plan_load;
 
-use super::score::{exit_for, print_summary, score_run};
+use super::score::{exit_for, print_outcome, score_run};
 
 pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit, CliError> {
     let plan = plan_compare(args, mode).usage_err()?;
+    if args.dry_run {
+        return super::dry_run::dry_run(&plan, args.assume_tps, args.json);
+    }
     let load = plan_load(&args.load, mode, &plan).usage_err()?;
     let (results, interrupted) = run_and_score(&plan, &load, argv)?;
-    print_summary(&plan.dir, &results, interrupted)?;
+    print_outcome(&plan.dir, &results, interrupted, args.json)?;
     Ok(exit_for(&results, interrupted))
 }
 

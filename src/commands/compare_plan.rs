@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail};
 
-use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
+use super::flags::{
+    client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys,
+};
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
@@ -14,6 +16,9 @@ use crate::run::manifest::{Manifest, Sampling, MANIFEST_FILE};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
 use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::new_run_dir;
+
+/// Requests in flight per endpoint when neither the flag nor the config file says.
+pub const DEFAULT_CONCURRENCY: usize = 4;
 
 /// What the run is for: it decides the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +41,8 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         .as_ref()
         .map(|m| m.endpoints.iter().map(|e| e.spec.clone()).collect())
         .unwrap_or_default();
-    let specs = endpoint_specs(&args.endpoints, base_specs)?;
+    let resolved = resolve_endpoints(&args.endpoints, base_specs)?;
+    let specs = resolved.specs;
     if specs.len() < min_endpoints {
         match mode {
             Mode::Compare => bail!(
@@ -137,7 +143,12 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         },
         max_tokens_override,
         sampling,
-        concurrency: args.concurrency,
+        // One concurrency for every endpoint (the executor's rule): the flag, else the
+        // smallest the config file gives the chosen endpoints, so none gets more than its own.
+        concurrency: args
+            .concurrency
+            .or_else(|| resolved.concurrency.iter().map(|(_, n)| *n).min())
+            .unwrap_or(DEFAULT_CONCURRENCY),
         client: client_options(&args.client)?,
         quiet: args.quiet,
         fail_on,

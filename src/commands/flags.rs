@@ -1,13 +1,15 @@
 //! Flag values to domain values: endpoint specs and keys, client options, `--param`s, the
-//! catalogue folder. Every error names the flag it is about.
+//! catalogue, the config file's named endpoints. Every error names the flag (or file and line)
+//! it is about.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::{Map, Value};
 
-use crate::catalogue::{load_catalogue, Catalogue};
+use super::config::{load_config, DEFAULT_CONFIG};
+use crate::catalogue::{embedded, load_catalogue, Catalogue};
 use crate::cli::{ClientArgs, EndpointArgs};
 use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
 use crate::run::PlannedEndpoint;
@@ -22,36 +24,92 @@ pub fn split_pair<'a>(flag: &str, raw: &'a str, what: &str) -> anyhow::Result<(&
     }
 }
 
-/// The catalogue named by `--catalogue`, else `prompts/` in the working directory.
+/// The catalogue named by `--catalogue`, else the one compiled into the binary. A `prompts/`
+/// folder in the working directory is not picked up silently: what a run uses is what its flags
+/// say (a run that recorded the built-in catalogue names [`embedded::BUILT_IN_DIR`], which
+/// resolves to it again).
 pub fn load_catalogue_for(flag: Option<&Path>) -> anyhow::Result<Catalogue> {
-    let dir = locate_catalogue(flag)?;
-    load_catalogue(&dir).map_err(|e| anyhow!(e))
+    match flag {
+        Some(dir) if !embedded::is_built_in(dir) => {
+            if !dir.is_dir() {
+                bail!(
+                    "--catalogue {}: no such folder (leave the flag out for the built-in catalogue, or write it out with `coherence prompts export DIR`)",
+                    dir.display()
+                );
+            }
+            load_catalogue(dir).map_err(|e| anyhow!(e))
+        }
+        _ => embedded::load_built_in().map_err(|e| anyhow!(e)),
+    }
 }
 
-fn locate_catalogue(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = flag {
-        return Ok(dir.to_path_buf());
-    }
-    let local = PathBuf::from("prompts");
-    if local.is_dir() {
-        return Ok(local);
-    }
-    let here = std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string());
-    bail!(
-        "no catalogue: {here} has no prompts/ folder; run from the coherence checkout or pass --catalogue DIR"
-    )
-}
-
-/// Parse and check `--endpoint`, `--model` and `--api-key-env` into endpoint specs.
+/// Parse and check the endpoint names, `--endpoint`, `--model` and `--api-key-env` into
+/// endpoint specs (with the config file when one is read); `base` when none is given.
 pub fn endpoint_specs(
     args: &EndpointArgs,
     base: Vec<EndpointSpec>,
 ) -> anyhow::Result<Vec<EndpointSpec>> {
-    let mut specs = if args.endpoints.is_empty() {
+    Ok(resolve_endpoints(args, base)?.specs)
+}
+
+/// Endpoint specs and what the config file adds to them.
+#[derive(Debug)]
+pub struct Resolved {
+    pub specs: Vec<EndpointSpec>,
+    /// The config file's `concurrency` of the endpoints that set one, by name.
+    pub concurrency: Vec<(String, usize)>,
+}
+
+/// [`endpoint_specs`], keeping the config file's per-endpoint concurrency. Positional names are
+/// `[endpoint.NAME]` tables of the config file, in order; `--endpoint NAME=URL` adds an endpoint
+/// or overrides the URL of a named one, `--model` and `--api-key-env` override the file.
+pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow::Result<Resolved> {
+    let wants_file = !args.names.is_empty() || args.config.is_some() || !args.endpoints.is_empty();
+    let config = if wants_file {
+        load_config(args.config.as_deref())?
+    } else {
+        None
+    };
+    let mut specs = if args.names.is_empty() && args.endpoints.is_empty() {
         base
     } else {
         Vec::new()
     };
+    let mut concurrency = Vec::new();
+    for name in &args.names {
+        let Some(config) = &config else {
+            bail!(
+                "endpoint `{name}`: there is no {DEFAULT_CONFIG} here to name it; pass --config FILE, or give --endpoint {name}=URL"
+            );
+        };
+        let Some(entry) = config.get(name) else {
+            let known = config.names();
+            bail!(
+                "endpoint `{name}` is not in {} ({})",
+                config.file.display(),
+                if known.is_empty() {
+                    "it names no endpoint".to_string()
+                } else {
+                    format!("it names: {}", known.join(", "))
+                }
+            );
+        };
+        if specs.iter().any(|s: &EndpointSpec| s.name == *name) {
+            bail!("endpoint `{name}` is named twice");
+        }
+        let context = format!("{}: endpoint `{name}`", config.file.display());
+        specs.push(EndpointSpec {
+            name: name.clone(),
+            base_url: checked_url(&context, name, &entry.url)?,
+            model: entry.model.clone(),
+            api_key_env: entry.api_key_env.clone(),
+            sampling_override: Map::new(),
+        });
+        if let Some(n) = entry.concurrency {
+            concurrency.push((name.clone(), n));
+        }
+    }
+    let mut flagged: Vec<&str> = Vec::new();
     for raw in &args.endpoints {
         let (name, url) = split_pair(
             "--endpoint",
@@ -64,22 +122,25 @@ pub fn endpoint_specs(
         {
             bail!("--endpoint `{raw}`: NAME may use letters, digits, '-', '_' and '.' only");
         }
-        if specs.iter().any(|s: &EndpointSpec| s.name == name) {
+        if flagged.contains(&name) {
             bail!("--endpoint `{raw}`: the name `{name}` is used twice");
         }
-        let parsed =
-            reqwest::Url::parse(url).with_context(|| format!("--endpoint `{raw}`: invalid URL"))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            bail!("--endpoint `{raw}`: the URL must start with http:// or https://");
+        flagged.push(name);
+        let base_url = checked_url(&format!("--endpoint `{raw}`"), name, url)?;
+        if let Some(spec) = find(&mut specs, name) {
+            // A named endpoint: the flag overrides the file's URL.
+            spec.base_url = base_url;
+            continue;
         }
-        if !parsed.username().is_empty() || parsed.password().is_some() {
-            bail!("--endpoint `{name}=…`: do not put credentials in the URL; pass the key with --api-key-env {name}=ENVVAR");
+        let entry = config.as_ref().and_then(|c| c.get(name));
+        if let Some(n) = entry.and_then(|e| e.concurrency) {
+            concurrency.push((name.to_string(), n));
         }
         specs.push(EndpointSpec {
             name: name.to_string(),
-            base_url: url.trim_end_matches('/').to_string(),
-            model: None,
-            api_key_env: None,
+            base_url,
+            model: entry.and_then(|e| e.model.clone()),
+            api_key_env: entry.and_then(|e| e.api_key_env.clone()),
             sampling_override: Map::new(),
         });
     }
@@ -95,7 +156,19 @@ pub fn endpoint_specs(
             .ok_or_else(|| anyhow!("--api-key-env `{raw}`: no endpoint named `{name}`"))?;
         spec.api_key_env = Some(var.to_string());
     }
-    Ok(specs)
+    Ok(Resolved { specs, concurrency })
+}
+
+/// An `http(s)://` URL without credentials, its trailing `/` dropped; errors start with `context`.
+fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
+    let parsed = reqwest::Url::parse(url).with_context(|| format!("{context}: invalid URL"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        bail!("{context}: the URL must start with http:// or https://");
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        bail!("{context}: do not put credentials in the URL; pass the key with --api-key-env {name}=ENVVAR");
+    }
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 fn find<'a>(specs: &'a mut [EndpointSpec], name: &str) -> Option<&'a mut EndpointSpec> {

@@ -4,6 +4,8 @@ pub mod bench;
 pub mod bench_plan;
 pub mod compare;
 mod compare_plan;
+pub mod config;
+mod dry_run;
 pub(crate) mod flags;
 mod load_plan;
 pub mod logprobs;
@@ -13,7 +15,7 @@ pub mod score;
 pub mod selftest;
 pub mod smoke;
 pub mod soak;
-mod stdout;
+pub(crate) mod stdout;
 
 /// A multi-threaded runtime for the commands that talk to endpoints.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -1,15 +1,41 @@
-//! `coherence prompts list` and `coherence prompts check`.
+//! `coherence prompts list`, `coherence prompts check` and `coherence prompts export`.
 
 use super::flags::load_catalogue_for;
 use super::stdout;
+use crate::catalogue::embedded;
 use crate::catalogue::{category_counts, self_test_all};
-use crate::cli::{CatalogueArgs, CheckArgs};
+use crate::cli::{CheckArgs, ExportArgs, ListArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
 use crate::score::{clip, ScoreContext};
 
-pub fn list(args: &CatalogueArgs) -> Result<Exit, CliError> {
-    let catalogue = load_catalogue_for(args.catalogue.as_deref()).usage_err()?;
+pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
+    let catalogue = load_catalogue_for(args.catalogue.catalogue.as_deref()).usage_err()?;
+    if args.json {
+        let prompts: Vec<serde_json::Value> = catalogue
+            .prompts
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "id": p.id,
+                    "category": p.category,
+                    "scorer": p.score.kind(),
+                    "expected": p.score.expected_summary(),
+                    "prompt": p.question(),
+                    "max_tokens": p.max_tokens,
+                    "tags": p.tags,
+                })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "catalogue": {"dir": catalogue.dir.display().to_string(), "hash": catalogue.hash},
+            "prompts": prompts,
+        });
+        return stdout::print(
+            &(serde_json::to_string_pretty(&out).map_err(CliError::usage)? + "\n"),
+        )
+        .map(|()| Exit::Success);
+    }
     let rows: Vec<Vec<String>> = catalogue
         .prompts
         .iter()
@@ -85,4 +111,16 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
             problems.join("\n  ")
         )))
     }
+}
+
+/// Write the built-in catalogue and suites out for a user to extend.
+pub fn export(args: &ExportArgs) -> Result<Exit, CliError> {
+    let written = embedded::export(&args.dir, args.force).usage_err()?;
+    stdout::print(&format!(
+        "wrote {} files to {}; use them with --catalogue {}\n",
+        written.len(),
+        args.dir.display(),
+        args.dir.join("prompts").display()
+    ))?;
+    Ok(Exit::Success)
 }

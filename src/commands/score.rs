@@ -131,6 +131,20 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result
     stdout::print(&out)
 }
 
+/// The summary, or with `json` the whole results.json (the file's bytes) and nothing else.
+pub fn print_outcome(
+    dir: &Path,
+    results: &Results,
+    interrupted: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    if json {
+        stdout::print(&report::render_json(results))
+    } else {
+        print_summary(dir, results, interrupted)
+    }
+}
+
 /// The catalogue to score a run with: the flag, else the run's own folder when it still exists,
 /// else the default catalogue.
 fn catalogue_for_run(flag: Option<&Path>, manifest: &Manifest) -> anyhow::Result<Catalogue> {
@@ -155,13 +169,13 @@ pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {
         .or(manifest.margin)
         .unwrap_or(DEFAULT_MARGIN_POINTS);
     let results = score_run(&args.run, &catalogue, &manifest, &gate, margin, Vec::new())?;
-    print_summary(&args.run, &results, false)?;
+    print_outcome(&args.run, &results, false, args.json)?;
     Ok(exit_for(&results, false))
 }
 
 pub fn report(args: &ReportArgs) -> Result<Exit, CliError> {
     let results = report::read_results(&args.run).usage_err()?;
     report::write_rendered(&args.run, &results).map_err(CliError::incomplete)?;
-    print_summary(&args.run, &results, false)?;
+    print_outcome(&args.run, &results, false, args.json)?;
     Ok(exit_for(&results, false))
 }

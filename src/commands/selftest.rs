@@ -129,7 +129,7 @@ pub fn selftest(args: &SelftestArgs, argv: Vec<String>) -> Result<Exit, CliError
     };
     let json = serde_json::to_string_pretty(&report).expect("selftest serialises") + "\n";
     write_atomic(&dir.join(SELFTEST_FILE), json.as_bytes()).map_err(CliError::incomplete)?;
-    stdout::print(&if args.json {
+    stdout::print(&if base.json {
         json
     } else {
         summary(&report, &dir)
@@ -150,6 +150,8 @@ fn control_args(
     second: &str,
 ) -> CompareArgs {
     let mut a = base.clone();
+    // The controls print nothing of their own; selftest prints the summary or selftest.json.
+    a.json = false;
     if base.resume.is_some() {
         a.resume = Some(dir.to_path_buf());
         return a;

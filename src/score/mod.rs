@@ -208,7 +208,9 @@ pub struct ScoreContext {
 
 impl ScoreContext {
     /// The context for a catalogue folder: `scorers/` is its sibling; the worker is the
-    /// `coherence` binary (see `js::default_worker`).
+    /// `coherence` binary (see `js::default_worker`). For the built-in catalogue
+    /// (`catalogue::embedded::BUILT_IN_DIR`) the sibling is the built-in `scorers/`, whose suites
+    /// are read from the binary.
     pub fn for_catalogue(catalogue_dir: &Path) -> Self {
         let parent = catalogue_dir
             .parent()

@@ -147,13 +147,17 @@ fn compare_refuses_a_broken_catalogue() {
 }
 
 #[test]
-fn without_a_catalogue_folder_the_error_says_how_to_name_one() {
+fn a_missing_catalogue_folder_is_named_and_the_built_in_one_suggested() {
     let dir = tempfile::tempdir().unwrap();
-    let out = coherence(&["prompts", "list"], dir.path(), &[]);
+    let out = coherence(
+        &["prompts", "list", "--catalogue", "nowhere"],
+        dir.path(),
+        &[],
+    );
     assert_eq!(exit_code(&out), 2);
     let err = stderr(&out);
     assert!(
-        err.contains("no prompts/ folder") && err.contains("--catalogue DIR"),
+        err.contains("--catalogue nowhere") && err.contains("prompts export"),
         "{err}"
     );
 }

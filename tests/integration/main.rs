@@ -25,4 +25,5 @@ mod secrets;
 mod selftest;
 mod smoke;
 mod soak;
+mod standalone;
 mod verdicts;

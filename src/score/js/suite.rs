@@ -1,5 +1,6 @@
 //! JS test suites (`scorers/**/<id>.toml`): the path rules for `suite = "..."` in the catalogue
-//! and loading a suite file (a list of JS expressions that must each evaluate to `true`).
+//! and loading a suite file (a list of JS expressions that must each evaluate to `true`) from disk
+//! or, for the built-in catalogue, from the binary.
 
 use std::path::{Component, Path};
 
@@ -48,8 +49,14 @@ fn is_identifier(name: &str) -> bool {
 /// Reads and validates a suite: at least one test, and every test calls `function`.
 pub fn load(path: &Path, function: &str) -> Result<Suite, String> {
     let shown = path.display();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("suite {shown}: cannot read: {e}"))?;
+    let text = match crate::catalogue::embedded::suite_text(path) {
+        Some(built_in) => built_in
+            .map(str::to_string)
+            .map_err(|e| format!("suite {shown}: {e}"))?,
+        None => {
+            std::fs::read_to_string(path).map_err(|e| format!("suite {shown}: cannot read: {e}"))?
+        }
+    };
     parse(&text, function).map_err(|e| format!("suite {shown}: {e}"))
 }
 
