@@ -40,7 +40,8 @@ pub enum Command {
         #[command(subcommand)]
         command: PromptsCommand,
     },
-    /// Benchmark one endpoint: decode, concurrency sweep, prefill, speculative-decoding acceptance.
+    /// Benchmark endpoints (one after the other, side by side): decode, concurrency sweep, prefill,
+    /// speculative-decoding acceptance.
     #[command(after_help = BENCH_HELP)]
     Bench(Box<BenchArgs>),
     /// Soak one endpoint with mixed agent-shaped traffic for a fixed time.
@@ -227,7 +228,10 @@ pub struct ReportArgs {
 }
 
 const BENCH_HELP: &str = "\
-Writes bench.json, bench.md and bench.jsonl (one line per request) into the run folder.
+Writes bench.json, bench.md and bench.jsonl (one line per request) into the run folder. With
+several --endpoint NAME=URL, each is benched in turn (never at once) into DIR/NAME/, and
+DIR/bench.md sets them side by side with the ratio of each metric to the first endpoint;
+--json then prints {\"endpoints\": [one bench.json per endpoint]}.
 tok/s counts the tokens the server reports (usage.completion_tokens) over wall time; add
 --param ignore_eos=true (vLLM, llama.cpp) to keep every run at the full --max-tokens.
 

@@ -1,5 +1,6 @@
-//! Performance of one endpoint: `bench` (warm-up, decode, concurrency sweep, prefill,
-//! speculative-decoding acceptance), `soak` (mixed agent-shaped traffic for a fixed time) and
+//! Performance of endpoints: `bench` (warm-up, decode, concurrency sweep, prefill,
+//! speculative-decoding acceptance; several endpoints one after the
+//! other, side by side), `soak` (mixed agent-shaped traffic for a fixed time) and
 //! `smoke` (is it up, and does it answer exactly?). Every request is `stream: false`: under
 //! speculative decoding streamed deltas count steps, not tokens, so rates come from the server's
 //! `usage` over wall time.
@@ -41,8 +42,8 @@ pub mod traffic;
 pub mod warmup;
 
 pub use error::BenchError;
-pub use plan::{BenchPlan, SmokePlan, SoakPlan};
-pub use runner::run_bench;
+pub use plan::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
+pub use runner::{run_bench, run_benches};
 pub use schema::BenchReport;
 pub use soak::{rerender, run_soak};
 pub use soak_report::SoakReport;

@@ -12,6 +12,16 @@ use super::traffic::Kind;
 use crate::endpoint::ClientOptions;
 use crate::run::PlannedEndpoint;
 
+/// Benches of one or more endpoints, run one after the other (never at once, so they do not
+/// share the machine's network or the client's CPU). With more than one, each endpoint's run
+/// folder is `dir/<name>/` and `dir/bench.md` sets them side by side.
+#[derive(Debug)]
+pub struct BenchSet {
+    pub plans: Vec<BenchPlan>,
+    /// The top run folder: the only one with a single endpoint.
+    pub dir: PathBuf,
+}
+
 /// A bench of one endpoint.
 #[derive(Debug)]
 pub struct BenchPlan {

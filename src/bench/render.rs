@@ -1,6 +1,6 @@
 //! Pure renderers: bench and soak reports to JSON and Markdown.
 
-use super::baseline::Comparison;
+use super::baseline::{flatten, Comparison};
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::{SpecDecode, SpecStatus};
@@ -12,6 +12,100 @@ use crate::report::markdown_table;
 
 pub fn bench_json(r: &BenchReport) -> String {
     serde_json::to_string_pretty(r).expect("report serialises") + "\n"
+}
+
+/// `--json` of a bench: the report itself for one endpoint, `{"endpoints": [...]}` for more.
+pub fn benches_json(reports: &[BenchReport]) -> String {
+    match reports {
+        [one] => bench_json(one),
+        _ => {
+            let all = serde_json::json!({ "endpoints": reports });
+            serde_json::to_string_pretty(&all).expect("report serialises") + "\n"
+        }
+    }
+}
+
+/// The top `bench.md` of a bench of several endpoints: who was benched, then every metric any of
+/// them measured, one column per endpoint and the ratio of each to the first. `names` lists every
+/// endpoint asked for, so one an interruption left out is named too.
+pub fn side_by_side_markdown(reports: &[BenchReport], names: &[&str]) -> String {
+    let mut out = format!("# Bench side by side: {}\n\n", names.join(" vs "));
+    out.push_str(
+        "Each endpoint was benched on its own, one after the other, with the same phases and \
+         `stream: false`; its full report is in its own folder. A ratio is the endpoint's number \
+         over the first endpoint's: above 1 is faster for tok/s and acceptance, slower for ttft_ms.\n\n",
+    );
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            vec![
+                r.endpoint.name.clone(),
+                r.endpoint.base_url.clone(),
+                format!("`{}`", r.endpoint.model),
+                match r.status {
+                    BenchStatus::Finished => "finished".into(),
+                    BenchStatus::Interrupted => "interrupted".into(),
+                },
+                r.problems.len().to_string(),
+                format!("{}/bench.md", r.endpoint.name),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &["endpoint", "URL", "model", "status", "problems", "report"],
+        &rows,
+    ));
+    let missing: Vec<&str> = names
+        .iter()
+        .filter(|n| !reports.iter().any(|r| r.endpoint.name == **n))
+        .copied()
+        .collect();
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "\nNot benched (interrupted before): {}\n",
+            missing.join(", ")
+        ));
+    }
+    let flat: Vec<Vec<(String, f64)>> = reports
+        .iter()
+        .map(|r| flatten(&serde_json::to_value(r).expect("report serialises")))
+        .collect();
+    let mut metrics: Vec<&str> = Vec::new();
+    for (key, _) in flat.iter().flatten() {
+        if !metrics.contains(&key.as_str()) {
+            metrics.push(key);
+        }
+    }
+    if metrics.is_empty() || reports.len() < 2 {
+        return out;
+    }
+    let value = |i: usize, key: &str| flat[i].iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+    let first = &reports[0].endpoint.name;
+    let mut headers: Vec<String> = vec!["metric".into()];
+    headers.extend(reports.iter().map(|r| r.endpoint.name.clone()));
+    headers.extend(
+        reports[1..]
+            .iter()
+            .map(|r| format!("{}/{first}", r.endpoint.name)),
+    );
+    let rows: Vec<Vec<String>> = metrics
+        .iter()
+        .map(|key| {
+            let mut row = vec![key.to_string()];
+            row.extend((0..reports.len()).map(|i| num(value(i, key), 2)));
+            row.extend(
+                (1..reports.len()).map(|i| match (value(0, key), value(i, key)) {
+                    (Some(a), Some(b)) if a != 0.0 => format!("{:.2}x", b / a),
+                    _ => "–".into(),
+                }),
+            );
+            row
+        })
+        .collect();
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    out.push_str("\n## Metrics\n\n");
+    out.push_str(&markdown_table(&headers, &rows));
+    out
 }
 
 pub fn soak_json(r: &SoakReport) -> String {

@@ -9,15 +9,21 @@ use serde_json::Map;
 
 use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
-use crate::bench::log::{BENCH_JSON, SOAK_RECORDS};
+use crate::bench::log::{BENCH_JSON, BENCH_MD, SOAK_RECORDS};
 use crate::bench::plan::Settings;
-use crate::bench::{BenchPlan, SmokePlan, SoakPlan};
+use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::run::PlannedEndpoint;
 use crate::run_folder::new_run_dir;
 
-pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
-    let endpoint = single_endpoint(&args.endpoints, "bench")?;
+/// One plan per `--endpoint`. With one endpoint the run folder is as always; with more, each
+/// endpoint gets `DIR/<name>/` and `DIR/bench.md` sets them side by side.
+pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
+    let specs = endpoint_specs(&args.endpoints, Vec::new())?;
+    if specs.is_empty() {
+        bail!("--endpoint: give at least one NAME=URL");
+    }
+    let endpoints = with_keys(specs)?;
     let concurrency = list_or_none("--concurrency", &args.concurrency)?;
     let prefill = list_or_none("--prefill", &args.prefill)?;
     if args.runs == 0 && concurrency.is_empty() && prefill.is_empty() {
@@ -28,32 +34,59 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
         .as_deref()
         .map(|p| Baseline::load(p).with_context(|| format!("--baseline {}", p.display())))
         .transpose()?;
-    let dir = out_dir(
-        args.out.as_deref(),
-        "bench",
-        &endpoint.spec.name,
-        BENCH_JSON,
-    )?;
-    Ok(BenchPlan {
-        client: client_options(&args.client)?,
-        settings: Settings {
-            warmup: args.warmup,
-            runs: args.runs,
-            max_tokens: args.max_tokens,
-            concurrency: concurrency.into_iter().map(|n| n as usize).collect(),
-            rounds: args.rounds,
-            prefill,
-            prefill_runs: args.prefill_runs,
-            stream: false,
-            params: parse_params(&args.params, Map::new())?,
-        },
-        metrics_url: args.metrics_url.clone(),
-        baseline,
-        dir,
-        json: args.json,
-        quiet: args.quiet,
-        endpoint,
-    })
+    let names: Vec<&str> = endpoints.iter().map(|e| e.spec.name.as_str()).collect();
+    if endpoints.len() > 1 {
+        if let Some(bad) = names.iter().find(|n| n.chars().all(|c| c == '.')) {
+            bail!("--endpoint `{bad}=…`: with several endpoints each name is a folder; choose another name");
+        }
+    }
+    let dir = match args.out.as_deref() {
+        Some(dir) => {
+            let taken = dir.join(BENCH_JSON).exists()
+                || (endpoints.len() > 1 && dir.join(BENCH_MD).exists())
+                || (endpoints.len() > 1
+                    && names.iter().any(|n| dir.join(n).join(BENCH_JSON).exists()));
+            if taken {
+                bail!(
+                    "--out {}: this folder already holds a bench run; choose another",
+                    dir.display()
+                );
+            }
+            dir.to_path_buf()
+        }
+        None => new_run_dir(Some("bench"), &names),
+    };
+    let settings = Settings {
+        warmup: args.warmup,
+        runs: args.runs,
+        max_tokens: args.max_tokens,
+        concurrency: concurrency.into_iter().map(|n| n as usize).collect(),
+        rounds: args.rounds,
+        prefill,
+        prefill_runs: args.prefill_runs,
+        stream: false,
+        params: parse_params(&args.params, Map::new())?,
+    };
+    let client = client_options(&args.client)?;
+    let several = endpoints.len() > 1;
+    let plans = endpoints
+        .into_iter()
+        .map(|endpoint| BenchPlan {
+            client: client.clone(),
+            settings: settings.clone(),
+            metrics_url: args.metrics_url.clone(),
+            baseline: baseline.clone(),
+            dir: if several {
+                dir.join(&endpoint.spec.name)
+            } else {
+                dir.clone()
+            },
+            json: args.json,
+            quiet: args.quiet,
+            endpoint,
+        })
+        .collect();
+    Ok(BenchSet { plans, dir })
 }
 
 pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
