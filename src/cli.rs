@@ -309,9 +309,23 @@ pub struct SoakArgs {
     /// flight at the end are awaited.
     #[arg(long, value_name = "DURATION", default_value = "40m", value_parser = positive_duration)]
     pub duration: Duration,
-    /// Workers, each with one request in flight.
+    /// Closed loop: workers, each with one request in flight.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrency: u32,
+    /// Open loop instead of --concurrency: requests arrive at R per second whether or not earlier
+    /// ones were answered. A list (1,2,4,8) runs each rate for --duration in turn and stops at
+    /// the first the server cannot keep up with (achieved < 90% of offered, p50 latency over 3x
+    /// the first rate's, or the --max-in-flight cap reached).
+    #[arg(long, value_name = "R,R", value_delimiter = ',', value_parser = positive_rate, conflicts_with = "concurrency")]
+    pub rate: Vec<f64>,
+    /// With --rate: the shape of the gamma-distributed gaps between arrivals, as in vLLM's
+    /// benchmark_serving (1 = Poisson; below 1 burstier, above 1 more even). Mean gap 1/R.
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = positive_rate, requires = "rate")]
+    pub burstiness: f64,
+    /// With --rate: the most requests outstanding at once; an arrival beyond it waits for a slot
+    /// (counted as delayed) and one still waiting when the rate's time is up is dropped (counted).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = RangedU64ValueParser::<usize>::new().range(1..), requires = "rate")]
+    pub max_in_flight: usize,
     /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
     #[arg(
         long,
@@ -401,6 +415,14 @@ fn positive_duration(raw: &str) -> Result<Duration, String> {
         return Err("must be positive".into());
     }
     Ok(d)
+}
+
+/// A positive finite number (a rate, a burstiness).
+fn positive_rate(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err("expected a positive number".into()),
+    }
 }
 
 fn traffic_kind(raw: &str) -> Result<Kind, String> {

@@ -9,12 +9,13 @@
 //! never an exit code. From `run` it borrows the model resolution (`resolve_targets`,
 //! `PlannedEndpoint`, `Target`), the Ctrl-C/SIGTERM future `interrupted` and `write_atomic`.
 //!
-//! Imports run one way, bottom up: `stats`, `sizes`, `sample`, `prompts`, `degenerate`, `log`,
+//! Imports run one way, bottom up: `stats`, `arrivals`, `sizes`, `sample`, `prompts`, `degenerate`, `log`,
 //! `live`, `metrics`, `error` → `target`, `round`, `baseline`, `traffic` → `plan` → `session` →
 //! the phases `warmup`/`decode`/`concurrency`/`prefill` → the schemas `schema`/`soak_report` →
 //! `render` → the orchestration `runner` and `soak`. `smoke` needs only `prompts`, `sample` and
 //! `stats`.
 
+pub mod arrivals;
 pub mod baseline;
 pub mod concurrency;
 pub mod decode;

@@ -57,14 +57,31 @@ pub struct Settings {
 pub struct SoakPlan {
     pub endpoint: PlannedEndpoint,
     pub client: ClientOptions,
+    /// How long each step of the load runs.
     pub duration: Duration,
-    pub concurrency: usize,
+    pub load: Load,
     pub kinds: Vec<Kind>,
     pub long_context: u64,
     pub params: Map<String, Value>,
     pub dir: PathBuf,
     pub json: bool,
     pub quiet: bool,
+}
+
+/// How a soak loads the endpoint: one step, or a sweep of steps run one after the other, each
+/// for the plan's duration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// Closed loop: `workers` send one request at a time each, the next as soon as one answers.
+    Closed { workers: usize },
+    /// Open loop: requests arrive at `rates` (req/s, one step per rate, stopping at saturation)
+    /// on their own schedule, whether or not earlier ones have been answered. At most
+    /// `max_in_flight` are outstanding; an arrival beyond that waits for a slot and is counted.
+    Open {
+        rates: Vec<f64>,
+        burstiness: f64,
+        max_in_flight: usize,
+    },
 }
 
 /// Room left in the context for the reply of a `long` request (its largest budget is 800).

@@ -5,7 +5,7 @@ use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::{SpecDecode, SpecStatus};
 use super::schema::{BenchReport, BenchStatus};
-use super::soak_report::{Example, KindSummary, SoakReport};
+use super::soak_report::{Example, KindSummary, SoakReport, StepSummary};
 use super::stats::Percentiles;
 use super::warmup::WarmupSummary;
 use crate::report::markdown_table;
@@ -365,6 +365,12 @@ pub fn soak_markdown(r: &SoakReport) -> String {
     out.push_str(&soak_latency(r.latency_ms.as_ref()));
     let workers: Vec<String> = r.per_worker_tps.iter().map(|t| format!("{t:.1}")).collect();
     out.push_str(&format!("\nPer worker tok/s: {}\n\n", workers.join(", ")));
+    if !r.steps.is_empty() {
+        out.push_str(&steps_section(&r.steps));
+    }
+    if let Some(s) = &r.sweep {
+        out.push_str(&format!("Sweep: {}\n\n", s.verdict));
+    }
     if !r.by_kind.is_empty() {
         out.push_str(&kinds_section(&r.by_kind));
     }
@@ -385,10 +391,73 @@ pub fn soak_markdown(r: &SoakReport) -> String {
     out
 }
 
+/// One row per step of an open-loop sweep: offered against achieved.
+fn steps_section(steps: &[StepSummary]) -> String {
+    let mut out = String::from("## Load steps\n\n");
+    let rows: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            vec![
+                match (s.rate, s.concurrency) {
+                    (Some(r), _) => format!("{r} req/s"),
+                    (None, Some(c)) => format!("c{c}"),
+                    _ => "–".into(),
+                },
+                s.requests.to_string(),
+                num(s.offered_rps, 2),
+                num(s.achieved_rps, 2),
+                num(s.latency_ms.map(|p| p.p50), 0),
+                num(s.latency_ms.map(|p| p.p99), 0),
+                format!("{} / {}", s.delayed, s.dropped),
+                s.errors.to_string(),
+                s.saturated.clone().unwrap_or_else(|| "kept up".into()),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &[
+            "load",
+            "requests",
+            "offered req/s",
+            "achieved req/s",
+            "p50 ms",
+            "p99 ms",
+            "delayed / dropped",
+            "errors",
+            "saturation",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
+/// How the soak loaded the endpoint, in words.
+fn load_words(r: &SoakReport) -> String {
+    let s = &r.settings;
+    if s.rates.is_empty() {
+        return format!("{} workers", s.concurrency);
+    }
+    let rates: Vec<String> = s.rates.iter().map(|r| r.to_string()).collect();
+    format!(
+        "open loop at {} req/s (burstiness {}, at most {} in flight){}",
+        rates.join(", "),
+        s.burstiness.unwrap_or(1.0),
+        s.max_in_flight
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "?".into()),
+        if rates.len() > 1 {
+            ", each rate for the duration"
+        } else {
+            ""
+        }
+    )
+}
+
 /// The title and the paragraph saying how the soak ended and what it sent.
 fn soak_header(r: &SoakReport) -> String {
     format!(
-        "# Soak: {} ({})\n\nModel `{}` at {}. Status **{}**: {:.0} s of {:.0} s, {} workers, kinds {}, \
+        "# Soak: {} ({})\n\nModel `{}` at {}. Status **{}**: {:.0} s of {:.0} s, {}, kinds {}, \
          `stream: false`.\n\n",
         r.endpoint.name,
         r.tool,
@@ -396,8 +465,8 @@ fn soak_header(r: &SoakReport) -> String {
         r.endpoint.base_url,
         r.status.report_label(),
         r.wall_s,
-        r.settings.duration_s,
-        r.settings.concurrency,
+        r.settings.duration_s * r.settings.rates.len().max(1) as f64,
+        load_words(r),
         r.settings
             .kinds
             .iter()

@@ -29,6 +29,16 @@ pub struct SoakRecord {
     /// The start of a degenerate reply (the repeating tail shows what looped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
+    /// The step of a sweep this request belongs to (0 without a sweep).
+    #[serde(default)]
+    pub step: usize,
+    /// Open loop: when the arrival schedule wanted this request sent (seconds since the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_s: Option<f64>,
+    /// Open loop: `--max-in-flight` requests were outstanding at its arrival, so it waited for
+    /// a slot and was sent late.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waited_for_slot: bool,
 }
 
 impl SoakRecord {
@@ -86,12 +96,44 @@ pub struct SoakMeta {
     pub finished_at: Option<DateTime<Utc>>,
     /// Still `running` after a kill: the report then says `unfinished`.
     pub status: SoakStatus,
+    /// The steps run so far, each written as it ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepMeta>,
+    /// Why a rate sweep stopped before its last rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+/// One step of a soak as it ran: its load and its time span.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepMeta {
+    pub index: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Open loop: arrivals still waiting for a slot when the step's time was up, never sent.
+    #[serde(default)]
+    pub dropped: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SoakSettings {
+    /// Per step, with a sweep.
     pub duration_s: f64,
+    /// Closed-loop workers; 0 in an open-loop (`--rate`) soak.
     pub concurrency: usize,
+    /// Open loop: the offered rates in requests per second, one step each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<f64>,
+    /// Open loop: the gamma shape of the inter-arrival times (1 = Poisson).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burstiness: Option<f64>,
+    /// Open loop: the cap on outstanding requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<usize>,
     pub kinds: Vec<Kind>,
     pub long_context_tokens: u64,
     pub temperatures: Vec<f64>,
@@ -133,7 +175,246 @@ pub struct SoakReport {
     pub by_kind: Vec<KindSummary>,
     /// The first few problem requests.
     pub examples: Vec<Example>,
+    /// Open loop: one entry per rate step, with what was offered and what was achieved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepSummary>,
+    /// Open loop: where a rate sweep stopped, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
     pub notes: Vec<String>,
+}
+
+/// One step of a sweep, measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepSummary {
+    pub index: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+    /// Open loop: the rate asked for (req/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub requests: usize,
+    pub errors: usize,
+    pub soft_empty: usize,
+    pub degenerate: usize,
+    /// Open loop: arrivals the schedule generated per second of the step (sent and dropped),
+    /// the offered load as it actually came out of the random schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rps: Option<f64>,
+    /// Answers per second: answered requests over the step's span from its start to its last
+    /// answer, less the fastest answer's latency (a server that keeps up answers the last
+    /// arrival about one latency after it came, so that span is the arrival window).
+    pub achieved_rps: Option<f64>,
+    /// Open loop: arrivals that waited for a slot under `--max-in-flight`, and the longest wait.
+    pub delayed: usize,
+    pub max_delay_ms: Option<f64>,
+    /// Open loop: arrivals never sent because the step ended while they waited for a slot.
+    pub dropped: u64,
+    pub latency_ms: Option<Percentiles>,
+    /// Why this step counts as saturated, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturated: Option<String>,
+}
+
+/// Where a rate sweep stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub rates: Vec<f64>,
+    /// The rates that ran, in order.
+    pub ran: Vec<f64>,
+    /// The first saturated rate, when one was.
+    pub saturated_at: Option<f64>,
+    /// The highest rate the server kept up with.
+    pub sustained: Option<f64>,
+    /// One sentence: where the sweep stopped and why, or that every rate held.
+    pub verdict: String,
+}
+
+/// Achieved throughput below this share of the offered rate counts as saturation.
+pub const KEEP_UP: f64 = 0.9;
+/// A median latency above this multiple of the first step's counts as latency running away.
+pub const RUNAWAY: f64 = 3.0;
+
+/// Summaries of every step in `meta.steps` (steps a kill cut short come from their records).
+pub fn step_summaries(meta: &SoakMeta, records: &[SoakRecord]) -> Vec<StepSummary> {
+    let mut indices: Vec<usize> = meta.steps.iter().map(|s| s.index).collect();
+    indices.extend(records.iter().map(|r| r.step));
+    indices.sort_unstable();
+    indices.dedup();
+    let open = !meta.settings.rates.is_empty();
+    let mut out: Vec<StepSummary> = Vec::new();
+    for index in indices {
+        let mine: Vec<&SoakRecord> = records.iter().filter(|r| r.step == index).collect();
+        let ran = meta.steps.iter().find(|s| s.index == index);
+        let start_s = ran.map(|s| s.start_s).unwrap_or_else(|| {
+            mine.iter()
+                .map(|r| r.scheduled_s.unwrap_or(r.sample.start_s))
+                .fold(f64::INFINITY, f64::min)
+        });
+        let end_s = ran
+            .map(|s| s.end_s)
+            .unwrap_or_else(|| mine.iter().map(|r| r.sample.end_s).fold(0.0, f64::max));
+        let dropped = ran.map(|s| s.dropped).unwrap_or(0);
+        let answered: Vec<&&SoakRecord> =
+            mine.iter().filter(|r| r.sample.has_completion()).collect();
+        let latencies: Vec<f64> = answered.iter().map(|r| r.wall_ms()).collect();
+        let rate = if open {
+            meta.settings.rates.get(index).copied()
+        } else {
+            None
+        };
+        let duration = meta.settings.duration_s;
+        let offered_rps = open.then(|| round2((mine.len() as f64 + dropped as f64) / duration));
+        let achieved_rps = achieved(start_s, &answered);
+        let delays: Vec<f64> = mine
+            .iter()
+            .filter(|r| r.waited_for_slot)
+            .filter_map(|r| {
+                r.scheduled_s
+                    .map(|s| (r.sample.start_s - s).max(0.0) * 1000.0)
+            })
+            .collect();
+        let mut step = StepSummary {
+            index,
+            concurrency: ran
+                .and_then(|s| s.concurrency)
+                .or((!open).then_some(meta.settings.concurrency)),
+            rate,
+            start_s: round2(start_s),
+            end_s: round2(end_s),
+            requests: mine.len(),
+            errors: mine
+                .iter()
+                .filter(|r| r.sample.outcome == SampleOutcome::Error)
+                .count(),
+            soft_empty: mine
+                .iter()
+                .filter(|r| r.sample.outcome == SampleOutcome::SoftEmpty)
+                .count(),
+            degenerate: mine.iter().filter(|r| r.degenerate).count(),
+            offered_rps,
+            achieved_rps,
+            delayed: mine.iter().filter(|r| r.waited_for_slot).count(),
+            max_delay_ms: super::stats::max(&delays).map(round2),
+            dropped,
+            latency_ms: Percentiles::of(&latencies),
+            saturated: None,
+        };
+        if open {
+            let first_p50 = out.first().and_then(|s| s.latency_ms).map(|p| p.p50);
+            step.saturated = saturation(&step, first_p50, meta.settings.max_in_flight);
+        }
+        out.push(step);
+    }
+    out
+}
+
+/// See [`StepSummary::achieved_rps`].
+fn achieved(start_s: f64, answered: &[&&SoakRecord]) -> Option<f64> {
+    let last = answered.iter().map(|r| r.sample.end_s).reduce(f64::max)?;
+    let fastest = answered
+        .iter()
+        .map(|r| r.sample.end_s - r.sample.start_s)
+        .reduce(f64::min)?;
+    let span = last - start_s - fastest;
+    (span > 0.0).then(|| round2(answered.len() as f64 / span))
+}
+
+/// Why an open-loop step is saturated: the cap on in-flight requests was reached, achieved
+/// throughput fell below [`KEEP_UP`] of the offered rate, or the median latency grew past
+/// [`RUNAWAY`] times the first step's. None when it kept up.
+pub fn saturation(
+    step: &StepSummary,
+    first_p50: Option<f64>,
+    cap: Option<usize>,
+) -> Option<String> {
+    if step.delayed > 0 || step.dropped > 0 {
+        return Some(format!(
+            "the cap of {} requests in flight was reached: {} arrival(s) waited for a slot, {} never sent",
+            cap.map(|c| c.to_string()).unwrap_or_else(|| "?".into()),
+            step.delayed,
+            step.dropped
+        ));
+    }
+    if let (Some(offered), Some(achieved)) = (step.offered_rps, step.achieved_rps) {
+        if offered > 0.0 && achieved < KEEP_UP * offered {
+            return Some(format!(
+                "achieved {achieved:.2} req/s of the {offered:.2} req/s offered ({:.0}%, below {:.0}%)",
+                achieved / offered * 100.0,
+                KEEP_UP * 100.0
+            ));
+        }
+    }
+    if let (Some(first), Some(p50)) = (first_p50, step.latency_ms.map(|p| p.p50)) {
+        if first > 0.0 && p50 > RUNAWAY * first {
+            return Some(format!(
+                "latency ran away: p50 {p50:.0} ms, over {RUNAWAY:.0}x the first rate's {first:.0} ms"
+            ));
+        }
+    }
+    if step.requests > 0 && step.errors * 2 > step.requests {
+        return Some(format!(
+            "{} of {} requests failed",
+            step.errors, step.requests
+        ));
+    }
+    None
+}
+
+/// The sweep's verdict from its steps.
+fn sweep(meta: &SoakMeta, steps: &[StepSummary]) -> Option<Sweep> {
+    let rates = &meta.settings.rates;
+    if rates.is_empty() {
+        return None;
+    }
+    let ran: Vec<f64> = steps.iter().filter_map(|s| s.rate).collect();
+    let first_bad = steps.iter().find(|s| s.saturated.is_some());
+    let sustained = steps
+        .iter()
+        .take_while(|s| s.saturated.is_none())
+        .filter_map(|s| s.rate)
+        .last();
+    let verdict = match first_bad {
+        Some(s) => {
+            let rate = s.rate.unwrap_or(0.0);
+            let left: Vec<String> = rates
+                .iter()
+                .skip(s.index + 1)
+                .map(|r| format!("{r}"))
+                .collect();
+            format!(
+                "saturated at {rate} req/s: {}{}{}",
+                s.saturated.as_deref().unwrap_or(""),
+                sustained
+                    .map(|r| format!("; the last rate it kept up with was {r} req/s"))
+                    .unwrap_or_else(|| "; it kept up with no rate tried".into()),
+                if left.is_empty() {
+                    String::new()
+                } else {
+                    format!("; not run: {} req/s", left.join(", "))
+                }
+            )
+        }
+        None if ran.len() < rates.len() => format!(
+            "stopped after {} of {} rates ({}) without saturating",
+            ran.len(),
+            rates.len(),
+            meta.status.report_label()
+        ),
+        None => format!(
+            "kept up with every rate up to {} req/s",
+            ran.last().copied().unwrap_or(0.0)
+        ),
+    };
+    Some(Sweep {
+        rates: rates.clone(),
+        ran,
+        saturated_at: first_bad.and_then(|s| s.rate),
+        sustained,
+        verdict,
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -160,10 +441,15 @@ const EXAMPLES: usize = 8;
 /// Summarise the records of a soak. `skipped` lists unreadable journal lines.
 pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) -> SoakReport {
     let mut per_worker = Vec::new();
+    // Open loop (concurrency 0) has no workers.
     let workers = meta
         .settings
         .concurrency
-        .max(records.iter().map(|r| r.worker + 1).max().unwrap_or(0));
+        .max(if meta.settings.rates.is_empty() {
+            records.iter().map(|r| r.worker + 1).max().unwrap_or(0)
+        } else {
+            0
+        });
     for w in 0..workers {
         let mine: Vec<&SoakRecord> = records.iter().filter(|r| r.worker == w).collect();
         let start = mine.iter().map(|r| r.sample.start_s).reduce(f64::min);
@@ -193,6 +479,25 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
             .unwrap_or_else(|| "unknown".into());
         *error_kinds.entry(kind).or_insert(0) += 1;
     }
+    let open = !meta.settings.rates.is_empty();
+    let steps = if open {
+        step_summaries(meta, records)
+    } else {
+        Vec::new()
+    };
+    let sweep = sweep(meta, &steps);
+    let aggregate_tps = if open {
+        // No workers: every completion token over the span from the first send to the last answer.
+        let first = records.iter().map(|r| r.sample.start_s).reduce(f64::min);
+        let last = records.iter().map(|r| r.sample.end_s).reduce(f64::max);
+        let tokens: u64 = records.iter().map(|r| r.tokens()).sum();
+        match (first, last) {
+            (Some(a), Some(b)) if b > a => round2(tokens as f64 / (b - a)),
+            _ => 0.0,
+        }
+    } else {
+        round2(per_worker.iter().sum())
+    };
     let mut notes: Vec<String> = skipped.to_vec();
     if meta.status == SoakStatus::Running {
         notes.push(
@@ -210,7 +515,7 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
         requests: records.len(),
         completion_tokens: records.iter().map(|r| r.tokens()).sum(),
         prompt_tokens: answered.iter().filter_map(|r| r.sample.prompt_tokens).sum(),
-        aggregate_tps: round2(per_worker.iter().sum()),
+        aggregate_tps,
         per_worker_tps: per_worker,
         latency_ms: Percentiles::of(&latencies),
         errors: count(SampleOutcome::Error),
@@ -229,6 +534,8 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
                 problem,
             })
             .collect(),
+        steps,
+        sweep,
         notes,
     }
 }
@@ -282,6 +589,43 @@ fn by_kind(records: &[SoakRecord]) -> Vec<KindSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn step(offered: f64, achieved: f64, p50: f64) -> StepSummary {
+        StepSummary {
+            index: 1,
+            concurrency: None,
+            rate: Some(offered),
+            start_s: 0.0,
+            end_s: 10.0,
+            requests: 100,
+            errors: 0,
+            soft_empty: 0,
+            degenerate: 0,
+            offered_rps: Some(offered),
+            achieved_rps: Some(achieved),
+            delayed: 0,
+            max_delay_ms: None,
+            dropped: 0,
+            latency_ms: Percentiles::of(&[p50]),
+            saturated: None,
+        }
+    }
+
+    #[test]
+    fn saturation_is_throughput_falling_behind_latency_running_away_or_the_cap() {
+        assert_eq!(
+            saturation(&step(10.0, 9.5, 100.0), Some(90.0), Some(8)),
+            None
+        );
+        let why = saturation(&step(10.0, 8.0, 100.0), Some(90.0), Some(8)).unwrap();
+        assert!(why.contains("achieved 8.00 req/s of the 10.00"), "{why}");
+        let why = saturation(&step(10.0, 9.9, 400.0), Some(100.0), Some(8)).unwrap();
+        assert!(why.contains("latency ran away"), "{why}");
+        let mut capped = step(10.0, 10.0, 100.0);
+        capped.delayed = 3;
+        let why = saturation(&capped, None, Some(8)).unwrap();
+        assert!(why.contains("cap of 8"), "{why}");
+    }
 
     #[test]
     fn a_soak_still_running_is_reported_unfinished() {

@@ -10,7 +10,7 @@ use serde_json::Map;
 use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
 use crate::bench::log::{BENCH_JSON, BENCH_MD, SOAK_RECORDS};
-use crate::bench::plan::Settings;
+use crate::bench::plan::{Load, Settings};
 use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::run::PlannedEndpoint;
@@ -100,7 +100,17 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
     Ok(SoakPlan {
         client: client_options(&args.client)?,
         duration: args.duration,
-        concurrency: args.concurrency as usize,
+        load: if args.rate.is_empty() {
+            Load::Closed {
+                workers: args.concurrency as usize,
+            }
+        } else {
+            Load::Open {
+                rates: distinct(&args.rate),
+                burstiness: args.burstiness,
+                max_in_flight: args.max_in_flight,
+            }
+        },
         kinds: distinct(&args.kinds),
         long_context: args.long_context,
         params: parse_params(&args.params, Map::new())?,

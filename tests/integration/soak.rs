@@ -374,6 +374,38 @@ fn report_needs_a_soak_folder_and_flags_are_checked() {
             ],
             "--concurrency",
         ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--rate",
+                "5",
+                "--concurrency",
+                "2",
+            ],
+            "cannot be used with",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--rate",
+                "0",
+            ],
+            "--rate",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--burstiness",
+                "0.5",
+            ],
+            "--rate",
+        ),
     ];
     for (args, needle) in cases {
         let out = coherence(args, dir.path(), &[]);
@@ -431,4 +463,130 @@ fn the_api_key_never_reaches_the_journal_or_report() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(KEY), "{} holds the key", path.display());
     }
+}
+
+/// Seconds between the first and last instant, and how many there are.
+fn span(at: &[Instant]) -> (usize, f64) {
+    let first = at.iter().min().unwrap();
+    let last = at.iter().max().unwrap();
+    (at.len(), last.duration_since(*first).as_secs_f64())
+}
+
+#[test]
+fn an_open_loop_soak_sends_at_the_rate_whatever_is_in_flight() {
+    let _serial = serial();
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let log = arrivals.clone();
+    // Half a second per answer: four closed-loop workers could send only 80 requests in 10 s.
+    let server = FakeServer::start("rate-model", move |_req| {
+        log.lock().unwrap().push(Instant::now());
+        Reply::content(&words(20)).after(Duration::from_millis(500))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let started = Instant::now();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &["--duration", "10s", "--rate", "20", "--json", "--quiet"],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "stops by itself"
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // Rates from the server's own clock, not the client's.
+    let (n, secs) = span(&arrivals.lock().unwrap());
+    assert!((170..=230).contains(&n), "{n} requests for 200 expected");
+    let rate = (n - 1) as f64 / secs;
+    assert!(
+        (rate - 20.0).abs() / 20.0 < 0.15,
+        "server saw {rate:.2} req/s"
+    );
+    assert_eq!(r["requests"], n, "every request sent is reported");
+    assert_eq!(r["settings"]["rates"], json!([20.0]));
+    assert_eq!(r["settings"]["concurrency"], 0);
+    let step = &r["steps"][0];
+    assert_eq!(step["requests"], n);
+    assert_eq!(step["delayed"], 0);
+    assert_eq!(step["dropped"], 0);
+    assert!(step["saturated"].is_null(), "{step}");
+    let achieved = step["achieved_rps"].as_f64().unwrap();
+    let offered = step["offered_rps"].as_f64().unwrap();
+    assert!(
+        (achieved / offered - 1.0).abs() < 0.1,
+        "{achieved} vs {offered}"
+    );
+    assert!(r["sweep"]["verdict"].as_str().unwrap().contains("kept up"));
+    let p50 = r["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((500.0..560.0).contains(&p50), "p50 {p50}");
+}
+
+#[test]
+fn a_rate_sweep_stops_where_the_server_cannot_keep_up() {
+    let _serial = serial();
+    // One request at a time, 100 ms each: at most 10 req/s, the rest queues (FIFO).
+    let free_at = Arc::new(Mutex::new(Instant::now()));
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let log = arrivals.clone();
+    let server = FakeServer::start("queue-model", move |_req| {
+        let now = Instant::now();
+        log.lock().unwrap().push(now);
+        let mut free = free_at.lock().unwrap();
+        let done = (*free).max(now) + Duration::from_millis(100);
+        *free = done;
+        Reply::content(&words(10)).after(done - now)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "1500ms",
+                "--rate",
+                "2,20,40",
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let sweep = &r["sweep"];
+    assert_eq!(sweep["ran"], json!([2.0, 20.0]), "{sweep}");
+    assert_eq!(sweep["saturated_at"], 20.0);
+    assert_eq!(sweep["sustained"], 2.0);
+    let verdict = sweep["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("saturated at 20 req/s") && verdict.contains("not run: 40"),
+        "{verdict}"
+    );
+    let steps = r["steps"].as_array().unwrap();
+    assert!(steps[0]["saturated"].is_null(), "{}", steps[0]);
+    let why = steps[1]["saturated"].as_str().unwrap();
+    assert!(why.contains("achieved"), "{why}");
+    // The server served about 10 req/s however many were offered.
+    let achieved = steps[1]["achieved_rps"].as_f64().unwrap();
+    assert!((8.5..11.0).contains(&achieved), "achieved {achieved}");
+    assert_eq!(
+        arrivals.lock().unwrap().len(),
+        r["requests"].as_u64().unwrap() as usize
+    );
+    let md = std::fs::read_to_string(dir.path().join("run/soak.md")).unwrap();
+    assert!(
+        md.contains("## Load steps") && md.contains("Sweep: saturated at 20"),
+        "{md}"
+    );
 }
