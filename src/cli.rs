@@ -326,6 +326,13 @@ pub struct SoakArgs {
     /// (counted as delayed) and one still waiting when the rate's time is up is dropped (counted).
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = RangedU64ValueParser::<usize>::new().range(1..), requires = "rate")]
     pub max_in_flight: usize,
+    /// Goodput objective: end-to-end latency of a request, in milliseconds.
+    #[arg(long, value_name = "MS", value_parser = positive_rate)]
+    pub slo_e2e_ms: Option<f64>,
+    /// Goodput objective: latency per output token, in milliseconds, without streaming: fitted as
+    /// e2e ≈ a + b·tokens from the shortest and longest budgets, a request's is (e2e − a)/tokens.
+    #[arg(long, value_name = "MS", value_parser = positive_rate)]
+    pub slo_tpot_ms: Option<f64>,
     /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
     #[arg(
         long,

@@ -60,6 +60,8 @@ pub struct SoakPlan {
     /// How long each step of the load runs.
     pub duration: Duration,
     pub load: Load,
+    /// Latency objectives for goodput; none asked for, no goodput section.
+    pub slo: Slo,
     pub kinds: Vec<Kind>,
     pub long_context: u64,
     pub params: Map<String, Value>,
@@ -82,6 +84,22 @@ pub enum Load {
         burstiness: f64,
         max_in_flight: usize,
     },
+}
+
+/// Service-level objectives that need no streaming: end-to-end latency, and latency per output
+/// token as fitted from end-to-end latencies and token counts (see `soak_report::fit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+}
+
+impl Slo {
+    pub fn any(&self) -> bool {
+        self.e2e_ms.is_some() || self.tpot_ms.is_some()
+    }
 }
 
 /// Room left in the context for the reply of a `long` request (its largest budget is 800).

@@ -5,7 +5,7 @@ use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::{SpecDecode, SpecStatus};
 use super::schema::{BenchReport, BenchStatus};
-use super::soak_report::{Example, KindSummary, SoakReport, StepSummary};
+use super::soak_report::{Example, Goodput, KindSummary, SoakReport, StepSummary};
 use super::stats::Percentiles;
 use super::warmup::WarmupSummary;
 use crate::report::markdown_table;
@@ -371,6 +371,9 @@ pub fn soak_markdown(r: &SoakReport) -> String {
     if let Some(s) = &r.sweep {
         out.push_str(&format!("Sweep: {}\n\n", s.verdict));
     }
+    if let Some(g) = &r.goodput {
+        out.push_str(&goodput_section(g));
+    }
     if !r.by_kind.is_empty() {
         out.push_str(&kinds_section(&r.by_kind));
     }
@@ -428,6 +431,34 @@ fn steps_section(steps: &[StepSummary]) -> String {
         ],
         &rows,
     ));
+    out.push('\n');
+    out
+}
+
+/// The requests within the objectives, and the latency fit the per-token one is checked on.
+fn goodput_section(g: &Goodput) -> String {
+    let mut slo = Vec::new();
+    if let Some(ms) = g.slo.e2e_ms {
+        slo.push(format!("e2e ≤ {ms} ms"));
+    }
+    if let Some(ms) = g.slo.tpot_ms {
+        slo.push(format!("per output token ≤ {ms} ms"));
+    }
+    let mut out = format!(
+        "## Goodput ({})\n\n{} of {} requests ({:.1}%) were usable within the objectives: {:.2} req/s.\n",
+        slo.join(", "),
+        g.within_slo,
+        g.requests,
+        g.within_slo_share * 100.0,
+        g.requests_per_s
+    );
+    if let Some(f) = &g.fit {
+        out.push_str(&format!(
+            "Latency fit e2e ≈ a + b·tokens from the medians at budgets {} and {} ({} and {} requests): \
+             a = {:.0} ms fixed, b = {:.2} ms per output token.\n",
+            f.budgets[0], f.budgets[1], f.requests[0], f.requests[1], f.fixed_ms, f.per_token_ms
+        ));
+    }
     out.push('\n');
     out
 }

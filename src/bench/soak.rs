@@ -321,6 +321,7 @@ fn soak_meta(plan: &SoakPlan, endpoint: EndpointSummary, long_context: u64) -> S
             rates,
             burstiness,
             max_in_flight,
+            slo: plan.slo,
             kinds: plan.kinds.clone(),
             long_context_tokens: long_context,
             temperatures: TEMPERATURES.to_vec(),

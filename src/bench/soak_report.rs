@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::plan::Slo;
 use super::sample::{Sample, SampleOutcome};
 use super::stats::{percentile, round2, Percentiles};
 use super::target::EndpointSummary;
@@ -134,12 +135,19 @@ pub struct SoakSettings {
     /// Open loop: the cap on outstanding requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<usize>,
+    /// `--slo-e2e-ms` and `--slo-tpot-ms`.
+    #[serde(default, skip_serializing_if = "slo_unset")]
+    pub slo: Slo,
     pub kinds: Vec<Kind>,
     pub long_context_tokens: u64,
     pub temperatures: Vec<f64>,
     pub budgets: Vec<u32>,
     pub stream: bool,
     pub params: Map<String, Value>,
+}
+
+fn slo_unset(s: &Slo) -> bool {
+    !s.any()
 }
 
 /// `soak.json` (and `--json`).
@@ -181,7 +189,127 @@ pub struct SoakReport {
     /// Open loop: where a rate sweep stopped, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
+    /// With `--slo-e2e-ms` or `--slo-tpot-ms`: the requests that met every objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
     pub notes: Vec<String>,
+}
+
+/// Goodput: the share and rate of requests that came back usable (content or tool calls, not
+/// degenerate) within every latency objective given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Goodput {
+    pub slo: Slo,
+    /// Every request sent, failures included.
+    pub requests: usize,
+    pub within_slo: usize,
+    pub within_slo_share: f64,
+    /// Requests within the objectives per second of the soak's wall time.
+    pub requests_per_s: f64,
+    /// The latency model the per-token objective is checked against.
+    pub fit: Option<Fit>,
+}
+
+/// A two-point fit of e2e ≈ a + b·tokens: `a` (fixed_ms) is the cost every request pays whatever
+/// its length (queueing, prefill, overhead), `b` (per_token_ms) the latency per output token.
+/// The points are the median latency and median completion tokens of the requests with the
+/// shortest budget and of those with the longest. A request's per-token latency is then
+/// (e2e − a) / tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fit {
+    pub fixed_ms: f64,
+    pub per_token_ms: f64,
+    /// The budgets (max_tokens) of the two points.
+    pub budgets: [u32; 2],
+    /// How many requests each point is the median of.
+    pub requests: [usize; 2],
+}
+
+/// The fit over usable answers, or None when there are not two budgets with different median
+/// token counts.
+pub fn fit(records: &[&SoakRecord]) -> Option<Fit> {
+    let usable: Vec<&&SoakRecord> = records
+        .iter()
+        .filter(|r| usable(r) && r.tokens() > 0)
+        .collect();
+    let short = usable.iter().map(|r| r.max_tokens).min()?;
+    let long = usable.iter().map(|r| r.max_tokens).max()?;
+    let point = |budget: u32| {
+        let mine: Vec<&&&SoakRecord> = usable.iter().filter(|r| r.max_tokens == budget).collect();
+        let ms: Vec<f64> = mine.iter().map(|r| r.wall_ms()).collect();
+        let tokens: Vec<f64> = mine.iter().map(|r| r.tokens() as f64).collect();
+        Some((
+            percentile(&tokens, 50.0)?,
+            percentile(&ms, 50.0)?,
+            mine.len(),
+        ))
+    };
+    let (t1, e1, n1) = point(short)?;
+    let (t2, e2, n2) = point(long)?;
+    if t2 - t1 < 1.0 {
+        return None;
+    }
+    let b = (e2 - e1) / (t2 - t1);
+    Some(Fit {
+        fixed_ms: round2(e1 - b * t1),
+        per_token_ms: (b * 1000.0).round() / 1000.0,
+        budgets: [short, long],
+        requests: [n1, n2],
+    })
+}
+
+/// Content or tool calls, and not a runaway repetition.
+fn usable(r: &SoakRecord) -> bool {
+    r.sample.outcome == SampleOutcome::Ok && !r.degenerate
+}
+
+/// Goodput of `records` over `wall_s` against `slo`; None without an objective.
+fn goodput(
+    slo: Slo,
+    records: &[&SoakRecord],
+    wall_s: f64,
+    notes: &mut Vec<String>,
+) -> Option<Goodput> {
+    if !slo.any() {
+        return None;
+    }
+    let fitted = fit(records);
+    if slo.tpot_ms.is_some() && fitted.is_none() {
+        notes.push(
+            "goodput: no per-token fit (needs answers at two budgets with different lengths); \
+             per-token latency taken as e2e / tokens, an upper bound"
+                .into(),
+        );
+    }
+    let fixed = fitted.as_ref().map(|f| f.fixed_ms).unwrap_or(0.0);
+    let within = records
+        .iter()
+        .filter(|r| usable(r))
+        .filter(|r| slo.e2e_ms.is_none_or(|max| r.wall_ms() <= max))
+        .filter(|r| {
+            slo.tpot_ms.is_none_or(|max| {
+                let tokens = r.tokens();
+                tokens > 0 && (r.wall_ms() - fixed) / tokens as f64 <= max
+            })
+        })
+        .count();
+    let n = records.len();
+    Some(Goodput {
+        slo,
+        requests: n,
+        within_slo: within,
+        within_slo_share: if n == 0 {
+            0.0
+        } else {
+            (within as f64 / n as f64 * 10_000.0).round() / 10_000.0
+        },
+        requests_per_s: if wall_s > 0.0 {
+            round2(within as f64 / wall_s)
+        } else {
+            0.0
+        },
+        fit: fitted,
+    })
 }
 
 /// One step of a sweep, measured.
@@ -504,6 +632,16 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
             "the soak did not end cleanly (killed?); this report covers what was journaled".into(),
         );
     }
+    let wall_s = {
+        let first = records
+            .iter()
+            .map(|r| r.sample.start_s)
+            .reduce(f64::min)
+            .unwrap_or(0.0);
+        records.iter().map(|r| r.sample.end_s).fold(0.0, f64::max) - first
+    };
+    let all: Vec<&SoakRecord> = records.iter().collect();
+    let goodput = goodput(meta.settings.slo, &all, wall_s, &mut notes);
     SoakReport {
         tool: meta.tool.clone(),
         kind: "soak".into(),
@@ -536,6 +674,7 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
             .collect(),
         steps,
         sweep,
+        goodput,
         notes,
     }
 }

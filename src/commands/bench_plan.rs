@@ -10,7 +10,7 @@ use serde_json::Map;
 use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
 use crate::bench::log::{BENCH_JSON, BENCH_MD, SOAK_RECORDS};
-use crate::bench::plan::{Load, Settings};
+use crate::bench::plan::{Load, Settings, Slo};
 use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::run::PlannedEndpoint;
@@ -110,6 +110,10 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
                 burstiness: args.burstiness,
                 max_in_flight: args.max_in_flight,
             }
+        },
+        slo: Slo {
+            e2e_ms: args.slo_e2e_ms,
+            tpot_ms: args.slo_tpot_ms,
         },
         kinds: distinct(&args.kinds),
         long_context: args.long_context,

@@ -590,3 +590,76 @@ fn a_rate_sweep_stops_where_the_server_cannot_keep_up() {
         "{md}"
     );
 }
+
+#[test]
+fn goodput_follows_the_injected_latency_and_the_per_token_fit_finds_it() {
+    let _serial = serial();
+    // 50 ms fixed plus 1 ms per token; every reply fills its budget (300, 500 or 800).
+    let injected = Arc::new(Mutex::new(Vec::new()));
+    let log = injected.clone();
+    let server = FakeServer::start("slo-model", move |req| {
+        let tokens = req.max_tokens().unwrap_or(1);
+        let ms = 50 + tokens;
+        log.lock().unwrap().push(ms);
+        Reply {
+            kind: coherence_testkit::ReplyKind::Answer {
+                content: Some(words(12)),
+                reasoning: None,
+                finish_reason: "length".into(),
+                completion_tokens: tokens,
+            },
+            delay: Duration::from_millis(ms),
+            headers: Vec::new(),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "3s",
+                "--concurrency",
+                "6",
+                "--kinds",
+                "chat",
+                "--slo-e2e-ms",
+                "700",
+                "--slo-tpot-ms",
+                "1.2",
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let injected = injected.lock().unwrap().clone();
+    let g = &r["goodput"];
+    assert_eq!(g["requests"], injected.len());
+    // Budgets 300 and 500 answer in 350 and 550 ms, within 700; 800 takes 850 ms.
+    let truth = injected.iter().filter(|ms| **ms <= 700).count();
+    assert_eq!(g["within_slo"], truth, "{g}");
+    let share = g["within_slo_share"].as_f64().unwrap();
+    assert!(
+        (share - truth as f64 / injected.len() as f64).abs() < 1e-3,
+        "{g}"
+    );
+    let wall = r["wall_s"].as_f64().unwrap();
+    let rps = g["requests_per_s"].as_f64().unwrap();
+    assert!(
+        (rps - truth as f64 / wall).abs() / rps < 0.05,
+        "{rps} vs {truth} in {wall} s"
+    );
+    let fit = &g["fit"];
+    assert_eq!(fit["budgets"], json!([300, 800]));
+    let b = fit["per_token_ms"].as_f64().unwrap();
+    assert!((b - 1.0).abs() < 0.03, "per token {b} ms, injected 1");
+    let a = fit["fixed_ms"].as_f64().unwrap();
+    assert!((45.0..80.0).contains(&a), "fixed {a} ms, injected 50");
+}
