@@ -333,6 +333,25 @@ pub struct SoakArgs {
     /// e2e ≈ a + b·tokens from the shortest and longest budgets, a request's is (e2e − a)/tokens.
     #[arg(long, value_name = "MS", value_parser = positive_rate)]
     pub slo_tpot_ms: Option<f64>,
+    /// Mix graded catalogue prompts into the traffic (temperature 0, each prompt's own budget)
+    /// and report accuracy and answer stability per time window and per load level. Prompts whose
+    /// scorer runs code (JS) and open-ended ones are left out.
+    #[arg(long)]
+    pub graded: bool,
+    /// With --graded or --sanity: the share of requests that are graded prompts (default 0.25).
+    #[arg(long, value_name = "F", value_parser = share)]
+    pub graded_share: Option<f64>,
+    /// With --graded or --sanity: the catalogue folder (default: prompts/ here).
+    #[arg(long, value_name = "DIR")]
+    pub catalogue: Option<PathBuf>,
+    /// Agent-sanity sweep: closed loop at each of --sanity-levels in turn, each for --duration,
+    /// graded; fails (exit 1) on any bad output at any level: an error, an empty or degenerate
+    /// reply, or a wrong answer to a graded prompt.
+    #[arg(long, conflicts_with_all = ["concurrency", "rate"])]
+    pub sanity: bool,
+    /// With --sanity: the concurrency levels, comma-separated.
+    #[arg(long, value_name = "N,N", default_value = "1,2,4,6", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..), requires = "sanity")]
+    pub sanity_levels: Vec<u32>,
     /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
     #[arg(
         long,
@@ -422,6 +441,14 @@ fn positive_duration(raw: &str) -> Result<Duration, String> {
         return Err("must be positive".into());
     }
     Ok(d)
+}
+
+/// A share in (0, 1].
+fn share(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => Err("expected a share above 0 and at most 1, e.g. 0.25".into()),
+    }
 }
 
 /// A positive finite number (a rate, a burstiness).

@@ -5,7 +5,9 @@ use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::{SpecDecode, SpecStatus};
 use super::schema::{BenchReport, BenchStatus};
-use super::soak_report::{Example, Goodput, KindSummary, SoakReport, StepSummary};
+use super::soak_report::{
+    Example, Goodput, GradedSlice, GradedSummary, KindSummary, Sanity, SoakReport, StepSummary,
+};
 use super::stats::Percentiles;
 use super::warmup::WarmupSummary;
 use crate::report::markdown_table;
@@ -374,6 +376,12 @@ pub fn soak_markdown(r: &SoakReport) -> String {
     if let Some(g) = &r.goodput {
         out.push_str(&goodput_section(g));
     }
+    if let Some(g) = &r.graded {
+        out.push_str(&graded_section(g));
+    }
+    if let Some(s) = &r.sanity {
+        out.push_str(&sanity_section(s));
+    }
     if !r.by_kind.is_empty() {
         out.push_str(&kinds_section(&r.by_kind));
     }
@@ -463,9 +471,134 @@ fn goodput_section(g: &Goodput) -> String {
     out
 }
 
+/// Accuracy overall, per load level and per time window, and the prompts whose answer changed.
+fn graded_section(g: &GradedSummary) -> String {
+    let pct = |a: Option<f64>| {
+        a.map(|a| format!("{:.1}%", a * 100.0))
+            .unwrap_or_else(|| "–".into())
+    };
+    let mut out = format!(
+        "## Graded prompts\n\n{} graded requests: {} correct, {} wrong, {} unscored (failed); accuracy {}.\n\
+         Answer stability: {} of {} prompts asked more than once gave the same answer every time.\n\n",
+        g.requests,
+        g.correct,
+        g.wrong,
+        g.unscored,
+        pct(g.accuracy),
+        g.stability.stable,
+        g.stability.prompts
+    );
+    let rows =
+        |slices: &[GradedSlice], label: &dyn Fn(&GradedSlice) -> String| -> Vec<Vec<String>> {
+            slices
+                .iter()
+                .map(|s| {
+                    vec![
+                        label(s),
+                        s.requests.to_string(),
+                        s.correct.to_string(),
+                        s.wrong.to_string(),
+                        pct(s.accuracy),
+                        s.changed.to_string(),
+                    ]
+                })
+                .collect()
+        };
+    let headers = [
+        "",
+        "requests",
+        "correct",
+        "wrong",
+        "accuracy",
+        "answer changed",
+    ];
+    if g.by_level.len() > 1 {
+        let mut h = headers;
+        h[0] = "load";
+        out.push_str(&markdown_table(
+            &h,
+            &rows(&g.by_level, &|s| match (s.rate, s.concurrency) {
+                (Some(r), _) => format!("{r} req/s"),
+                (None, Some(c)) => format!("c{c}"),
+                _ => "–".into(),
+            }),
+        ));
+        out.push('\n');
+    }
+    let mut h = headers;
+    h[0] = "window (s)";
+    out.push_str(&markdown_table(
+        &h,
+        &rows(&g.by_window, &|s| {
+            format!("{}–{}", num(s.start_s, 0), num(s.end_s, 0))
+        }),
+    ));
+    for u in &g.stability.unstable {
+        let answers: Vec<String> = u
+            .answers
+            .iter()
+            .map(|(a, n)| format!("{a:?} ×{n}"))
+            .collect();
+        out.push_str(&format!(
+            "\n- `{}` answered {}",
+            u.prompt,
+            answers.join(", ")
+        ));
+    }
+    out.push_str("\n\n");
+    out
+}
+
+/// Bad outputs per level of the agent-sanity sweep.
+fn sanity_section(s: &Sanity) -> String {
+    let mut out = format!(
+        "## Agent sanity: **{}** ({} bad outputs)\n\n",
+        if s.passed { "passed" } else { "failed" },
+        s.bad
+    );
+    let rows: Vec<Vec<String>> = s
+        .levels
+        .iter()
+        .map(|l| {
+            vec![
+                l.concurrency
+                    .map(|c| format!("c{c}"))
+                    .unwrap_or_else(|| "–".into()),
+                l.requests.to_string(),
+                l.errors.to_string(),
+                l.empty.to_string(),
+                l.degenerate.to_string(),
+                l.wrong.to_string(),
+                l.bad.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &[
+            "level",
+            "requests",
+            "errors",
+            "empty",
+            "degenerate",
+            "wrong",
+            "bad",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
 /// How the soak loaded the endpoint, in words.
 fn load_words(r: &SoakReport) -> String {
     let s = &r.settings;
+    if s.levels.len() > 1 {
+        let levels: Vec<String> = s.levels.iter().map(|n| n.to_string()).collect();
+        return format!(
+            "closed loop at concurrency {}, each level for the duration",
+            levels.join(", ")
+        );
+    }
     if s.rates.is_empty() {
         return format!("{} workers", s.concurrency);
     }
@@ -496,7 +629,7 @@ fn soak_header(r: &SoakReport) -> String {
         r.endpoint.base_url,
         r.status.report_label(),
         r.wall_s,
-        r.settings.duration_s * r.settings.rates.len().max(1) as f64,
+        r.settings.duration_s * r.settings.rates.len().max(r.settings.levels.len()).max(1) as f64,
         load_words(r),
         r.settings
             .kinds

@@ -19,16 +19,20 @@ use super::degenerate::is_degenerate;
 use super::error::BenchError;
 use super::live::Live;
 use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
-use super::plan::{Load, SoakPlan};
+use super::plan::{Graded, Load, SoakPlan};
+use super::prompts::{chat_body, user};
 use super::render;
-use super::sample::{measure, SampleOutcome};
+use super::sample::{measure, Sample, SampleOutcome};
 use super::soak_report::{
-    step_summaries, summarize, SoakMeta, SoakRecord, SoakReport, SoakSettings, SoakStatus, StepMeta,
+    step_summaries, summarize, GradedMark, SoakMeta, SoakRecord, SoakReport, SoakSettings,
+    SoakStatus, StepMeta,
 };
 use super::target::{self, EndpointSummary};
 use super::traffic::{self, BUDGETS, TEMPERATURES};
+use crate::catalogue::PromptRequest;
 use crate::run::interrupted;
 use crate::run_folder::write_atomic;
+use crate::score::score;
 
 /// Running totals of what has arrived, for the live line.
 #[derive(Default)]
@@ -104,6 +108,7 @@ struct Sender {
     long_context: u64,
     origin: Instant,
     started: Arc<AtomicU64>,
+    graded: Option<Arc<Graded>>,
 }
 
 impl Sender {
@@ -122,15 +127,28 @@ impl Sender {
         waited: bool,
     ) -> SoakRecord {
         let seq = self.started.fetch_add(1, Ordering::SeqCst);
-        let shape = traffic::shape(&self.kinds, seq);
-        let body = traffic::request(&self.model, shape, seq, self.long_context, &self.params);
+        let prompt = self.graded.as_ref().and_then(|g| g.pick(seq));
+        let (shape, body) = match prompt {
+            Some(p) => graded_request(&self.model, p, &self.params),
+            None => {
+                let n = self.graded.as_ref().map_or(seq, |g| g.regular_index(seq));
+                let shape = traffic::shape(&self.kinds, n);
+                let body = traffic::request(&self.model, shape, n, self.long_context, &self.params);
+                (shape, body)
+            }
+        };
         let started_at = chrono::Utc::now();
         let sample = measure(&self.client, &body, self.origin).await;
         let degenerate = sample.outcome == SampleOutcome::Ok
             && sample.answer.as_deref().is_some_and(is_degenerate);
         let snippet =
             degenerate.then(|| crate::score::clip(sample.answer.as_deref().unwrap_or(""), 160));
+        let graded = match (prompt, &self.graded) {
+            (Some(p), Some(g)) => Some(grade(p, &sample, &g.context)),
+            _ => None,
+        };
         SoakRecord {
+            graded,
             worker,
             seq,
             kind: shape.kind,
@@ -144,6 +162,62 @@ impl Sender {
             scheduled_s: scheduled,
             waited_for_slot: waited,
         }
+    }
+}
+
+/// The body of a graded request: the prompt's conversation at temperature 0 with its own budget
+/// (512 when it sets none), the extra `--param` fields as for every request.
+fn graded_request(
+    model: &str,
+    p: &crate::catalogue::Prompt,
+    params: &serde_json::Map<String, serde_json::Value>,
+) -> (traffic::Shape, serde_json::Value) {
+    let messages = match &p.request {
+        PromptRequest::Chat { messages } => serde_json::to_value(messages).unwrap_or_default(),
+        PromptRequest::Completion { prompt } => user(prompt),
+    };
+    let shape = traffic::Shape {
+        kind: traffic::Kind::Graded,
+        temperature: 0.0,
+        max_tokens: p.max_tokens.unwrap_or(GRADED_BUDGET),
+    };
+    (
+        shape,
+        chat_body(model, messages, shape.max_tokens, 0.0, params),
+    )
+}
+
+/// The budget of a graded prompt that names none.
+const GRADED_BUDGET: u32 = 512;
+
+/// Score a graded reply: a completion is scored (an empty one is wrong), a failure is not.
+fn grade(
+    p: &crate::catalogue::Prompt,
+    sample: &Sample,
+    ctx: &crate::score::ScoreContext,
+) -> GradedMark {
+    match (sample.outcome, sample.answer.as_deref()) {
+        (SampleOutcome::Error, _) => GradedMark {
+            prompt: p.id.clone(),
+            correct: None,
+            answer: None,
+        },
+        (SampleOutcome::Ok, Some(answer)) => {
+            let s = score(&p.score, answer, ctx);
+            GradedMark {
+                prompt: p.id.clone(),
+                correct: Some(s.correct == Some(true)),
+                answer: Some(
+                    s.extracted
+                        .unwrap_or_else(|| crate::score::clip(answer.trim(), 80)),
+                ),
+            }
+        }
+        _ => GradedMark {
+            prompt: p.id.clone(),
+            correct: Some(false),
+            answer: None,
+        },
     }
 }
 
@@ -170,7 +244,15 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     write_meta(&plan.dir, &meta).map_err(BenchError::Setup)?;
     let journal = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(BenchError::Setup)?;
     let load = match &plan.load {
-        Load::Closed { workers } => format!("{workers} workers"),
+        Load::Closed { levels } if levels.len() == 1 => format!("{} workers", levels[0]),
+        Load::Closed { levels } => format!(
+            "closed loop at concurrency {}, each level in turn",
+            levels
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         Load::Open {
             rates, burstiness, ..
         } => format!(
@@ -203,6 +285,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         long_context,
         origin: Instant::now(),
         started: Arc::new(AtomicU64::new(0)),
+        graded: plan.graded.clone().map(Arc::new),
     };
     let mut arrivals = Arrivals {
         journal,
@@ -211,14 +294,23 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         write_error: None,
     };
     let steps = match &plan.load {
-        Load::Closed { .. } => 1,
+        Load::Closed { levels } => levels.len(),
         Load::Open { rates, .. } => rates.len(),
     };
     let mut ended = SoakStatus::Finished;
     for step in 0..steps {
         let start_s = sender.origin.elapsed().as_secs_f64();
         let mut traffic = match &plan.load {
-            Load::Closed { workers } => spawn_workers(&sender, *workers, step, plan.duration),
+            Load::Closed { levels } => {
+                if levels.len() > 1 {
+                    live.note(&format!(
+                        "concurrency {} for {}",
+                        levels[step],
+                        clock(plan.duration)
+                    ));
+                }
+                spawn_workers(&sender, levels[step], step, plan.duration)
+            }
             Load::Open {
                 rates,
                 burstiness,
@@ -249,8 +341,8 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         .await;
         meta.steps.push(StepMeta {
             index: step,
-            concurrency: match plan.load {
-                Load::Closed { workers } => Some(workers),
+            concurrency: match &plan.load {
+                Load::Closed { levels } => Some(levels[step]),
                 Load::Open { .. } => None,
             },
             rate: match &plan.load {
@@ -305,7 +397,12 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
 /// `soak-run.json` as the soak starts.
 fn soak_meta(plan: &SoakPlan, endpoint: EndpointSummary, long_context: u64) -> SoakMeta {
     let (concurrency, rates, burstiness, max_in_flight) = match &plan.load {
-        Load::Closed { workers } => (*workers, Vec::new(), None, None),
+        Load::Closed { levels } => (
+            levels.iter().copied().max().unwrap_or(1),
+            Vec::new(),
+            None,
+            None,
+        ),
         Load::Open {
             rates,
             burstiness,
@@ -322,6 +419,18 @@ fn soak_meta(plan: &SoakPlan, endpoint: EndpointSummary, long_context: u64) -> S
             burstiness,
             max_in_flight,
             slo: plan.slo,
+            levels: match &plan.load {
+                Load::Closed { levels } if levels.len() > 1 => levels.clone(),
+                _ => Vec::new(),
+            },
+            sanity: plan.sanity,
+            graded_share: plan.graded.as_ref().map(|g| g.share),
+            graded_prompts: plan
+                .graded
+                .as_ref()
+                .map(|g| g.prompts.iter().map(|p| p.id.clone()).collect())
+                .unwrap_or_default(),
+            catalogue_hash: plan.graded.as_ref().map(|g| g.catalogue_hash.clone()),
             kinds: plan.kinds.clone(),
             long_context_tokens: long_context,
             temperatures: TEMPERATURES.to_vec(),

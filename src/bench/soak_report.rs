@@ -40,6 +40,20 @@ pub struct SoakRecord {
     /// a slot and was sent late.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub waited_for_slot: bool,
+    /// `--graded`: the catalogue prompt sent and how its answer scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graded: Option<GradedMark>,
+}
+
+/// How one graded request scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradedMark {
+    pub prompt: String,
+    /// None when no completion came back (an error, counted as such, not as wrong). An empty
+    /// reply is wrong.
+    pub correct: Option<bool>,
+    /// The answer as the scorer read it (else the start of the reply): what stability compares.
+    pub answer: Option<String>,
 }
 
 impl SoakRecord {
@@ -138,6 +152,18 @@ pub struct SoakSettings {
     /// `--slo-e2e-ms` and `--slo-tpot-ms`.
     #[serde(default, skip_serializing_if = "slo_unset")]
     pub slo: Slo,
+    /// Closed loop with more than one level (the agent-sanity sweep): the levels, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<usize>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sanity: bool,
+    /// `--graded`: the share of requests that are catalogue prompts, and which prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graded_share: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub graded_prompts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalogue_hash: Option<String>,
     pub kinds: Vec<Kind>,
     pub long_context_tokens: u64,
     pub temperatures: Vec<f64>,
@@ -192,7 +218,263 @@ pub struct SoakReport {
     /// With `--slo-e2e-ms` or `--slo-tpot-ms`: the requests that met every objective.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
+    /// With `--graded`: accuracy and answer stability over time and per load level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graded: Option<GradedSummary>,
+    /// With `--sanity`: bad outputs per concurrency level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sanity: Option<Sanity>,
     pub notes: Vec<String>,
+}
+
+/// Correctness of the graded requests: `accuracy` is correct / (correct + wrong); requests
+/// that failed outright are `unscored` (and counted among the errors).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradedSummary {
+    pub requests: usize,
+    pub correct: usize,
+    pub wrong: usize,
+    pub unscored: usize,
+    pub accuracy: Option<f64>,
+    /// The soak split into [`WINDOWS`] equal windows by send time.
+    pub by_window: Vec<GradedSlice>,
+    /// One entry per load step (concurrency level or rate).
+    pub by_level: Vec<GradedSlice>,
+    /// Same prompt, same answer across the soak?
+    pub stability: Stability,
+}
+
+/// The graded requests of one time window or one load step. `changed` counts the requests whose
+/// answer differs from their prompt's most common answer over the whole soak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradedSlice {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    pub requests: usize,
+    pub correct: usize,
+    pub wrong: usize,
+    pub accuracy: Option<f64>,
+    pub changed: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stability {
+    /// Prompts answered at least twice.
+    pub prompts: usize,
+    /// Of those, the ones that gave the same answer every time.
+    pub stable: usize,
+    /// The others, with every answer they gave and how often.
+    pub unstable: Vec<UnstablePrompt>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnstablePrompt {
+    pub prompt: String,
+    pub answers: BTreeMap<String, usize>,
+}
+
+/// The agent-sanity sweep: bad outputs (errors, empty, degenerate, wrong on graded prompts) per
+/// concurrency level; it passes with none at any level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sanity {
+    pub levels: Vec<SanityLevel>,
+    pub bad: usize,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SanityLevel {
+    pub concurrency: Option<usize>,
+    pub requests: usize,
+    pub errors: usize,
+    pub empty: usize,
+    pub degenerate: usize,
+    pub wrong: usize,
+    pub bad: usize,
+}
+
+/// Graded accuracy is reported over this many equal windows of the soak.
+pub const WINDOWS: usize = 10;
+
+fn slice(
+    records: &[&SoakRecord],
+    usual: &BTreeMap<String, String>,
+    mut base: GradedSlice,
+) -> GradedSlice {
+    let marks: Vec<&GradedMark> = records.iter().filter_map(|r| r.graded.as_ref()).collect();
+    base.requests = marks.len();
+    base.correct = marks.iter().filter(|m| m.correct == Some(true)).count();
+    base.wrong = marks.iter().filter(|m| m.correct == Some(false)).count();
+    base.accuracy = accuracy(base.correct, base.wrong);
+    base.changed = marks
+        .iter()
+        .filter(|m| m.correct.is_some() && usual.get(&m.prompt) != Some(&answer_key(m)))
+        .count();
+    base
+}
+
+fn accuracy(correct: usize, wrong: usize) -> Option<f64> {
+    (correct + wrong > 0)
+        .then(|| (correct as f64 / (correct + wrong) as f64 * 10_000.0).round() / 10_000.0)
+}
+
+fn answer_key(m: &GradedMark) -> String {
+    m.answer.clone().unwrap_or_else(|| "(empty)".into())
+}
+
+fn empty_slice() -> GradedSlice {
+    GradedSlice {
+        start_s: None,
+        end_s: None,
+        concurrency: None,
+        rate: None,
+        requests: 0,
+        correct: 0,
+        wrong: 0,
+        accuracy: None,
+        changed: 0,
+    }
+}
+
+/// The graded summary, when the soak was graded.
+fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Option<GradedSummary> {
+    meta.settings.graded_share?;
+    let graded: Vec<&SoakRecord> = records.iter().filter(|r| r.graded.is_some()).collect();
+    let mut answers: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for m in graded
+        .iter()
+        .filter_map(|r| r.graded.as_ref())
+        .filter(|m| m.correct.is_some())
+    {
+        *answers
+            .entry(m.prompt.clone())
+            .or_default()
+            .entry(answer_key(m))
+            .or_insert(0) += 1;
+    }
+    let usual: BTreeMap<String, String> = answers
+        .iter()
+        .filter_map(|(p, h)| {
+            h.iter()
+                .max_by_key(|(_, n)| **n)
+                .map(|(a, _)| (p.clone(), a.clone()))
+        })
+        .collect();
+    let repeated: Vec<(&String, &BTreeMap<String, usize>)> = answers
+        .iter()
+        .filter(|(_, h)| h.values().sum::<usize>() > 1)
+        .collect();
+    let stability = Stability {
+        prompts: repeated.len(),
+        stable: repeated.iter().filter(|(_, h)| h.len() == 1).count(),
+        unstable: repeated
+            .iter()
+            .filter(|(_, h)| h.len() > 1)
+            .map(|(p, h)| UnstablePrompt {
+                prompt: (*p).clone(),
+                answers: (*h).clone(),
+            })
+            .collect(),
+    };
+    let steps_planned = meta
+        .settings
+        .rates
+        .len()
+        .max(meta.settings.levels.len())
+        .max(1);
+    let total = meta.settings.duration_s * steps_planned as f64;
+    let width = (total / WINDOWS as f64).max(1.0);
+    let last = records.iter().map(|r| r.sample.start_s).fold(0.0, f64::max);
+    let count = ((last / width).floor() as usize + 1).min(10_000);
+    let by_window = (0..count)
+        .map(|w| {
+            let (a, b) = (w as f64 * width, (w + 1) as f64 * width);
+            let mine: Vec<&SoakRecord> = graded
+                .iter()
+                .copied()
+                .filter(|r| r.sample.start_s >= a && r.sample.start_s < b)
+                .collect();
+            slice(
+                &mine,
+                &usual,
+                GradedSlice {
+                    start_s: Some(round2(a)),
+                    end_s: Some(round2(b)),
+                    ..empty_slice()
+                },
+            )
+        })
+        .collect();
+    let by_level = steps
+        .iter()
+        .map(|s| {
+            let mine: Vec<&SoakRecord> = graded
+                .iter()
+                .copied()
+                .filter(|r| r.step == s.index)
+                .collect();
+            slice(
+                &mine,
+                &usual,
+                GradedSlice {
+                    concurrency: s.concurrency,
+                    rate: s.rate,
+                    ..empty_slice()
+                },
+            )
+        })
+        .collect();
+    let all = slice(&graded, &usual, empty_slice());
+    Some(GradedSummary {
+        requests: all.requests,
+        correct: all.correct,
+        wrong: all.wrong,
+        unscored: all.requests - all.correct - all.wrong,
+        accuracy: all.accuracy,
+        by_window,
+        by_level,
+        stability,
+    })
+}
+
+/// The sanity sweep's verdict, when one ran.
+fn sanity(meta: &SoakMeta, steps: &[StepSummary], records: &[SoakRecord]) -> Option<Sanity> {
+    if !meta.settings.sanity {
+        return None;
+    }
+    let levels: Vec<SanityLevel> = steps
+        .iter()
+        .map(|s| {
+            let wrong = records
+                .iter()
+                .filter(|r| r.step == s.index)
+                .filter(|r| r.graded.as_ref().is_some_and(|g| g.correct == Some(false)))
+                .filter(|r| r.sample.outcome == SampleOutcome::Ok)
+                .count();
+            let bad = s.errors + s.soft_empty + s.degenerate + wrong;
+            SanityLevel {
+                concurrency: s.concurrency,
+                requests: s.requests,
+                errors: s.errors,
+                empty: s.soft_empty,
+                degenerate: s.degenerate,
+                wrong,
+                bad,
+            }
+        })
+        .collect();
+    let bad = levels.iter().map(|l| l.bad).sum();
+    Some(Sanity {
+        levels,
+        bad,
+        passed: bad == 0,
+    })
 }
 
 /// Goodput: the share and rate of requests that came back usable (content or tool calls, not
@@ -408,6 +690,7 @@ pub fn step_summaries(meta: &SoakMeta, records: &[SoakRecord]) -> Vec<StepSummar
             index,
             concurrency: ran
                 .and_then(|s| s.concurrency)
+                .or_else(|| meta.settings.levels.get(index).copied())
                 .or((!open).then_some(meta.settings.concurrency)),
             rate,
             start_s: round2(start_s),
@@ -608,11 +891,11 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
         *error_kinds.entry(kind).or_insert(0) += 1;
     }
     let open = !meta.settings.rates.is_empty();
-    let steps = if open {
-        step_summaries(meta, records)
-    } else {
-        Vec::new()
-    };
+    let swept = open || meta.settings.levels.len() > 1;
+    let all_steps = step_summaries(meta, records);
+    let graded = graded(meta, records, &all_steps);
+    let sanity = sanity(meta, &all_steps, records);
+    let steps = if swept { all_steps } else { Vec::new() };
     let sweep = sweep(meta, &steps);
     let aggregate_tps = if open {
         // No workers: every completion token over the span from the first send to the last answer.
@@ -675,6 +958,8 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
         steps,
         sweep,
         goodput,
+        graded,
+        sanity,
         notes,
     }
 }

@@ -7,14 +7,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::Map;
 
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
+use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
 use crate::bench::log::{BENCH_JSON, BENCH_MD, SOAK_RECORDS};
-use crate::bench::plan::{Load, Settings, Slo};
+use crate::bench::plan::{Graded, Load, Settings, Slo};
 use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
+use crate::catalogue::{Prompt, PromptRequest};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::run::PlannedEndpoint;
 use crate::run_folder::new_run_dir;
+use crate::score::{ScoreContext, ScorerSpec};
 
 /// One plan per `--endpoint`. With one endpoint the run folder is as always; with more, each
 /// endpoint gets `DIR/<name>/` and `DIR/bench.md` sets them side by side.
@@ -100,9 +102,16 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
     Ok(SoakPlan {
         client: client_options(&args.client)?,
         duration: args.duration,
-        load: if args.rate.is_empty() {
+        load: if args.sanity {
             Load::Closed {
-                workers: args.concurrency as usize,
+                levels: distinct(&args.sanity_levels)
+                    .into_iter()
+                    .map(|n| n as usize)
+                    .collect(),
+            }
+        } else if args.rate.is_empty() {
+            Load::Closed {
+                levels: vec![args.concurrency as usize],
             }
         } else {
             Load::Open {
@@ -115,6 +124,8 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
             e2e_ms: args.slo_e2e_ms,
             tpot_ms: args.slo_tpot_ms,
         },
+        graded: graded_prompts(args)?,
+        sanity: args.sanity,
         kinds: distinct(&args.kinds),
         long_context: args.long_context,
         params: parse_params(&args.params, Map::new())?,
@@ -123,6 +134,38 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
         quiet: args.quiet,
         endpoint,
     })
+}
+
+/// The graded prompts of `--graded` / `--sanity`: the catalogue's chat prompts with ground truth
+/// whose scorer runs no code.
+fn graded_prompts(args: &SoakArgs) -> anyhow::Result<Option<Graded>> {
+    let graded = args.graded || args.sanity;
+    if !graded {
+        if args.graded_share.is_some() || args.catalogue.is_some() {
+            bail!("--graded-share and --catalogue go with --graded or --sanity");
+        }
+        return Ok(None);
+    }
+    let catalogue = load_catalogue_for(args.catalogue.as_deref()).context("--graded")?;
+    let prompts: Vec<Prompt> = catalogue
+        .prompts
+        .iter()
+        .filter(|p| matches!(p.request, PromptRequest::Chat { .. }))
+        .filter(|p| !p.score.open_ended() && !matches!(p.score, ScorerSpec::Js { .. }))
+        .cloned()
+        .collect();
+    if prompts.is_empty() {
+        bail!(
+            "--graded: the catalogue in {} has no chat prompt with ground truth and no code to run",
+            catalogue.dir.display()
+        );
+    }
+    Ok(Some(Graded {
+        prompts,
+        share: args.graded_share.unwrap_or(0.25),
+        context: ScoreContext::for_catalogue(&catalogue.dir),
+        catalogue_hash: catalogue.hash.clone(),
+    }))
 }
 
 pub fn plan_smoke(args: &SmokeArgs) -> anyhow::Result<SmokePlan> {

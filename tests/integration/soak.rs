@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use crate::common::{
+    coherence, correct_answer, exit_code, stderr, stdout, write_catalogue, FakeServer, Incoming,
+    Reply, CAPITAL_Q, EGGS_Q, JSON_Q, LETTERS_Q,
+};
 #[cfg(unix)]
 use crate::common::{serial, sigterm_when};
 use serde_json::{json, Value};
@@ -662,4 +665,173 @@ fn goodput_follows_the_injected_latency_and_the_per_token_fit_finds_it() {
     assert!((b - 1.0).abs() < 0.03, "per token {b} ms, injected 1");
     let a = fit["fixed_ms"].as_f64().unwrap();
     assert!((45.0..80.0).contains(&a), "fixed {a} ms, injected 50");
+}
+
+/// Right on the letters and capital prompts, wrong on the JSON and eggs ones, plain words for the
+/// rest of the traffic; every question it saw is logged.
+fn half_right_server(seen: Arc<Mutex<Vec<String>>>) -> FakeServer {
+    FakeServer::start("graded-model", move |req| {
+        let q = req.question();
+        seen.lock().unwrap().push(q.clone());
+        let reply = match q.as_str() {
+            LETTERS_Q | CAPITAL_Q => Reply::content(correct_answer(&q)),
+            JSON_Q => Reply::content("{\"n\": 3}"),
+            EGGS_Q => Reply::content("9 * 2 = 16, so she makes $16."),
+            _ => Reply::content(&words(20)),
+        };
+        reply.after(Duration::from_millis(20))
+    })
+}
+
+#[test]
+fn graded_accuracy_matches_what_the_server_got_right_and_wrong() {
+    let _serial = serial();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let server = half_right_server(seen.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = write_catalogue(dir.path()).display().to_string();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "2s",
+                "--concurrency",
+                "3",
+                "--graded",
+                "--graded-share",
+                "0.5",
+                "--catalogue",
+                &catalogue,
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "wrong answers alone do not fail a soak: {}",
+        stderr(&out)
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let right = seen
+        .iter()
+        .filter(|q| [LETTERS_Q, CAPITAL_Q].contains(&q.as_str()))
+        .count();
+    let wrong = seen
+        .iter()
+        .filter(|q| [JSON_Q, EGGS_Q].contains(&q.as_str()))
+        .count();
+    let g = &r["graded"];
+    assert_eq!(g["correct"], right, "{g}");
+    assert_eq!(g["wrong"], wrong, "{g}");
+    assert_eq!(g["requests"], right + wrong);
+    assert_eq!(g["unscored"], 0);
+    let acc = g["accuracy"].as_f64().unwrap();
+    assert!(
+        (acc - right as f64 / (right + wrong) as f64).abs() < 1e-3,
+        "{g}"
+    );
+    // Half the traffic is graded, spread evenly, and every chat prompt (not the raw completion one)
+    // is sent in rotation.
+    let n = r["requests"].as_u64().unwrap() as usize;
+    assert!(
+        ((right + wrong) as i64 - (n / 2) as i64).abs() <= 1,
+        "{} of {n}",
+        right + wrong
+    );
+    assert_eq!(r["settings"]["graded_prompts"].as_array().unwrap().len(), 4);
+    let windows = g["by_window"].as_array().unwrap();
+    let total: u64 = windows
+        .iter()
+        .map(|w| w["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total as usize, right + wrong);
+    assert!(windows.len() >= 2, "{windows:?}");
+    assert_eq!(g["by_level"][0]["concurrency"], 3);
+    // The fake always answers the same: every prompt is stable.
+    assert_eq!(g["stability"]["stable"], g["stability"]["prompts"]);
+    assert_eq!(g["stability"]["unstable"], json!([]));
+    let graded = r["by_kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "graded")
+        .unwrap();
+    assert_eq!(graded["requests"], right + wrong);
+    let md = std::fs::read_to_string(dir.path().join("run/soak.md")).unwrap();
+    assert!(
+        md.contains("## Graded prompts") && md.contains("| window (s) |"),
+        "{md}"
+    );
+    // The rest of the traffic still rotates through every kind.
+    assert_eq!(
+        r["by_kind"].as_array().unwrap().len(),
+        7,
+        "{}",
+        r["by_kind"]
+    );
+}
+
+#[test]
+fn the_sanity_sweep_counts_bad_outputs_per_level() {
+    let _serial = serial();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let server = half_right_server(seen);
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = write_catalogue(dir.path()).display().to_string();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "1s",
+                "--sanity",
+                "--sanity-levels",
+                "1,3",
+                "--catalogue",
+                &catalogue,
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&out),
+        1,
+        "wrong graded answers fail the sanity sweep: {}",
+        stderr(&out)
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let s = &r["sanity"];
+    assert_eq!(s["passed"], false);
+    let levels = s["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    assert_eq!(levels[0]["concurrency"], 1);
+    assert_eq!(levels[1]["concurrency"], 3);
+    for l in levels {
+        assert!(l["wrong"].as_u64().unwrap() > 0, "{l}");
+        assert_eq!(l["bad"], l["wrong"], "{l}");
+        assert_eq!(l["errors"], 0);
+    }
+    assert_eq!(
+        r["graded"]["wrong"].as_u64().unwrap(),
+        levels
+            .iter()
+            .map(|l| l["wrong"].as_u64().unwrap())
+            .sum::<u64>()
+    );
+    assert_eq!(r["steps"].as_array().unwrap().len(), 2);
 }
