@@ -44,11 +44,13 @@ pub enum Command {
     /// speculative-decoding acceptance.
     #[command(after_help = BENCH_HELP)]
     Bench(Box<BenchArgs>),
-    /// Soak one endpoint with mixed agent-shaped traffic for a fixed time.
+    /// Soak one endpoint with mixed agent-shaped traffic for a fixed time, closed loop or at an
+    /// arrival rate (a list of rates sweeps to saturation), optionally graded.
     #[command(
         after_help = "Writes soak.jsonl (one flushed line per request), soak-run.json, soak.json and soak.md.\n\
-                      Exit codes: 0 clean, 1 errors, soft-empty or degenerate replies, 2 usage error,\n\
-                      3 interrupted or killed (re-render with --report DIR)."
+                      Exit codes: 0 clean, 1 errors, soft-empty or degenerate replies (with --sanity also\n\
+                      wrong graded answers), 2 usage error, 3 interrupted or killed (re-render with\n\
+                      --report DIR)."
     )]
     Soak(Box<SoakArgs>),
     /// Token-level evidence: teacher-forced KL, same top token and Δp between endpoints on a
