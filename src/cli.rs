@@ -60,14 +60,17 @@ pub enum Command {
         #[command(subcommand)]
         command: PromptsCommand,
     },
-    /// Benchmark one endpoint: decode, concurrency sweep, prefill, speculative-decoding acceptance.
+    /// Benchmark endpoints (one after the other, side by side): decode, concurrency sweep, prefill,
+    /// speculative-decoding acceptance.
     #[command(after_help = BENCH_HELP)]
     Bench(Box<BenchArgs>),
-    /// Soak one endpoint with mixed agent-shaped traffic for a fixed time.
+    /// Soak one endpoint with mixed agent-shaped traffic for a fixed time, closed loop or at an
+    /// arrival rate (a list of rates sweeps to saturation), optionally graded.
     #[command(
         after_help = "Writes soak.jsonl (one flushed line per request), soak-run.json, soak.json and soak.md.\n\
-                      Exit codes: 0 clean, 1 errors, soft-empty or degenerate replies, 2 usage error,\n\
-                      3 interrupted or killed (re-render with --report DIR)."
+                      Exit codes: 0 clean, 1 errors, soft-empty or degenerate replies (with --sanity also\n\
+                      wrong graded answers), 2 usage error, 3 interrupted or killed (re-render with\n\
+                      --report DIR)."
     )]
     Soak(Box<SoakArgs>),
     /// Token-level evidence: teacher-forced KL, same top token and Δp between endpoints on a
@@ -357,7 +360,10 @@ pub struct ListArgs {
 }
 
 const BENCH_HELP: &str = "\
-Writes bench.json, bench.md and bench.jsonl (one line per request) into the run folder.
+Writes bench.json, bench.md and bench.jsonl (one line per request) into the run folder. With
+several --endpoint NAME=URL, each is benched in turn (never at once) into DIR/NAME/, and
+DIR/bench.md sets them side by side with the ratio of each metric to the first endpoint;
+--json then prints {\"endpoints\": [one bench.json per endpoint]}.
 tok/s counts the tokens the server reports (usage.completion_tokens) over wall time; add
 --param ignore_eos=true (vLLM, llama.cpp) to keep every run at the full --max-tokens.
 
@@ -435,9 +441,49 @@ pub struct SoakArgs {
     /// flight at the end are awaited.
     #[arg(long, value_name = "DURATION", default_value = "40m", value_parser = positive_duration)]
     pub duration: Duration,
-    /// Workers, each with one request in flight.
+    /// Closed loop: workers, each with one request in flight.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrency: u32,
+    /// Open loop instead of --concurrency: requests arrive at R per second whether or not earlier
+    /// ones were answered. A list (1,2,4,8) runs each rate for --duration in turn and stops at
+    /// the first the server cannot keep up with (achieved < 90% of offered, p50 latency over 3x
+    /// the first rate's, or the --max-in-flight cap reached).
+    #[arg(long, value_name = "R,R", value_delimiter = ',', value_parser = positive_rate, conflicts_with = "concurrency")]
+    pub rate: Vec<f64>,
+    /// With --rate: the shape of the gamma-distributed gaps between arrivals, as in vLLM's
+    /// benchmark_serving (1 = Poisson; below 1 burstier, above 1 more even). Mean gap 1/R.
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = positive_rate, requires = "rate")]
+    pub burstiness: f64,
+    /// With --rate: the most requests outstanding at once; an arrival beyond it waits for a slot
+    /// (counted as delayed) and one still waiting when the rate's time is up is dropped (counted).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = RangedU64ValueParser::<usize>::new().range(1..), requires = "rate")]
+    pub max_in_flight: usize,
+    /// Goodput objective: end-to-end latency of a request, in milliseconds.
+    #[arg(long, value_name = "MS", value_parser = positive_rate)]
+    pub slo_e2e_ms: Option<f64>,
+    /// Goodput objective: latency per output token, in milliseconds, without streaming: fitted as
+    /// e2e ≈ a + b·tokens from the shortest and longest budgets, a request's is (e2e − a)/tokens.
+    #[arg(long, value_name = "MS", value_parser = positive_rate)]
+    pub slo_tpot_ms: Option<f64>,
+    /// Mix graded catalogue prompts into the traffic (temperature 0, each prompt's own budget)
+    /// and report accuracy and answer stability per time window and per load level. Prompts whose
+    /// scorer runs code (JS) and open-ended ones are left out.
+    #[arg(long)]
+    pub graded: bool,
+    /// With --graded or --sanity: the share of requests that are graded prompts (default 0.25).
+    #[arg(long, value_name = "F", value_parser = share)]
+    pub graded_share: Option<f64>,
+    /// With --graded or --sanity: the catalogue folder (default: prompts/ here).
+    #[arg(long, value_name = "DIR")]
+    pub catalogue: Option<PathBuf>,
+    /// Agent-sanity sweep: closed loop at each of --sanity-levels in turn, each for --duration,
+    /// graded; fails (exit 1) on any bad output at any level: an error, an empty or degenerate
+    /// reply, or a wrong answer to a graded prompt.
+    #[arg(long, conflicts_with_all = ["concurrency", "rate"])]
+    pub sanity: bool,
+    /// With --sanity: the concurrency levels, comma-separated.
+    #[arg(long, value_name = "N,N", default_value = "1,2,4,6", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..), requires = "sanity")]
+    pub sanity_levels: Vec<u32>,
     /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
     #[arg(
         long,
@@ -527,6 +573,22 @@ fn positive_duration(raw: &str) -> Result<Duration, String> {
         return Err("must be positive".into());
     }
     Ok(d)
+}
+
+/// A share in (0, 1].
+fn share(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => Err("expected a share above 0 and at most 1, e.g. 0.25".into()),
+    }
+}
+
+/// A positive finite number (a rate, a burstiness).
+fn positive_rate(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err("expected a positive number".into()),
+    }
 }
 
 fn traffic_kind(raw: &str) -> Result<Kind, String> {

@@ -1,5 +1,6 @@
-//! Performance of one endpoint: `bench` (warm-up, decode, concurrency sweep, prefill,
-//! speculative-decoding acceptance), `soak` (mixed agent-shaped traffic for a fixed time) and
+//! Performance of endpoints: `bench` (warm-up, decode, concurrency sweep, prefill,
+//! speculative-decoding acceptance; several endpoints one after the
+//! other, side by side), `soak` (mixed agent-shaped traffic for a fixed time) and
 //! `smoke` (is it up, and does it answer exactly?). Every request is `stream: false`: under
 //! speculative decoding streamed deltas count steps, not tokens, so rates come from the server's
 //! `usage` over wall time.
@@ -8,12 +9,13 @@
 //! never an exit code. From `run` it borrows the model resolution (`resolve_targets`,
 //! `PlannedEndpoint`, `Target`), the Ctrl-C/SIGTERM future `interrupted` and `write_atomic`.
 //!
-//! Imports run one way, bottom up: `stats`, `sizes`, `sample`, `prompts`, `degenerate`, `log`,
+//! Imports run one way, bottom up: `stats`, `arrivals`, `sizes`, `sample`, `prompts`, `degenerate`, `log`,
 //! `live`, `metrics`, `error` → `target`, `round`, `baseline`, `traffic` → `plan` → `session` →
 //! the phases `warmup`/`decode`/`concurrency`/`prefill` → the schemas `schema`/`soak_report` →
 //! `render` → the orchestration `runner` and `soak`. `smoke` needs only `prompts`, `sample` and
 //! `stats`.
 
+pub mod arrivals;
 pub mod baseline;
 pub mod concurrency;
 pub mod decode;
@@ -41,8 +43,8 @@ pub mod traffic;
 pub mod warmup;
 
 pub use error::BenchError;
-pub use plan::{BenchPlan, SmokePlan, SoakPlan};
-pub use runner::run_bench;
+pub use plan::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
+pub use runner::{run_bench, run_benches};
 pub use schema::BenchReport;
 pub use soak::{rerender, run_soak};
 pub use soak_report::SoakReport;

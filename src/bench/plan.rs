@@ -1,6 +1,8 @@
 //! What `bench`, `soak` and `smoke` are asked to do: validated plans, built from the flags by
 //! the command layer (`commands::bench_plan`). Nothing here reads a flag.
 
+#[cfg(test)]
+use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,6 +13,16 @@ use super::baseline::Baseline;
 use super::traffic::Kind;
 use crate::endpoint::ClientOptions;
 use crate::run::PlannedEndpoint;
+
+/// Benches of one or more endpoints, run one after the other (never at once, so they do not
+/// share the machine's network or the client's CPU). With more than one, each endpoint's run
+/// folder is `dir/<name>/` and `dir/bench.md` sets them side by side.
+#[derive(Debug)]
+pub struct BenchSet {
+    pub plans: Vec<BenchPlan>,
+    /// The top run folder: the only one with a single endpoint.
+    pub dir: PathBuf,
+}
 
 /// A bench of one endpoint.
 #[derive(Debug)]
@@ -47,14 +59,85 @@ pub struct Settings {
 pub struct SoakPlan {
     pub endpoint: PlannedEndpoint,
     pub client: ClientOptions,
+    /// How long each step of the load runs.
     pub duration: Duration,
-    pub concurrency: usize,
+    pub load: Load,
+    /// Latency objectives for goodput; none asked for, no goodput section.
+    pub slo: Slo,
+    /// `--graded`: catalogue prompts mixed into the traffic and scored.
+    pub graded: Option<Graded>,
+    /// `--sanity`: the closed-loop levels are an agent-sanity sweep; any bad output fails it.
+    pub sanity: bool,
     pub kinds: Vec<Kind>,
     pub long_context: u64,
     pub params: Map<String, Value>,
     pub dir: PathBuf,
     pub json: bool,
     pub quiet: bool,
+}
+
+/// How a soak loads the endpoint: one step, or a sweep of steps run one after the other, each
+/// for the plan's duration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// Closed loop: `workers` send one request at a time each, the next as soon as one answers.
+    /// More than one level (the agent-sanity sweep) runs each in turn.
+    Closed { levels: Vec<usize> },
+    /// Open loop: requests arrive at `rates` (req/s, one step per rate, stopping at saturation)
+    /// on their own schedule, whether or not earlier ones have been answered. At most
+    /// `max_in_flight` are outstanding; an arrival beyond that waits for a slot and is counted.
+    Open {
+        rates: Vec<f64>,
+        burstiness: f64,
+        max_in_flight: usize,
+    },
+}
+
+/// Graded catalogue prompts mixed into a soak: request `seq` is graded when
+/// ⌊(seq+1)·share⌋ > ⌊seq·share⌋ (evenly spread), the g-th graded request sends prompt g mod n,
+/// at temperature 0 with the prompt's own budget.
+#[derive(Debug, Clone)]
+pub struct Graded {
+    /// Chat prompts with ground truth whose scorer runs no code (no JS sandbox under load).
+    pub prompts: Vec<crate::catalogue::Prompt>,
+    pub share: f64,
+    pub context: crate::score::ScoreContext,
+    /// The catalogue's hash, recorded with the settings.
+    pub catalogue_hash: String,
+}
+
+impl Graded {
+    /// The prompt request `seq` sends, when it is a graded one.
+    pub fn pick(&self, seq: u64) -> Option<&crate::catalogue::Prompt> {
+        if self.prompts.is_empty() {
+            return None;
+        }
+        let at = |n: u64| (n as f64 * self.share).floor() as u64;
+        (at(seq + 1) > at(seq))
+            .then(|| &self.prompts[(at(seq) % self.prompts.len() as u64) as usize])
+    }
+
+    /// The place of an ungraded request `seq` in the regular traffic rotation: the requests
+    /// before it, less the graded ones, so the rotation still covers every kind evenly.
+    pub fn regular_index(&self, seq: u64) -> u64 {
+        seq - (seq as f64 * self.share).floor() as u64
+    }
+}
+
+/// Service-level objectives that need no streaming: end-to-end latency, and latency per output
+/// token as fitted from end-to-end latencies and token counts (see `soak_report::fit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+}
+
+impl Slo {
+    pub fn any(&self) -> bool {
+        self.e2e_ms.is_some() || self.tpot_ms.is_some()
+    }
 }
 
 /// Room left in the context for the reply of a `long` request (its largest budget is 800).
@@ -85,4 +168,31 @@ pub struct SmokePlan {
     pub client: ClientOptions,
     pub max_tokens: u32,
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graded_requests_are_spread_evenly_and_rotate_through_the_prompts() {
+        let catalogue = crate::catalogue::load_catalogue(Path::new("prompts")).unwrap();
+        let prompts: Vec<_> = catalogue.prompts.into_iter().take(3).collect();
+        let g = Graded {
+            prompts,
+            share: 0.25,
+            context: crate::score::ScoreContext::for_catalogue(Path::new("prompts")),
+            catalogue_hash: String::new(),
+        };
+        let picked: Vec<Option<&str>> = (0..12).map(|s| g.pick(s).map(|p| p.id.as_str())).collect();
+        assert_eq!(picked.iter().filter(|p| p.is_some()).count(), 3);
+        let ids: Vec<&str> = picked.into_iter().flatten().collect();
+        let want: Vec<&str> = g.prompts.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, want, "one of every four requests, each prompt in turn");
+        let regular: Vec<u64> = (0..12)
+            .filter(|s| g.pick(*s).is_none())
+            .map(|s| g.regular_index(s))
+            .collect();
+        assert_eq!(regular, (0..9).collect::<Vec<u64>>());
+    }
 }

@@ -1,17 +1,113 @@
 //! Pure renderers: bench and soak reports to JSON and Markdown.
 
-use super::baseline::Comparison;
+use super::baseline::{flatten, Comparison};
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::{SpecDecode, SpecStatus};
 use super::schema::{BenchReport, BenchStatus};
-use super::soak_report::{Example, KindSummary, SoakReport};
+use super::soak_report::{
+    Example, Goodput, GradedSlice, GradedSummary, KindSummary, Sanity, SoakReport, StepSummary,
+};
 use super::stats::Percentiles;
 use super::warmup::WarmupSummary;
 use crate::report::markdown_table;
 
 pub fn bench_json(r: &BenchReport) -> String {
     serde_json::to_string_pretty(r).expect("report serialises") + "\n"
+}
+
+/// `--json` of a bench: the report itself for one endpoint, `{"endpoints": [...]}` for more.
+pub fn benches_json(reports: &[BenchReport]) -> String {
+    match reports {
+        [one] => bench_json(one),
+        _ => {
+            let all = serde_json::json!({ "endpoints": reports });
+            serde_json::to_string_pretty(&all).expect("report serialises") + "\n"
+        }
+    }
+}
+
+/// The top `bench.md` of a bench of several endpoints: who was benched, then every metric any of
+/// them measured, one column per endpoint and the ratio of each to the first. `names` lists every
+/// endpoint asked for, so one an interruption left out is named too.
+pub fn side_by_side_markdown(reports: &[BenchReport], names: &[&str]) -> String {
+    let mut out = format!("# Bench side by side: {}\n\n", names.join(" vs "));
+    out.push_str(
+        "Each endpoint was benched on its own, one after the other, with the same phases and \
+         `stream: false`; its full report is in its own folder. A ratio is the endpoint's number \
+         over the first endpoint's: above 1 is faster for tok/s and acceptance, slower for ttft_ms.\n\n",
+    );
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            vec![
+                r.endpoint.name.clone(),
+                r.endpoint.base_url.clone(),
+                format!("`{}`", r.endpoint.model),
+                match r.status {
+                    BenchStatus::Finished => "finished".into(),
+                    BenchStatus::Interrupted => "interrupted".into(),
+                },
+                r.problems.len().to_string(),
+                format!("{}/bench.md", r.endpoint.name),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &["endpoint", "URL", "model", "status", "problems", "report"],
+        &rows,
+    ));
+    let missing: Vec<&str> = names
+        .iter()
+        .filter(|n| !reports.iter().any(|r| r.endpoint.name == **n))
+        .copied()
+        .collect();
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "\nNot benched (interrupted before): {}\n",
+            missing.join(", ")
+        ));
+    }
+    let flat: Vec<Vec<(String, f64)>> = reports
+        .iter()
+        .map(|r| flatten(&serde_json::to_value(r).expect("report serialises")))
+        .collect();
+    let mut metrics: Vec<&str> = Vec::new();
+    for (key, _) in flat.iter().flatten() {
+        if !metrics.contains(&key.as_str()) {
+            metrics.push(key);
+        }
+    }
+    if metrics.is_empty() || reports.len() < 2 {
+        return out;
+    }
+    let value = |i: usize, key: &str| flat[i].iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+    let first = &reports[0].endpoint.name;
+    let mut headers: Vec<String> = vec!["metric".into()];
+    headers.extend(reports.iter().map(|r| r.endpoint.name.clone()));
+    headers.extend(
+        reports[1..]
+            .iter()
+            .map(|r| format!("{}/{first}", r.endpoint.name)),
+    );
+    let rows: Vec<Vec<String>> = metrics
+        .iter()
+        .map(|key| {
+            let mut row = vec![key.to_string()];
+            row.extend((0..reports.len()).map(|i| num(value(i, key), 2)));
+            row.extend(
+                (1..reports.len()).map(|i| match (value(0, key), value(i, key)) {
+                    (Some(a), Some(b)) if a != 0.0 => format!("{:.2}x", b / a),
+                    _ => "–".into(),
+                }),
+            );
+            row
+        })
+        .collect();
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    out.push_str("\n## Metrics\n\n");
+    out.push_str(&markdown_table(&headers, &rows));
+    out
 }
 
 pub fn soak_json(r: &SoakReport) -> String {
@@ -271,6 +367,21 @@ pub fn soak_markdown(r: &SoakReport) -> String {
     out.push_str(&soak_latency(r.latency_ms.as_ref()));
     let workers: Vec<String> = r.per_worker_tps.iter().map(|t| format!("{t:.1}")).collect();
     out.push_str(&format!("\nPer worker tok/s: {}\n\n", workers.join(", ")));
+    if !r.steps.is_empty() {
+        out.push_str(&steps_section(&r.steps));
+    }
+    if let Some(s) = &r.sweep {
+        out.push_str(&format!("Sweep: {}\n\n", s.verdict));
+    }
+    if let Some(g) = &r.goodput {
+        out.push_str(&goodput_section(g));
+    }
+    if let Some(g) = &r.graded {
+        out.push_str(&graded_section(g));
+    }
+    if let Some(s) = &r.sanity {
+        out.push_str(&sanity_section(s));
+    }
     if !r.by_kind.is_empty() {
         out.push_str(&kinds_section(&r.by_kind));
     }
@@ -291,10 +402,226 @@ pub fn soak_markdown(r: &SoakReport) -> String {
     out
 }
 
+/// One row per step of an open-loop sweep: offered against achieved.
+fn steps_section(steps: &[StepSummary]) -> String {
+    let mut out = String::from("## Load steps\n\n");
+    let rows: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            vec![
+                match (s.rate, s.concurrency) {
+                    (Some(r), _) => format!("{r} req/s"),
+                    (None, Some(c)) => format!("c{c}"),
+                    _ => "–".into(),
+                },
+                s.requests.to_string(),
+                num(s.offered_rps, 2),
+                num(s.achieved_rps, 2),
+                num(s.latency_ms.map(|p| p.p50), 0),
+                num(s.latency_ms.map(|p| p.p99), 0),
+                format!("{} / {}", s.delayed, s.dropped),
+                s.errors.to_string(),
+                s.saturated.clone().unwrap_or_else(|| "kept up".into()),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &[
+            "load",
+            "requests",
+            "offered req/s",
+            "achieved req/s",
+            "p50 ms",
+            "p99 ms",
+            "delayed / dropped",
+            "errors",
+            "saturation",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
+/// The requests within the objectives, and the latency fit the per-token one is checked on.
+fn goodput_section(g: &Goodput) -> String {
+    let mut slo = Vec::new();
+    if let Some(ms) = g.slo.e2e_ms {
+        slo.push(format!("e2e ≤ {ms} ms"));
+    }
+    if let Some(ms) = g.slo.tpot_ms {
+        slo.push(format!("per output token ≤ {ms} ms"));
+    }
+    let mut out = format!(
+        "## Goodput ({})\n\n{} of {} requests ({:.1}%) were usable within the objectives: {:.2} req/s.\n",
+        slo.join(", "),
+        g.within_slo,
+        g.requests,
+        g.within_slo_share * 100.0,
+        g.requests_per_s
+    );
+    if let Some(f) = &g.fit {
+        out.push_str(&format!(
+            "Latency fit e2e ≈ a + b·tokens from the medians at budgets {} and {} ({} and {} requests): \
+             a = {:.0} ms fixed, b = {:.2} ms per output token.\n",
+            f.budgets[0], f.budgets[1], f.requests[0], f.requests[1], f.fixed_ms, f.per_token_ms
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// Accuracy overall, per load level and per time window, and the prompts whose answer changed.
+fn graded_section(g: &GradedSummary) -> String {
+    let pct = |a: Option<f64>| {
+        a.map(|a| format!("{:.1}%", a * 100.0))
+            .unwrap_or_else(|| "–".into())
+    };
+    let mut out = format!(
+        "## Graded prompts\n\n{} graded requests: {} correct, {} wrong, {} unscored (failed); accuracy {}.\n\
+         Answer stability: {} of {} prompts asked more than once gave the same answer every time.\n\n",
+        g.requests,
+        g.correct,
+        g.wrong,
+        g.unscored,
+        pct(g.accuracy),
+        g.stability.stable,
+        g.stability.prompts
+    );
+    let rows =
+        |slices: &[GradedSlice], label: &dyn Fn(&GradedSlice) -> String| -> Vec<Vec<String>> {
+            slices
+                .iter()
+                .map(|s| {
+                    vec![
+                        label(s),
+                        s.requests.to_string(),
+                        s.correct.to_string(),
+                        s.wrong.to_string(),
+                        pct(s.accuracy),
+                        s.changed.to_string(),
+                    ]
+                })
+                .collect()
+        };
+    let headers = [
+        "",
+        "requests",
+        "correct",
+        "wrong",
+        "accuracy",
+        "answer changed",
+    ];
+    if g.by_level.len() > 1 {
+        let mut h = headers;
+        h[0] = "load";
+        out.push_str(&markdown_table(
+            &h,
+            &rows(&g.by_level, &|s| match (s.rate, s.concurrency) {
+                (Some(r), _) => format!("{r} req/s"),
+                (None, Some(c)) => format!("c{c}"),
+                _ => "–".into(),
+            }),
+        ));
+        out.push('\n');
+    }
+    let mut h = headers;
+    h[0] = "window (s)";
+    out.push_str(&markdown_table(
+        &h,
+        &rows(&g.by_window, &|s| {
+            format!("{}–{}", num(s.start_s, 0), num(s.end_s, 0))
+        }),
+    ));
+    for u in &g.stability.unstable {
+        let answers: Vec<String> = u
+            .answers
+            .iter()
+            .map(|(a, n)| format!("{a:?} ×{n}"))
+            .collect();
+        out.push_str(&format!(
+            "\n- `{}` answered {}",
+            u.prompt,
+            answers.join(", ")
+        ));
+    }
+    out.push_str("\n\n");
+    out
+}
+
+/// Bad outputs per level of the agent-sanity sweep.
+fn sanity_section(s: &Sanity) -> String {
+    let mut out = format!(
+        "## Agent sanity: **{}** ({} bad outputs)\n\n",
+        if s.passed { "passed" } else { "failed" },
+        s.bad
+    );
+    let rows: Vec<Vec<String>> = s
+        .levels
+        .iter()
+        .map(|l| {
+            vec![
+                l.concurrency
+                    .map(|c| format!("c{c}"))
+                    .unwrap_or_else(|| "–".into()),
+                l.requests.to_string(),
+                l.errors.to_string(),
+                l.empty.to_string(),
+                l.degenerate.to_string(),
+                l.wrong.to_string(),
+                l.bad.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown_table(
+        &[
+            "level",
+            "requests",
+            "errors",
+            "empty",
+            "degenerate",
+            "wrong",
+            "bad",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    out
+}
+
+/// How the soak loaded the endpoint, in words.
+fn load_words(r: &SoakReport) -> String {
+    let s = &r.settings;
+    if s.levels.len() > 1 {
+        let levels: Vec<String> = s.levels.iter().map(|n| n.to_string()).collect();
+        return format!(
+            "closed loop at concurrency {}, each level for the duration",
+            levels.join(", ")
+        );
+    }
+    if s.rates.is_empty() {
+        return format!("{} workers", s.concurrency);
+    }
+    let rates: Vec<String> = s.rates.iter().map(|r| r.to_string()).collect();
+    format!(
+        "open loop at {} req/s (burstiness {}, at most {} in flight){}",
+        rates.join(", "),
+        s.burstiness.unwrap_or(1.0),
+        s.max_in_flight
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "?".into()),
+        if rates.len() > 1 {
+            ", each rate for the duration"
+        } else {
+            ""
+        }
+    )
+}
+
 /// The title and the paragraph saying how the soak ended and what it sent.
 fn soak_header(r: &SoakReport) -> String {
     format!(
-        "# Soak: {} ({})\n\nModel `{}` at {}. Status **{}**: {:.0} s of {:.0} s, {} workers, kinds {}, \
+        "# Soak: {} ({})\n\nModel `{}` at {}. Status **{}**: {:.0} s of {:.0} s, {}, kinds {}, \
          `stream: false`.\n\n",
         r.endpoint.name,
         r.tool,
@@ -302,8 +629,8 @@ fn soak_header(r: &SoakReport) -> String {
         r.endpoint.base_url,
         r.status.report_label(),
         r.wall_s,
-        r.settings.duration_s,
-        r.settings.concurrency,
+        r.settings.duration_s * r.settings.rates.len().max(r.settings.levels.len()).max(1) as f64,
+        load_words(r),
         r.settings
             .kinds
             .iter()

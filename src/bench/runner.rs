@@ -11,12 +11,40 @@ use super::decode::Decode;
 use super::error::BenchError;
 use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
-use super::plan::{BenchPlan, Settings};
+use super::plan::{BenchPlan, BenchSet, Settings};
 use super::prefill::{Prefill, Skipped};
 use super::schema::{BenchReport, BenchStatus};
 use super::session::{Ended, Session};
 use super::warmup::Warmup;
 use super::{concurrency, decode, prefill, render, target, warmup};
+
+/// Bench every endpoint of the set, one after the other, and with more than one write the
+/// side-by-side `bench.md` into the top folder. After an interruption the remaining endpoints
+/// are not benched (their absence is noted in the side-by-side report).
+pub async fn run_benches(set: &BenchSet) -> Result<Vec<BenchReport>, BenchError> {
+    let mut reports = Vec::new();
+    for plan in &set.plans {
+        let report = run_bench(plan).await?;
+        let stop = report.status == BenchStatus::Interrupted;
+        reports.push(report);
+        if stop {
+            break;
+        }
+    }
+    if set.plans.len() > 1 {
+        let names: Vec<&str> = set
+            .plans
+            .iter()
+            .map(|p| p.endpoint.spec.name.as_str())
+            .collect();
+        write_files(
+            &set.dir,
+            &[(BENCH_MD, render::side_by_side_markdown(&reports, &names))],
+        )
+        .map_err(BenchError::Output)?;
+    }
+    Ok(reports)
+}
 
 /// Run every phase of the plan and write the run folder.
 pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {

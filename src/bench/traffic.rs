@@ -16,6 +16,8 @@ pub enum Kind {
     Reasoning,
     Long,
     Chat,
+    /// A catalogue prompt of `soak --graded` (never in `--kinds`).
+    Graded,
 }
 
 pub const ALL_KINDS: [Kind; 6] = [
@@ -38,6 +40,7 @@ impl Kind {
             Kind::Reasoning => "reasoning",
             Kind::Long => "long",
             Kind::Chat => "chat",
+            Kind::Graded => "graded",
         }
     }
 
@@ -140,6 +143,7 @@ pub fn request(
             {"role": "user", "content": pick(CHAT)}
         ]),
         Kind::Long => user(&long_context_prompt(long_context, seq)),
+        Kind::Graded => user(pick(CHAT)), // graded bodies are built from the catalogue
     };
     let mut body = chat_body(model, messages, s.max_tokens, s.temperature, extra);
     if s.kind == Kind::Tool {

@@ -1,29 +1,46 @@
-//! `coherence bench`: measure one endpoint, write the run folder, print the summary or JSON.
+//! `coherence bench`: measure one endpoint, or several one after the other, write the run
+//! folder(s), print the summary or JSON.
 
 use super::bench_plan::plan_bench;
 use crate::bench::log::BENCH_MD;
 use crate::bench::schema::BenchStatus;
-use crate::bench::{render, run_bench};
+use crate::bench::{render, run_benches};
 use crate::cli::BenchArgs;
 use crate::error::{CliError, Exit, UsageContext};
 
-/// Exit 0 when every request was measured, 3 when some failed or the bench was interrupted (the
-/// report still shows the rest).
+/// Exit 0 when every request of every endpoint was measured, 3 when some failed or the bench was
+/// interrupted (the report still shows the rest).
 pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
-    let plan = plan_bench(args).usage_err()?;
+    let set = plan_bench(args).usage_err()?;
     let rt = super::runtime().usage_err()?;
-    let report = rt.block_on(run_bench(&plan))?;
-    if plan.json {
-        print!("{}", render::bench_json(&report));
+    let reports = rt.block_on(run_benches(&set))?;
+    let several = set.plans.len() > 1;
+    if args.json {
+        print!("{}", render::benches_json(&reports));
     } else {
-        print!("{}", render::bench_markdown(&report));
-        println!("\nreport: {}", plan.dir.join(BENCH_MD).display());
+        for r in &reports {
+            print!("{}", render::bench_markdown(r));
+            if several {
+                println!();
+            }
+        }
+        if several {
+            let names: Vec<&str> = set
+                .plans
+                .iter()
+                .map(|p| p.endpoint.spec.name.as_str())
+                .collect();
+            print!("{}", render::side_by_side_markdown(&reports, &names));
+        }
+        println!("\nreport: {}", set.dir.join(BENCH_MD).display());
     }
-    Ok(
-        if report.problems.is_empty() && report.status == BenchStatus::Finished {
-            Exit::Success
-        } else {
-            Exit::Incomplete
-        },
-    )
+    let clean = reports.len() == set.plans.len()
+        && reports
+            .iter()
+            .all(|r| r.problems.is_empty() && r.status == BenchStatus::Finished);
+    Ok(if clean {
+        Exit::Success
+    } else {
+        Exit::Incomplete
+    })
 }

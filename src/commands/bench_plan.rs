@@ -7,17 +7,25 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::Map;
 
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
+use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
-use crate::bench::log::{BENCH_JSON, SOAK_RECORDS};
-use crate::bench::plan::Settings;
-use crate::bench::{BenchPlan, SmokePlan, SoakPlan};
+use crate::bench::log::{BENCH_JSON, BENCH_MD, SOAK_RECORDS};
+use crate::bench::plan::{Graded, Load, Settings, Slo};
+use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
+use crate::catalogue::{Prompt, PromptRequest};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
 use crate::run::PlannedEndpoint;
 use crate::run_folder::new_run_dir;
+use crate::score::{ScoreContext, ScorerSpec};
 
-pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
-    let endpoint = single_endpoint(&args.endpoints, "bench")?;
+/// One plan per `--endpoint`. With one endpoint the run folder is as always; with more, each
+/// endpoint gets `DIR/<name>/` and `DIR/bench.md` sets them side by side.
+pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
+    let specs = endpoint_specs(&args.endpoints, Vec::new())?;
+    if specs.is_empty() {
+        bail!("--endpoint: give at least one NAME=URL");
+    }
+    let endpoints = with_keys(specs)?;
     let concurrency = list_or_none("--concurrency", &args.concurrency)?;
     let prefill = list_or_none("--prefill", &args.prefill)?;
     if args.runs == 0 && concurrency.is_empty() && prefill.is_empty() {
@@ -28,32 +36,59 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchPlan> {
         .as_deref()
         .map(|p| Baseline::load(p).with_context(|| format!("--baseline {}", p.display())))
         .transpose()?;
-    let dir = out_dir(
-        args.out.as_deref(),
-        "bench",
-        &endpoint.spec.name,
-        BENCH_JSON,
-    )?;
-    Ok(BenchPlan {
-        client: client_options(&args.client)?,
-        settings: Settings {
-            warmup: args.warmup,
-            runs: args.runs,
-            max_tokens: args.max_tokens,
-            concurrency: concurrency.into_iter().map(|n| n as usize).collect(),
-            rounds: args.rounds,
-            prefill,
-            prefill_runs: args.prefill_runs,
-            stream: false,
-            params: parse_params(&args.params, Map::new())?,
-        },
-        metrics_url: args.metrics_url.clone(),
-        baseline,
-        dir,
-        json: args.json,
-        quiet: args.quiet,
-        endpoint,
-    })
+    let names: Vec<&str> = endpoints.iter().map(|e| e.spec.name.as_str()).collect();
+    if endpoints.len() > 1 {
+        if let Some(bad) = names.iter().find(|n| n.chars().all(|c| c == '.')) {
+            bail!("--endpoint `{bad}=…`: with several endpoints each name is a folder; choose another name");
+        }
+    }
+    let dir = match args.out.as_deref() {
+        Some(dir) => {
+            let taken = dir.join(BENCH_JSON).exists()
+                || (endpoints.len() > 1 && dir.join(BENCH_MD).exists())
+                || (endpoints.len() > 1
+                    && names.iter().any(|n| dir.join(n).join(BENCH_JSON).exists()));
+            if taken {
+                bail!(
+                    "--out {}: this folder already holds a bench run; choose another",
+                    dir.display()
+                );
+            }
+            dir.to_path_buf()
+        }
+        None => new_run_dir(Some("bench"), &names),
+    };
+    let settings = Settings {
+        warmup: args.warmup,
+        runs: args.runs,
+        max_tokens: args.max_tokens,
+        concurrency: concurrency.into_iter().map(|n| n as usize).collect(),
+        rounds: args.rounds,
+        prefill,
+        prefill_runs: args.prefill_runs,
+        stream: false,
+        params: parse_params(&args.params, Map::new())?,
+    };
+    let client = client_options(&args.client)?;
+    let several = endpoints.len() > 1;
+    let plans = endpoints
+        .into_iter()
+        .map(|endpoint| BenchPlan {
+            client: client.clone(),
+            settings: settings.clone(),
+            metrics_url: args.metrics_url.clone(),
+            baseline: baseline.clone(),
+            dir: if several {
+                dir.join(&endpoint.spec.name)
+            } else {
+                dir.clone()
+            },
+            json: args.json,
+            quiet: args.quiet,
+            endpoint,
+        })
+        .collect();
+    Ok(BenchSet { plans, dir })
 }
 
 pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
@@ -67,7 +102,30 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
     Ok(SoakPlan {
         client: client_options(&args.client)?,
         duration: args.duration,
-        concurrency: args.concurrency as usize,
+        load: if args.sanity {
+            Load::Closed {
+                levels: distinct(&args.sanity_levels)
+                    .into_iter()
+                    .map(|n| n as usize)
+                    .collect(),
+            }
+        } else if args.rate.is_empty() {
+            Load::Closed {
+                levels: vec![args.concurrency as usize],
+            }
+        } else {
+            Load::Open {
+                rates: distinct(&args.rate),
+                burstiness: args.burstiness,
+                max_in_flight: args.max_in_flight,
+            }
+        },
+        slo: Slo {
+            e2e_ms: args.slo_e2e_ms,
+            tpot_ms: args.slo_tpot_ms,
+        },
+        graded: graded_prompts(args)?,
+        sanity: args.sanity,
         kinds: distinct(&args.kinds),
         long_context: args.long_context,
         params: parse_params(&args.params, Map::new())?,
@@ -76,6 +134,38 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
         quiet: args.quiet,
         endpoint,
     })
+}
+
+/// The graded prompts of `--graded` / `--sanity`: the catalogue's chat prompts with ground truth
+/// whose scorer runs no code.
+fn graded_prompts(args: &SoakArgs) -> anyhow::Result<Option<Graded>> {
+    let graded = args.graded || args.sanity;
+    if !graded {
+        if args.graded_share.is_some() || args.catalogue.is_some() {
+            bail!("--graded-share and --catalogue go with --graded or --sanity");
+        }
+        return Ok(None);
+    }
+    let catalogue = load_catalogue_for(args.catalogue.as_deref()).context("--graded")?;
+    let prompts: Vec<Prompt> = catalogue
+        .prompts
+        .iter()
+        .filter(|p| matches!(p.request, PromptRequest::Chat { .. }))
+        .filter(|p| !p.score.open_ended() && !matches!(p.score, ScorerSpec::Js { .. }))
+        .cloned()
+        .collect();
+    if prompts.is_empty() {
+        bail!(
+            "--graded: the catalogue in {} has no chat prompt with ground truth and no code to run",
+            catalogue.dir.display()
+        );
+    }
+    Ok(Some(Graded {
+        prompts,
+        share: args.graded_share.unwrap_or(0.25),
+        context: ScoreContext::for_catalogue(&catalogue.dir),
+        catalogue_hash: catalogue.hash.clone(),
+    }))
 }
 
 pub fn plan_smoke(args: &SmokeArgs) -> anyhow::Result<SmokePlan> {

@@ -30,11 +30,12 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
 }
 
 /// 3 when the soak did not finish (or sent nothing), else 1 when any request failed, came back
-/// empty or degenerate, else 0.
+/// empty or degenerate, or (with --sanity) a graded prompt was answered wrong, else 0.
 pub fn exit_for(r: &SoakReport) -> Exit {
+    let sanity_failed = r.sanity.as_ref().is_some_and(|s| !s.passed);
     if r.status != SoakStatus::Finished || r.requests == 0 {
         Exit::Incomplete
-    } else if r.errors + r.soft_empty + r.degenerate > 0 {
+    } else if r.errors + r.soft_empty + r.degenerate > 0 || sanity_failed {
         Exit::GateFailed
     } else {
         Exit::Success

@@ -137,6 +137,119 @@ fn decode_and_concurrency_rates_match_the_server_within_two_percent() {
     assert_eq!(lines.lines().count(), 9);
 }
 
+/// A server at `rate` tok/s that also notes when each completion request arrived.
+fn timed_server(
+    model: &str,
+    rate: f64,
+    arrivals: Arc<Mutex<Vec<std::time::Instant>>>,
+) -> FakeServer {
+    FakeServer::start(model, move |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        arrivals.lock().unwrap().push(std::time::Instant::now());
+        generated(req.max_tokens().unwrap_or(1), rate)
+    })
+}
+
+#[test]
+fn two_endpoints_are_benched_in_turn_and_read_four_times_apart() {
+    let _serial = serial();
+    let (at_a, at_b) = (
+        Arc::new(Mutex::new(Vec::new())),
+        Arc::new(Mutex::new(Vec::new())),
+    );
+    let fast = timed_server("fast-model", 400.0, at_a.clone());
+    let slow = timed_server("slow-model", 100.0, at_b.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let (a, b) = (
+        format!("fast={}", fast.url()),
+        format!("slow={}", slow.url()),
+    );
+    let run_arg = run.display().to_string();
+    let args = [
+        "bench",
+        "--endpoint",
+        &a,
+        "--endpoint",
+        &b,
+        "--out",
+        &run_arg,
+        "--json",
+        "--quiet",
+        "--warmup",
+        "1",
+        "--runs",
+        "2",
+        "--max-tokens",
+        "100",
+        "--concurrency",
+        "2",
+        "--rounds",
+        "1",
+        "--prefill",
+        "none",
+    ];
+    let out = coherence(&args, dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let endpoints = json["endpoints"]
+        .as_array()
+        .expect("{\"endpoints\": [...]}");
+    assert_eq!(endpoints.len(), 2);
+    assert_eq!(endpoints[0]["endpoint"]["name"], "fast");
+    assert_eq!(endpoints[1]["endpoint"]["name"], "slow");
+    for (e, rate) in endpoints.iter().zip([400.0, 100.0]) {
+        close(&e["decode"]["mean_tps"], rate, 0.05, "decode mean");
+        close(
+            &e["concurrency"][0]["aggregate_tps"],
+            2.0 * rate,
+            0.05,
+            "c2 aggregate",
+        );
+        assert_eq!(e["settings"]["stream"], false);
+    }
+    let ratio = endpoints[1]["decode"]["mean_tps"].as_f64().unwrap()
+        / endpoints[0]["decode"]["mean_tps"].as_f64().unwrap();
+    assert!((ratio - 0.25).abs() / 0.25 < 0.05, "slow/fast {ratio}");
+    // One after the other, never at once: every request to the slow endpoint came after the
+    // last one to the fast endpoint, warm-up included (1 warm-up + 1 warm-up round of 2 + 2 runs + 2).
+    let (at_a, at_b) = (at_a.lock().unwrap().clone(), at_b.lock().unwrap().clone());
+    assert_eq!((at_a.len(), at_b.len()), (7, 7));
+    assert!(at_a.iter().max().unwrap() < at_b.iter().min().unwrap());
+    // Each endpoint keeps its own run folder; the top bench.md sets them side by side.
+    for name in ["fast", "slow"] {
+        let own: Value = serde_json::from_str(
+            &std::fs::read_to_string(run.join(name).join("bench.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(own["endpoint"]["name"], name);
+        assert!(run.join(name).join("bench.jsonl").exists());
+    }
+    let md = std::fs::read_to_string(run.join("bench.md")).unwrap();
+    assert!(
+        md.contains("fast vs slow") && md.contains("slow/fast"),
+        "{md}"
+    );
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| decode.mean_tps "))
+        .unwrap_or_else(|| panic!("{md}"));
+    let cell = row
+        .trim_end()
+        .trim_end_matches('|')
+        .rsplit('|')
+        .next()
+        .unwrap()
+        .trim();
+    let shown: f64 = cell
+        .trim_end_matches('x')
+        .parse()
+        .unwrap_or_else(|_| panic!("{row}"));
+    assert!((shown - 0.25).abs() / 0.25 < 0.05, "{row}");
+}
+
 #[test]
 fn cold_numbers_are_reported_next_to_the_steady_state() {
     let _serial = serial();
@@ -439,7 +552,7 @@ fn bad_flags_are_usage_errors_that_name_the_flag() {
                 "--endpoint",
                 "a=http://127.0.0.1:9/v1",
                 "--endpoint",
-                "b=http://127.0.0.1:9/v1",
+                "a=http://127.0.0.1:8/v1",
             ],
             "--endpoint",
         ),

@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use crate::common::{
+    coherence, correct_answer, exit_code, stderr, stdout, write_catalogue, FakeServer, Incoming,
+    Reply, CAPITAL_Q, EGGS_Q, JSON_Q, LETTERS_Q,
+};
 #[cfg(unix)]
 use crate::common::{serial, sigterm_when};
 use serde_json::{json, Value};
@@ -374,6 +377,38 @@ fn report_needs_a_soak_folder_and_flags_are_checked() {
             ],
             "--concurrency",
         ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--rate",
+                "5",
+                "--concurrency",
+                "2",
+            ],
+            "cannot be used with",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--rate",
+                "0",
+            ],
+            "--rate",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--burstiness",
+                "0.5",
+            ],
+            "--rate",
+        ),
     ];
     for (args, needle) in cases {
         let out = coherence(args, dir.path(), &[]);
@@ -431,4 +466,372 @@ fn the_api_key_never_reaches_the_journal_or_report() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(KEY), "{} holds the key", path.display());
     }
+}
+
+/// Seconds between the first and last instant, and how many there are.
+fn span(at: &[Instant]) -> (usize, f64) {
+    let first = at.iter().min().unwrap();
+    let last = at.iter().max().unwrap();
+    (at.len(), last.duration_since(*first).as_secs_f64())
+}
+
+#[test]
+fn an_open_loop_soak_sends_at_the_rate_whatever_is_in_flight() {
+    let _serial = serial();
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let log = arrivals.clone();
+    // Half a second per answer: four closed-loop workers could send only 80 requests in 10 s.
+    let server = FakeServer::start("rate-model", move |_req| {
+        log.lock().unwrap().push(Instant::now());
+        Reply::content(&words(20)).after(Duration::from_millis(500))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let started = Instant::now();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &["--duration", "10s", "--rate", "20", "--json", "--quiet"],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "stops by itself"
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // Rates from the server's own clock, not the client's.
+    let (n, secs) = span(&arrivals.lock().unwrap());
+    assert!((170..=230).contains(&n), "{n} requests for 200 expected");
+    let rate = (n - 1) as f64 / secs;
+    assert!(
+        (rate - 20.0).abs() / 20.0 < 0.15,
+        "server saw {rate:.2} req/s"
+    );
+    assert_eq!(r["requests"], n, "every request sent is reported");
+    assert_eq!(r["settings"]["rates"], json!([20.0]));
+    assert_eq!(r["settings"]["concurrency"], 0);
+    let step = &r["steps"][0];
+    assert_eq!(step["requests"], n);
+    assert_eq!(step["delayed"], 0);
+    assert_eq!(step["dropped"], 0);
+    assert!(step["saturated"].is_null(), "{step}");
+    let achieved = step["achieved_rps"].as_f64().unwrap();
+    let offered = step["offered_rps"].as_f64().unwrap();
+    assert!(
+        (achieved / offered - 1.0).abs() < 0.1,
+        "{achieved} vs {offered}"
+    );
+    assert!(r["sweep"]["verdict"].as_str().unwrap().contains("kept up"));
+    let p50 = r["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((500.0..560.0).contains(&p50), "p50 {p50}");
+}
+
+#[test]
+fn a_rate_sweep_stops_where_the_server_cannot_keep_up() {
+    let _serial = serial();
+    // One request at a time, 100 ms each: at most 10 req/s, the rest queues (FIFO).
+    let free_at = Arc::new(Mutex::new(Instant::now()));
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let log = arrivals.clone();
+    let server = FakeServer::start("queue-model", move |_req| {
+        let now = Instant::now();
+        log.lock().unwrap().push(now);
+        let mut free = free_at.lock().unwrap();
+        let done = (*free).max(now) + Duration::from_millis(100);
+        *free = done;
+        Reply::content(&words(10)).after(done - now)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "1500ms",
+                "--rate",
+                "2,20,40",
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let sweep = &r["sweep"];
+    assert_eq!(sweep["ran"], json!([2.0, 20.0]), "{sweep}");
+    assert_eq!(sweep["saturated_at"], 20.0);
+    assert_eq!(sweep["sustained"], 2.0);
+    let verdict = sweep["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("saturated at 20 req/s") && verdict.contains("not run: 40"),
+        "{verdict}"
+    );
+    let steps = r["steps"].as_array().unwrap();
+    assert!(steps[0]["saturated"].is_null(), "{}", steps[0]);
+    let why = steps[1]["saturated"].as_str().unwrap();
+    assert!(why.contains("achieved"), "{why}");
+    // The server served about 10 req/s however many were offered.
+    let achieved = steps[1]["achieved_rps"].as_f64().unwrap();
+    assert!((8.5..11.0).contains(&achieved), "achieved {achieved}");
+    assert_eq!(
+        arrivals.lock().unwrap().len(),
+        r["requests"].as_u64().unwrap() as usize
+    );
+    let md = std::fs::read_to_string(dir.path().join("run/soak.md")).unwrap();
+    assert!(
+        md.contains("## Load steps") && md.contains("Sweep: saturated at 20"),
+        "{md}"
+    );
+}
+
+#[test]
+fn goodput_follows_the_injected_latency_and_the_per_token_fit_finds_it() {
+    let _serial = serial();
+    // 50 ms fixed plus 1 ms per token; every reply fills its budget (300, 500 or 800).
+    let injected = Arc::new(Mutex::new(Vec::new()));
+    let log = injected.clone();
+    let server = FakeServer::start("slo-model", move |req| {
+        let tokens = req.max_tokens().unwrap_or(1);
+        let ms = 50 + tokens;
+        log.lock().unwrap().push(ms);
+        Reply {
+            kind: coherence_testkit::ReplyKind::Answer {
+                content: Some(words(12)),
+                reasoning: None,
+                finish_reason: "length".into(),
+                completion_tokens: tokens,
+            },
+            delay: Duration::from_millis(ms),
+            headers: Vec::new(),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "3s",
+                "--concurrency",
+                "6",
+                "--kinds",
+                "chat",
+                "--slo-e2e-ms",
+                "700",
+                "--slo-tpot-ms",
+                "1.2",
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let injected = injected.lock().unwrap().clone();
+    let g = &r["goodput"];
+    assert_eq!(g["requests"], injected.len());
+    // Budgets 300 and 500 answer in 350 and 550 ms, within 700; 800 takes 850 ms.
+    let truth = injected.iter().filter(|ms| **ms <= 700).count();
+    assert_eq!(g["within_slo"], truth, "{g}");
+    let share = g["within_slo_share"].as_f64().unwrap();
+    assert!(
+        (share - truth as f64 / injected.len() as f64).abs() < 1e-3,
+        "{g}"
+    );
+    let wall = r["wall_s"].as_f64().unwrap();
+    let rps = g["requests_per_s"].as_f64().unwrap();
+    assert!(
+        (rps - truth as f64 / wall).abs() / rps < 0.05,
+        "{rps} vs {truth} in {wall} s"
+    );
+    let fit = &g["fit"];
+    assert_eq!(fit["budgets"], json!([300, 800]));
+    let b = fit["per_token_ms"].as_f64().unwrap();
+    assert!((b - 1.0).abs() < 0.03, "per token {b} ms, injected 1");
+    let a = fit["fixed_ms"].as_f64().unwrap();
+    assert!((45.0..80.0).contains(&a), "fixed {a} ms, injected 50");
+}
+
+/// Right on the letters and capital prompts, wrong on the JSON and eggs ones, plain words for the
+/// rest of the traffic; every question it saw is logged.
+fn half_right_server(seen: Arc<Mutex<Vec<String>>>) -> FakeServer {
+    FakeServer::start("graded-model", move |req| {
+        let q = req.question();
+        seen.lock().unwrap().push(q.clone());
+        let reply = match q.as_str() {
+            LETTERS_Q | CAPITAL_Q => Reply::content(correct_answer(&q)),
+            JSON_Q => Reply::content("{\"n\": 3}"),
+            EGGS_Q => Reply::content("9 * 2 = 16, so she makes $16."),
+            _ => Reply::content(&words(20)),
+        };
+        reply.after(Duration::from_millis(20))
+    })
+}
+
+#[test]
+fn graded_accuracy_matches_what_the_server_got_right_and_wrong() {
+    let _serial = serial();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let server = half_right_server(seen.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = write_catalogue(dir.path()).display().to_string();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "2s",
+                "--concurrency",
+                "3",
+                "--graded",
+                "--graded-share",
+                "0.5",
+                "--catalogue",
+                &catalogue,
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "wrong answers alone do not fail a soak: {}",
+        stderr(&out)
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let right = seen
+        .iter()
+        .filter(|q| [LETTERS_Q, CAPITAL_Q].contains(&q.as_str()))
+        .count();
+    let wrong = seen
+        .iter()
+        .filter(|q| [JSON_Q, EGGS_Q].contains(&q.as_str()))
+        .count();
+    let g = &r["graded"];
+    assert_eq!(g["correct"], right, "{g}");
+    assert_eq!(g["wrong"], wrong, "{g}");
+    assert_eq!(g["requests"], right + wrong);
+    assert_eq!(g["unscored"], 0);
+    let acc = g["accuracy"].as_f64().unwrap();
+    assert!(
+        (acc - right as f64 / (right + wrong) as f64).abs() < 1e-3,
+        "{g}"
+    );
+    // Half the traffic is graded, spread evenly, and every chat prompt (not the raw completion one)
+    // is sent in rotation.
+    let n = r["requests"].as_u64().unwrap() as usize;
+    assert!(
+        ((right + wrong) as i64 - (n / 2) as i64).abs() <= 1,
+        "{} of {n}",
+        right + wrong
+    );
+    assert_eq!(r["settings"]["graded_prompts"].as_array().unwrap().len(), 4);
+    let windows = g["by_window"].as_array().unwrap();
+    let total: u64 = windows
+        .iter()
+        .map(|w| w["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total as usize, right + wrong);
+    assert!(windows.len() >= 2, "{windows:?}");
+    assert_eq!(g["by_level"][0]["concurrency"], 3);
+    // The fake always answers the same: every prompt is stable.
+    assert_eq!(g["stability"]["stable"], g["stability"]["prompts"]);
+    assert_eq!(g["stability"]["unstable"], json!([]));
+    let graded = r["by_kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "graded")
+        .unwrap();
+    assert_eq!(graded["requests"], right + wrong);
+    let md = std::fs::read_to_string(dir.path().join("run/soak.md")).unwrap();
+    assert!(
+        md.contains("## Graded prompts") && md.contains("| window (s) |"),
+        "{md}"
+    );
+    // The rest of the traffic still rotates through every kind.
+    assert_eq!(
+        r["by_kind"].as_array().unwrap().len(),
+        7,
+        "{}",
+        r["by_kind"]
+    );
+}
+
+#[test]
+fn the_sanity_sweep_counts_bad_outputs_per_level() {
+    let _serial = serial();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let server = half_right_server(seen);
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = write_catalogue(dir.path()).display().to_string();
+    let url = format!("fake={}", server.url());
+    let out_dir = dir.path().join("run").display().to_string();
+    let out = coherence(
+        &soak_args(
+            &url,
+            &out_dir,
+            &[
+                "--duration",
+                "1s",
+                "--sanity",
+                "--sanity-levels",
+                "1,3",
+                "--catalogue",
+                &catalogue,
+                "--json",
+                "--quiet",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&out),
+        1,
+        "wrong graded answers fail the sanity sweep: {}",
+        stderr(&out)
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let s = &r["sanity"];
+    assert_eq!(s["passed"], false);
+    let levels = s["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    assert_eq!(levels[0]["concurrency"], 1);
+    assert_eq!(levels[1]["concurrency"], 3);
+    for l in levels {
+        assert!(l["wrong"].as_u64().unwrap() > 0, "{l}");
+        assert_eq!(l["bad"], l["wrong"], "{l}");
+        assert_eq!(l["errors"], 0);
+    }
+    assert_eq!(
+        r["graded"]["wrong"].as_u64().unwrap(),
+        levels
+            .iter()
+            .map(|l| l["wrong"].as_u64().unwrap())
+            .sum::<u64>()
+    );
+    assert_eq!(r["steps"].as_array().unwrap().len(), 2);
 }
