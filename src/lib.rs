@@ -4,6 +4,7 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod builtin;
 pub mod catalogue;
 pub mod cli;
 mod commands;

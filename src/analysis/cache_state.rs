@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::load::{histogram, unique_completions, ByCondition, Probe};
+use super::probe::{histogram, unique_completions, ByCondition, Probe};
 use crate::load::journal::{CacheState, Condition};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::cache_state::{self, CacheStateResult, CacheVerdict};
+use super::probe::{ByCondition, Probe};
 use super::samples::{self, SampleResult};
 use super::under_load::{self, LoadVerdict, UnderLoad};
-use super::FAILED_KEY;
 use crate::analysis::logprob_tokens;
 use crate::catalogue::Catalogue;
-use crate::load::journal::{merge, Condition, LoadRecord};
+use crate::load::journal::{merge, LoadRecord};
 use crate::score::{score, ScoreContext};
 
 /// What `determinism --under-load/--cache-states/--samples` found; every field is left out of
@@ -72,27 +72,6 @@ impl LoadResults {
         lines
     }
 }
-
-/// One probe as the analysis sees it.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    pub repeat: u32,
-    /// The answer as scored; None when the probe failed.
-    pub key: Option<String>,
-    pub completion: String,
-    pub tokens: Option<Vec<String>>,
-    pub fillers_at_send: Option<u32>,
-}
-
-impl Probe {
-    /// The histogram key: the answer, or `(fail)`.
-    pub fn bucket(&self) -> String {
-        self.key.clone().unwrap_or_else(|| FAILED_KEY.into())
-    }
-}
-
-/// A prompt's probes on one endpoint, by condition, each list in repeat order.
-pub type ByCondition = BTreeMap<Condition, Vec<Probe>>;
 
 /// Score every probe and read each phase. `endpoints` and `prompts` give the order of the rows.
 pub fn analyze_load(
@@ -167,23 +146,4 @@ pub fn analyze_load(
         out.samples.extend(samples::analyze(name, &per_prompt));
     }
     out
-}
-
-/// How often each answer came back.
-pub fn histogram(probes: &[Probe]) -> BTreeMap<String, u32> {
-    let mut h = BTreeMap::new();
-    for p in probes {
-        *h.entry(p.bucket()).or_default() += 1;
-    }
-    h
-}
-
-/// Distinct completions among usable probes.
-pub fn unique_completions(probes: &[Probe]) -> u32 {
-    let texts: std::collections::BTreeSet<&str> = probes
-        .iter()
-        .filter(|p| p.key.is_some())
-        .map(|p| p.completion.as_str())
-        .collect();
-    texts.len() as u32
 }

@@ -11,6 +11,7 @@ mod load;
 mod noise;
 mod overview;
 mod parity;
+mod probe;
 mod quality;
 mod results;
 mod rollup;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::divergence::first_divergence;
-use super::load::{histogram, unique_completions, ByCondition, Probe};
+use super::probe::{histogram, unique_completions, ByCondition, Probe};
 use crate::load::journal::Condition;
 
 /// What the divergence points count.

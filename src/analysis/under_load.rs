@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::divergence::{first_divergence, Divergence};
-use super::load::{histogram, unique_completions, ByCondition, Probe};
+use super::probe::{histogram, unique_completions, ByCondition, Probe};
 use crate::load::journal::Condition;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

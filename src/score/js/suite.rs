@@ -49,7 +49,7 @@ fn is_identifier(name: &str) -> bool {
 /// Reads and validates a suite: at least one test, and every test calls `function`.
 pub fn load(path: &Path, function: &str) -> Result<Suite, String> {
     let shown = path.display();
-    let text = match crate::catalogue::embedded::suite_text(path) {
+    let text = match crate::builtin::suite_text(path) {
         Some(built_in) => built_in
             .map(str::to_string)
             .map_err(|e| format!("suite {shown}: {e}"))?,
