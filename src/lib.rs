@@ -18,6 +18,7 @@ pub mod report;
 pub mod run;
 pub mod run_folder;
 pub mod score;
+pub mod text;
 
 use clap::FromArgMatches;
 

@@ -9,7 +9,7 @@ use super::divergence::{first_divergence, Divergence};
 
 /// One repeat of one prompt on one endpoint, as the analysis sees it.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct RepeatOutcome {
     pub repeat: u32,
     /// The answer as scored (extracted value, or the text for open-ended prompts); None when failed.
     pub key: Option<String>,
@@ -75,7 +75,7 @@ pub const FAILED_KEY: &str = "(fail)";
 
 /// Summarise the repeats; also returns the index (into `outcomes`) of the representative repeat:
 /// the first repeat that gave the modal answer, or the first repeat when none is usable.
-pub fn summarize(outcomes: &[Outcome]) -> (Determinism, usize) {
+pub fn summarize(outcomes: &[RepeatOutcome]) -> (Determinism, usize) {
     let mut histogram: BTreeMap<String, u32> = BTreeMap::new();
     for o in outcomes {
         *histogram
@@ -91,7 +91,7 @@ pub fn summarize(outcomes: &[Outcome]) -> (Determinism, usize) {
             best = Some((n, i));
         }
     }
-    let usable: Vec<&Outcome> = outcomes.iter().filter(|o| o.key.is_some()).collect();
+    let usable: Vec<&RepeatOutcome> = outcomes.iter().filter(|o| o.key.is_some()).collect();
     let distinct: BTreeSet<&str> = usable.iter().filter_map(|o| o.key.as_deref()).collect();
     let completions: BTreeSet<&str> = usable.iter().map(|o| o.completion.as_str()).collect();
     let (modal_answer, modal_share, representative) = match best {
@@ -137,8 +137,8 @@ pub fn summarize(outcomes: &[Outcome]) -> (Determinism, usize) {
 mod tests {
     use super::*;
 
-    fn outcome(repeat: u32, key: &str, correct: bool, text: &str) -> Outcome {
-        Outcome {
+    fn outcome(repeat: u32, key: &str, correct: bool, text: &str) -> RepeatOutcome {
+        RepeatOutcome {
             repeat,
             key: Some(key.into()),
             correct: Some(correct),

@@ -29,7 +29,7 @@ use std::sync::Mutex;
 use chrono::Utc;
 
 pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
-pub use determinism::{summarize, Class, Determinism, Outcome, RepeatDivergence, FAILED_KEY};
+pub use determinism::{summarize, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY};
 pub use divergence::{
     first_divergence, logprob_positions, logprob_tokens, Divergence, LogprobToken,
 };
@@ -54,7 +54,7 @@ use rollup::{endpoint_summary, pair_statistics, rollup};
 /// What one endpoint did on one prompt, before comparing.
 struct EndpointPrompt<'a> {
     answer: AnswerResult,
-    outcomes: Vec<Outcome>,
+    outcomes: Vec<RepeatOutcome>,
     /// The most frequent usable answer key.
     modal: Option<String>,
     representative: Option<&'a Record>,
@@ -129,7 +129,14 @@ pub fn analyze(
         let mut per_endpoint = Vec::new();
         for name in &names {
             let recs: Vec<Option<&Record>> = (0..manifest.repeats)
-                .map(|rep| slots.get(&(id.clone(), name.clone(), rep)).copied())
+                .map(|repeat| {
+                    let slot = Slot {
+                        prompt: id.clone(),
+                        endpoint: name.clone(),
+                        repeat,
+                    };
+                    slots.get(&slot).copied()
+                })
                 .collect();
             missing += recs.iter().filter(|r| r.is_none()).count();
             request_failures += recs
@@ -339,7 +346,7 @@ fn score_all(
         .filter_map(|(slot, r)| {
             Some((
                 slot,
-                catalogue.get(&slot.0)?,
+                catalogue.get(&slot.prompt)?,
                 r.completion.answer.as_deref().unwrap_or(""),
             ))
         })
@@ -379,10 +386,8 @@ fn endpoint_prompt<'a>(
     let mut present: Vec<&Record> = Vec::new();
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
-        let s = scored
-            .get(&(r.prompt.clone(), r.endpoint.clone(), r.repeat))
-            .cloned();
-        outcomes.push(Outcome {
+        let s = scored.get(&Slot::of(r)).cloned();
+        outcomes.push(RepeatOutcome {
             repeat: repeat as u32,
             key: s.as_ref().map(|s| {
                 s.extracted

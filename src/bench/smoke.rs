@@ -115,7 +115,7 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
             SmokeVerdict::WrongReply,
             Some(format!(
                 "expected exactly `{PHRASE}`, got `{}`",
-                crate::score::clip(s.answer.as_deref().unwrap_or(""), 120)
+                crate::text::clip(s.answer.as_deref().unwrap_or(""), 120)
             )),
         ),
     };

@@ -142,7 +142,7 @@ impl Sender {
         let degenerate = sample.outcome == SampleOutcome::Ok
             && sample.answer.as_deref().is_some_and(is_degenerate);
         let snippet =
-            degenerate.then(|| crate::score::clip(sample.answer.as_deref().unwrap_or(""), 160));
+            degenerate.then(|| crate::text::clip(sample.answer.as_deref().unwrap_or(""), 160));
         let graded = match (prompt, &self.graded) {
             (Some(p), Some(g)) => Some(grade(p, &sample, &g.context)),
             _ => None,
@@ -209,7 +209,7 @@ fn grade(
                 correct: Some(s.correct == Some(true)),
                 answer: Some(
                     s.extracted
-                        .unwrap_or_else(|| crate::score::clip(answer.trim(), 80)),
+                        .unwrap_or_else(|| crate::text::clip(answer.trim(), 80)),
                 ),
             }
         }

@@ -7,7 +7,8 @@ use crate::catalogue::{category_counts, self_test_all};
 use crate::cli::{CheckArgs, ExportArgs, ListArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
-use crate::score::{clip, ScoreContext};
+use crate::score::ScoreContext;
+use crate::text::clip;
 
 pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
     let catalogue = load_catalogue_for(args.catalogue.catalogue.as_deref()).usage_err()?;

@@ -229,7 +229,7 @@ pub fn split_think(content: &str) -> (String, Option<String>) {
 
 /// The start of a body for an error message, on one line.
 pub(crate) fn snippet(body: &str) -> String {
-    crate::score::clip(body, 160)
+    crate::text::clip(body, 160)
 }
 
 #[cfg(test)]

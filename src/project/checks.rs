@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::artifact::Artifact;
-use super::results::Verdict;
+use super::results::RequirementStatus;
 use super::task::{Source, StaticCheck};
 
 /// The JavaScript without comments (string contents are kept; a `//` inside a string cuts the
@@ -80,9 +80,16 @@ fn inside_try(code: &str, at: usize) -> bool {
 }
 
 /// Runs one static check; the detail says what was found.
-pub fn run(check: &StaticCheck, source: Source, artifact: &Artifact) -> (Verdict, String) {
+pub fn run(
+    check: &StaticCheck,
+    source: Source,
+    artifact: &Artifact,
+) -> (RequirementStatus, String) {
     if source != Source::Html && artifact.js().trim().is_empty() {
-        return (Verdict::Missing, "no script found in the answer".into());
+        return (
+            RequirementStatus::Missing,
+            "no script found in the answer".into(),
+        );
     }
     let text = match source {
         Source::Js => strip_comments(&artifact.js()),
@@ -103,11 +110,11 @@ pub fn run(check: &StaticCheck, source: Source, artifact: &Artifact) -> (Verdict
                 .collect();
             let found = all.len() - missing.len();
             let verdict = if missing.is_empty() && forbidden.is_empty() {
-                Verdict::Met
+                RequirementStatus::Met
             } else if found > 0 {
-                Verdict::Partial
+                RequirementStatus::Partial
             } else {
-                Verdict::Missing
+                RequirementStatus::Missing
             };
             let mut detail = format!("{found} of {} patterns found", all.len());
             if !missing.is_empty() {
@@ -124,11 +131,11 @@ pub fn run(check: &StaticCheck, source: Source, artifact: &Artifact) -> (Verdict
         StaticCheck::Count { pattern, min } => {
             let n = pattern.find_iter(&text).count();
             let verdict = if n >= *min {
-                Verdict::Met
+                RequirementStatus::Met
             } else if n > 0 {
-                Verdict::Partial
+                RequirementStatus::Partial
             } else {
-                Verdict::Missing
+                RequirementStatus::Missing
             };
             (
                 verdict,
@@ -139,13 +146,13 @@ pub fn run(check: &StaticCheck, source: Source, artifact: &Artifact) -> (Verdict
             let at: Vec<usize> = pattern.find_iter(&text).map(|m| m.start()).collect();
             let guarded = at.iter().filter(|&&i| inside_try(&text, i)).count();
             let verdict = if at.is_empty() {
-                Verdict::Missing
+                RequirementStatus::Missing
             } else if guarded == at.len() {
-                Verdict::Met
+                RequirementStatus::Met
             } else if guarded > 0 {
-                Verdict::Partial
+                RequirementStatus::Partial
             } else {
-                Verdict::Missing
+                RequirementStatus::Missing
             };
             let detail = if at.is_empty() {
                 format!("`{}` not found", pattern.as_str())
@@ -161,9 +168,9 @@ pub fn run(check: &StaticCheck, source: Source, artifact: &Artifact) -> (Verdict
         StaticCheck::NoDeadCode => {
             let dead = dead_functions(artifact);
             let verdict = match dead.len() {
-                0 => Verdict::Met,
-                1 => Verdict::Partial,
-                _ => Verdict::Missing,
+                0 => RequirementStatus::Met,
+                1 => RequirementStatus::Partial,
+                _ => RequirementStatus::Missing,
             };
             let detail = if dead.is_empty() {
                 "every declared function is referenced".to_string()
@@ -211,8 +218,14 @@ mod tests {
         let check = StaticCheck::Guarded {
             pattern: Regex::new(r"localStorage\s*\.\s*setItem").unwrap(),
         };
-        assert_eq!(run(&check, Source::Js, &art(guarded)).0, Verdict::Met);
-        assert_eq!(run(&check, Source::Js, &art(bare)).0, Verdict::Missing);
+        assert_eq!(
+            run(&check, Source::Js, &art(guarded)).0,
+            RequirementStatus::Met
+        );
+        assert_eq!(
+            run(&check, Source::Js, &art(bare)).0,
+            RequirementStatus::Missing
+        );
     }
 
     #[test]

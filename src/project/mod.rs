@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::score::js::{run_script, EngineLimits, ProcessLimits, ScriptJob, ScriptOutcome};
 pub use artifact::{extract, Artifact};
-pub use results::{Evaluation, RequirementResult, RuntimeError, ScenarioRun, Verdict};
+pub use results::{Evaluation, RequirementResult, RequirementStatus, RuntimeError, ScenarioRun};
 pub use task::{load_task, task_ids, Task};
 
 /// The headless browser evaluated before the artifact (see its header).
@@ -58,7 +58,7 @@ struct Report {
 }
 
 /// Probe verdicts with their details, by probe name.
-type Probes = BTreeMap<String, (Verdict, String)>;
+type Probes = BTreeMap<String, (RequirementStatus, String)>;
 
 /// The script job of one scenario.
 fn scenario_job(task: &Task, scenario: &task::Scenario, artifact: &Artifact) -> ScriptJob {
@@ -133,7 +133,7 @@ fn run_scenarios(
                     for (name, p) in report.probes {
                         probes
                             .entry(name)
-                            .or_insert((Verdict::parse(&p.verdict), p.detail));
+                            .or_insert((RequirementStatus::parse(&p.verdict), p.detail));
                     }
                 }
                 Err(e) => run.status = format!("unreadable report: {e}"),
@@ -191,17 +191,17 @@ pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, 
             if name == "no_errors" {
                 if artifact.scripts.is_empty() {
                     (
-                        Verdict::Missing,
+                        RequirementStatus::Missing,
                         "no script found in the answer".to_string(),
                     )
                 } else if errors.is_empty() && stopped.is_empty() {
                     (
-                        Verdict::Met,
+                        RequirementStatus::Met,
                         "no uncaught error in any scenario".to_string(),
                     )
                 } else if playable_errors.is_empty() && stopped.is_empty() {
                     (
-                        Verdict::Partial,
+                        RequirementStatus::Partial,
                         format!("only outside normal play: {}", errors[0].describe()),
                     )
                 } else {
@@ -210,7 +210,7 @@ pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, 
                         .map(|e| e.describe())
                         .unwrap_or_else(|| stopped.join("; "));
                     (
-                        Verdict::Missing,
+                        RequirementStatus::Missing,
                         format!("{} uncaught errors; first: {first}", errors.len()),
                     )
                 }
@@ -218,13 +218,13 @@ pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, 
                 probes
                     .get(name)
                     .cloned()
-                    .unwrap_or_else(|| (Verdict::Missing, why_absent(name)))
+                    .unwrap_or_else(|| (RequirementStatus::Missing, why_absent(name)))
             }
         });
         let (verdict, detail) = match (stat, dynamic) {
             (Some((a, da)), Some((b, db))) => (a.combine(b), format!("static: {da}; run: {db}")),
             (Some(x), None) | (None, Some(x)) => x,
-            (None, None) => (Verdict::Missing, "no check".into()),
+            (None, None) => (RequirementStatus::Missing, "no check".into()),
         };
         checks_out.push(RequirementResult {
             id: r.id.clone(),
@@ -239,9 +239,9 @@ pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, 
     };
     for c in &checks_out {
         match c.verdict {
-            Verdict::Met => counts.met += 1,
-            Verdict::Partial => counts.partial += 1,
-            Verdict::Missing => counts.missing += 1,
+            RequirementStatus::Met => counts.met += 1,
+            RequirementStatus::Partial => counts.partial += 1,
+            RequirementStatus::Missing => counts.missing += 1,
         }
     }
     let runtime_error = playable_errors
@@ -260,7 +260,11 @@ pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, 
     } else {
         task.playable
             .iter()
-            .find(|p| probes.get(*p).is_none_or(|(v, _)| *v != Verdict::Met))
+            .find(|p| {
+                probes
+                    .get(*p)
+                    .is_none_or(|(v, _)| *v != RequirementStatus::Met)
+            })
             .map(|p| {
                 let detail = probes
                     .get(p)

@@ -2,11 +2,11 @@
 //! finish reason, reasoning size, requirement counts, playable with the first runtime error),
 //! then a per-requirement table.
 
-use super::results::{ProjectResults, Verdict};
+use super::results::{ProjectResults, RequirementStatus};
 
 fn cell(s: &str) -> String {
     let one_line: String = s.replace(['\n', '\r'], " ").replace('|', "\\|");
-    crate::score::clip(&one_line, 160)
+    crate::text::clip(&one_line, 160)
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -100,9 +100,9 @@ pub fn render(results: &ProjectResults) -> String {
                         match check {
                             Some(c) => {
                                 let mark = match c.verdict {
-                                    Verdict::Met => "✅ met",
-                                    Verdict::Partial => "🟡 partial",
-                                    Verdict::Missing => "❌ missing",
+                                    RequirementStatus::Met => "✅ met",
+                                    RequirementStatus::Partial => "🟡 partial",
+                                    RequirementStatus::Missing => "❌ missing",
                                 };
                                 cell(&format!("{mark}: {}", c.detail))
                             }

@@ -10,35 +10,35 @@ use serde::{Deserialize, Serialize};
 /// How well one requirement is met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum RequirementStatus {
     Missing,
     Partial,
     Met,
 }
 
-impl Verdict {
+impl RequirementStatus {
     pub fn label(self) -> &'static str {
         match self {
-            Verdict::Met => "met",
-            Verdict::Partial => "partial",
-            Verdict::Missing => "missing",
+            RequirementStatus::Met => "met",
+            RequirementStatus::Partial => "partial",
+            RequirementStatus::Missing => "missing",
         }
     }
 
-    pub fn parse(s: &str) -> Verdict {
+    pub fn parse(s: &str) -> RequirementStatus {
         match s {
-            "met" => Verdict::Met,
-            "partial" => Verdict::Partial,
-            _ => Verdict::Missing,
+            "met" => RequirementStatus::Met,
+            "partial" => RequirementStatus::Partial,
+            _ => RequirementStatus::Missing,
         }
     }
 
     /// Both halves of a requirement checked two ways: met when both are, missing when both are.
-    pub fn combine(self, other: Verdict) -> Verdict {
+    pub fn combine(self, other: RequirementStatus) -> RequirementStatus {
         match (self, other) {
-            (Verdict::Met, Verdict::Met) => Verdict::Met,
-            (Verdict::Missing, Verdict::Missing) => Verdict::Missing,
-            _ => Verdict::Partial,
+            (RequirementStatus::Met, RequirementStatus::Met) => RequirementStatus::Met,
+            (RequirementStatus::Missing, RequirementStatus::Missing) => RequirementStatus::Missing,
+            _ => RequirementStatus::Partial,
         }
     }
 }
@@ -56,7 +56,7 @@ pub struct Counts {
 pub struct RequirementResult {
     pub id: String,
     pub title: String,
-    pub verdict: Verdict,
+    pub verdict: RequirementStatus,
     pub detail: String,
 }
 

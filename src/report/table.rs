@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::markdown::answer::quality_lines;
 use super::markdown::cells::{anchor, answer_cell, names, verdict_cell};
 use crate::analysis::Results;
-use crate::score::clip;
+use crate::text::clip;
 
 /// comparison_table.md: the headline and one row per prompt.
 pub fn render_table(results: &Results) -> String {

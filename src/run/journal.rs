@@ -49,8 +49,23 @@ pub fn merge(records: &[Record]) -> BTreeMap<RecordKey, (usize, &Record)> {
     merged
 }
 
-/// Where one (prompt, endpoint, repeat) is answered.
-pub type Slot = (String, String, u32);
+/// Where one answer belongs: a repeat of a prompt on an endpoint, at whatever budget.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot {
+    pub prompt: String,
+    pub endpoint: String,
+    pub repeat: u32,
+}
+
+impl Slot {
+    pub fn of(r: &Record) -> Slot {
+        Slot {
+            prompt: r.prompt.clone(),
+            endpoint: r.endpoint.clone(),
+            repeat: r.repeat,
+        }
+    }
+}
 
 /// The record that answers each (prompt, endpoint, repeat): among the merged records at any
 /// budget, the newest usable one, else the newest one. A re-run at a larger budget therefore
@@ -58,7 +73,7 @@ pub type Slot = (String, String, u32);
 pub fn effective(records: &[Record]) -> BTreeMap<Slot, &Record> {
     let mut best: BTreeMap<Slot, (usize, &Record)> = BTreeMap::new();
     for (i, r) in merge(records).into_values() {
-        let slot = (r.prompt.clone(), r.endpoint.clone(), r.repeat);
+        let slot = Slot::of(r);
         let better = match best.get(&slot) {
             None => true,
             Some((j, cur)) => match (r.is_usable(), cur.is_usable()) {

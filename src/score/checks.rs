@@ -43,12 +43,12 @@ pub struct TextChecks {
 
 /// What the checks found: one line per check, failures first when shown.
 #[derive(Debug, Default, PartialEq)]
-pub struct Outcome {
+pub struct CheckOutcome {
     pub passed: Vec<String>,
     pub failed: Vec<String>,
 }
 
-impl Outcome {
+impl CheckOutcome {
     fn record(&mut self, result: Result<String, String>) {
         match result {
             Ok(p) => self.passed.push(p),
@@ -99,8 +99,8 @@ impl TextChecks {
     }
 
     /// Run every check except `answer` (which the trap scorer owns).
-    pub fn run(&self, text: &str) -> Outcome {
-        let mut out = Outcome::default();
+    pub fn run(&self, text: &str) -> CheckOutcome {
+        let mut out = CheckOutcome::default();
         let norm = normalize(text);
         for term in &self.require {
             out.record(match find_alternative(&norm, term) {

@@ -12,8 +12,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::text::{clip, find_alternative, normalize, sentences, term_is_matchable};
+use super::text::{find_alternative, normalize, sentences, term_is_matchable};
 use super::Score;
+use crate::text::clip;
 
 pub fn validate(require: &[String]) -> Result<(), String> {
     match require.iter().find(|t| !term_is_matchable(t)) {

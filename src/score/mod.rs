@@ -17,12 +17,12 @@ mod sanity;
 mod text;
 mod trap;
 
-pub use text::clip;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::text::clip;
 
 pub use checks::TextChecks;
 pub use choice::Options;

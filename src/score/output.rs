@@ -16,8 +16,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::text::clip;
 use super::Score;
+use crate::text::clip;
 
 pub fn validate(expected: &str) -> Result<(), String> {
     if expected.trim().is_empty() {

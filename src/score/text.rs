@@ -1,5 +1,7 @@
 //! Text helpers shared by the string scorers: normalisation, phrases, words and sentences.
 
+use crate::text::clip;
+
 /// Lowercase, fold common Latin accents (é → e), drop markdown, quotes and punctuation, and
 /// collapse whitespace. `normalize("  **Café  Noir**. ") == "cafe noir"`.
 pub fn normalize(s: &str) -> String {
@@ -148,17 +150,6 @@ pub fn offset_in(whole: &str, part: &str) -> usize {
 
 /// How long a quoted sentence in evidence may be.
 pub const QUOTE_CHARS: usize = 160;
-
-/// The first `max` characters of `s` on one line, with an ellipsis when cut.
-pub fn clip(s: &str, max: usize) -> String {
-    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
-}
 
 #[cfg(test)]
 mod tests {

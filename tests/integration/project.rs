@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use coherence::project::{evaluate, load_task, Evaluation, Task, Verdict};
+use coherence::project::{evaluate, load_task, Evaluation, RequirementStatus, Task};
 
 fn task() -> Task {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/projects");
@@ -30,7 +30,7 @@ fn run(page: &str) -> Evaluation {
     evaluate(&task(), &fenced(page), &worker()).expect("the sandbox starts")
 }
 
-fn verdict(e: &Evaluation, id: &str) -> (Verdict, String) {
+fn verdict(e: &Evaluation, id: &str) -> (RequirementStatus, String) {
     let c = e.checks.iter().find(|c| c.id == id).expect(id);
     (c.verdict, c.detail.clone())
 }
@@ -41,7 +41,7 @@ fn the_complete_game_meets_every_requirement() {
     let unmet: Vec<String> = e
         .checks
         .iter()
-        .filter(|c| c.verdict != Verdict::Met)
+        .filter(|c| c.verdict != RequirementStatus::Met)
         .map(|c| format!("{} {:?}: {}", c.id, c.verdict, c.detail))
         .collect();
     eprintln!("{:#?}", e.scenarios);
@@ -68,12 +68,12 @@ fn an_uncalled_init_audio_is_dead_code_and_silence() {
     assert_eq!(e.dead_functions, vec!["initAudio".to_string()]);
     assert_eq!(
         verdict(&e, "R41").0,
-        Verdict::Partial,
+        RequirementStatus::Partial,
         "{:?}",
         verdict(&e, "R41")
     );
-    assert_eq!(verdict(&e, "R36").0, Verdict::Missing);
-    assert_eq!(verdict(&e, "R37").0, Verdict::Missing);
+    assert_eq!(verdict(&e, "R36").0, RequirementStatus::Missing);
+    assert_eq!(verdict(&e, "R37").0, RequirementStatus::Missing);
     assert!(
         e.playable,
         "silent but playable: {:?}",
@@ -88,7 +88,7 @@ fn draw_particles_without_its_context_crashes_render() {
     assert!(error.starts_with("TypeError"), "{error}");
     assert!(error.contains("animation frame"), "{error}");
     assert!(!e.playable);
-    assert_eq!(verdict(&e, "R42").0, Verdict::Missing);
+    assert_eq!(verdict(&e, "R42").0, RequirementStatus::Missing);
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn a_miss_that_soft_locks_is_found() {
         "    }\n    resetBall();",
     ));
     let (v, detail) = verdict(&e, "R25");
-    assert_eq!(v, Verdict::Missing, "{detail}");
+    assert_eq!(v, RequirementStatus::Missing, "{detail}");
     assert!(detail.contains("soft-lock"), "{detail}");
     assert!(!e.playable);
     assert!(e.unplayable_because.unwrap().starts_with("miss_relaunch"));
@@ -111,7 +111,7 @@ fn an_unreachable_win_is_found() {
         "if (bricks.length === 0) clearLevel();",
     ));
     let (v, detail) = verdict(&e, "R27");
-    assert_eq!(v, Verdict::Missing, "{detail}");
+    assert_eq!(v, RequirementStatus::Missing, "{detail}");
     assert!(detail.contains("the win is unreachable"), "{detail}");
 }
 
@@ -122,9 +122,9 @@ fn an_unguarded_set_item_throws_in_private_mode() {
         "    window.localStorage.setItem(HIGH_SCORE_KEY, String(value));",
     ));
     let (v, detail) = verdict(&e, "R39");
-    assert_ne!(v, Verdict::Met, "{detail}");
+    assert_ne!(v, RequirementStatus::Met, "{detail}");
     assert!(detail.contains("1 uncaught errors"), "{detail}");
-    assert_eq!(verdict(&e, "R42").0, Verdict::Partial);
+    assert_eq!(verdict(&e, "R42").0, RequirementStatus::Partial);
     let error = e
         .runtime_error
         .clone()
@@ -143,7 +143,7 @@ fn two_bricks_in_one_frame_tunnel_when_each_reflects() {
         "      for (var k = 0; k < hit.length; k++) ball.vy = -ball.vy; void fromSide;",
     ));
     let (v, detail) = verdict(&e, "R23");
-    assert_eq!(v, Verdict::Missing, "{detail}");
+    assert_eq!(v, RequirementStatus::Missing, "{detail}");
     assert!(detail.contains("tunnelled"), "{detail}");
 }
 

@@ -223,7 +223,10 @@ fn real_logprobs_read_zero_against_a_twin_and_more_against_q4_kv() {
     };
     let (q4, twin) = (pair("q4"), pair("twin"));
     assert!(twin["tokens"].as_u64().unwrap() > 100, "{twin}");
-    assert!(twin["mean_kld"].as_f64().unwrap() < 1e-6, "negative control: {twin}");
+    assert!(
+        twin["mean_kld"].as_f64().unwrap() < 1e-6,
+        "negative control: {twin}"
+    );
     assert!(twin["top1_agreement"].as_f64().unwrap() > 0.999, "{twin}");
     assert!(q4["mean_kld"].as_f64().unwrap() > 0.0, "{q4}");
     for s in report["self_consistency"].as_array().unwrap() {

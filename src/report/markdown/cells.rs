@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::{AnswerResult, Difference, PromptResult, Results, TokenDivergence, Verdict};
-use crate::score::clip;
+use crate::text::clip;
 
 /// The endpoint names, reference first.
 pub(in crate::report) fn names(results: &Results) -> Vec<&str> {

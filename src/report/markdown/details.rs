@@ -14,7 +14,7 @@ use super::cells::{
 use crate::analysis::{AnswerResult, Divergence, PromptResult, Results, Verdict};
 use crate::report::diff::inline_word_diff;
 use crate::report::table::markdown_table;
-use crate::score::clip;
+use crate::text::clip;
 
 /// A text up to this long is quoted whole (runaway repetitions collapsed); a longer one is
 /// shown as its start, the first divergence and its end, and gets no word diff.

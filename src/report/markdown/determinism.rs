@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::cells::{histogram_cell, names, truncated_keys};
 use crate::analysis::{Class, Results};
 use crate::report::table::markdown_table;
-use crate::score::clip;
+use crate::text::clip;
 
 pub(super) fn render(results: &Results, out: &mut String) {
     if results.sampling.repeats < 2 {

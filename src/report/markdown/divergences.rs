@@ -7,7 +7,7 @@ use super::cells::{
 };
 use crate::analysis::{PairResult, PromptResult, Results, Verdict};
 use crate::report::table::markdown_table;
-use crate::score::clip;
+use crate::text::clip;
 
 pub(super) fn render(results: &Results, out: &mut String) {
     out.push_str("\n## Divergences\n\n");

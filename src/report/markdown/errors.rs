@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use crate::analysis::Results;
 use crate::report::table::markdown_table;
-use crate::score::clip;
+use crate::text::clip;
 
 pub(super) fn render(results: &Results, out: &mut String) {
     let errors: Vec<Vec<String>> = results

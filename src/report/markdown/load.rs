@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::cells::histogram_cell;
 use crate::analysis::{DivergenceUnit, Results, UnderLoad};
 use crate::report::table::markdown_table;
-use crate::score::clip;
+use crate::text::clip;
 
 pub(super) fn render(results: &Results, out: &mut String) {
     let load = &results.load;

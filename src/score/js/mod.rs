@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Score, ScoreContext};
-use outcome::Outcome;
+use outcome::SuiteOutcome;
 use protocol::Job;
 
 pub use protocol::{EngineLimits, ScriptJob};
@@ -55,8 +55,8 @@ pub fn default_worker() -> PathBuf {
 
 type MemoKey = (PathBuf, String, String);
 
-fn memo() -> &'static Mutex<HashMap<MemoKey, Arc<Outcome>>> {
-    static MEMO: OnceLock<Mutex<HashMap<MemoKey, Arc<Outcome>>>> = OnceLock::new();
+fn memo() -> &'static Mutex<HashMap<MemoKey, Arc<SuiteOutcome>>> {
+    static MEMO: OnceLock<Mutex<HashMap<MemoKey, Arc<SuiteOutcome>>>> = OnceLock::new();
     MEMO.get_or_init(Default::default)
 }
 

@@ -1,7 +1,7 @@
 //! The result of running one candidate against its suite, and how it reads in a Score: a
 //! pass/fail pattern (`extracted`, comparable between endpoints) and compact evidence.
 
-use super::protocol::Verdict;
+use super::protocol::TestVerdict;
 
 /// How one test ended, as the parent saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,12 +30,12 @@ impl Status {
     }
 }
 
-impl From<Verdict> for Status {
-    fn from(v: Verdict) -> Self {
+impl From<TestVerdict> for Status {
+    fn from(v: TestVerdict) -> Self {
         match v {
-            Verdict::Pass => Status::Pass,
-            Verdict::Fail => Status::Fail,
-            Verdict::Error => Status::Error,
+            TestVerdict::Pass => Status::Pass,
+            TestVerdict::Fail => Status::Fail,
+            TestVerdict::Error => Status::Error,
         }
     }
 }
@@ -48,7 +48,7 @@ pub struct TestResult {
 
 /// Every test's result, in suite order (test `i` is named `t{i+1}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub struct SuiteOutcome {
     /// Set when the candidate never got to its tests (did not load, or the worker died first);
     /// every test then carries the same status and this is the reason.
     pub not_loaded: Option<String>,
@@ -60,10 +60,10 @@ const LISTED_FAILURES: usize = 6;
 /// Characters of each failure reason kept in the evidence.
 const REASON_CHARS: usize = 90;
 
-impl Outcome {
+impl SuiteOutcome {
     /// Every test ends the same way, for a single reason.
     pub fn all(count: usize, status: Status, reason: String) -> Self {
-        Outcome {
+        SuiteOutcome {
             tests: (0..count)
                 .map(|_| TestResult {
                     status,
@@ -95,7 +95,7 @@ impl Outcome {
     pub fn evidence(&self) -> String {
         let head = format!("{}/{} tests passed", self.passed(), self.tests.len());
         if let Some(reason) = &self.not_loaded {
-            return format!("{head}; {}", crate::score::clip(reason, REASON_CHARS * 2));
+            return format!("{head}; {}", crate::text::clip(reason, REASON_CHARS * 2));
         }
         let failed: Vec<String> = self
             .tests
@@ -106,7 +106,7 @@ impl Outcome {
                 format!(
                     "t{} ({})",
                     i + 1,
-                    crate::score::clip(&t.detail, REASON_CHARS)
+                    crate::text::clip(&t.detail, REASON_CHARS)
                 )
             })
             .collect();
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn pattern_and_evidence_name_each_failure() {
-        let o = Outcome {
+        let o = SuiteOutcome {
             not_loaded: None,
             tests: vec![
                 result(Status::Pass, ""),
@@ -154,13 +154,13 @@ mod tests {
 
     #[test]
     fn a_candidate_that_never_loaded_has_one_reason() {
-        let o = Outcome::all(3, Status::Error, "SyntaxError: unexpected token".into());
+        let o = SuiteOutcome::all(3, Status::Error, "SyntaxError: unexpected token".into());
         assert_eq!(o.pattern(), "0/3 EEE");
         assert_eq!(
             o.evidence(),
             "0/3 tests passed; SyntaxError: unexpected token"
         );
-        let ok = Outcome {
+        let ok = SuiteOutcome {
             not_loaded: None,
             tests: vec![result(Status::Pass, "")],
         };

@@ -54,7 +54,7 @@ pub struct ScriptJob {
 /// How one test ended inside the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum TestVerdict {
     /// The expression evaluated to `true`.
     Pass,
     /// It evaluated to something else.
@@ -72,7 +72,10 @@ pub enum Event {
     /// The candidate did not load (syntax error, top-level throw, function missing); no tests run.
     LoadFailed { reason: String },
     /// One test, in suite order.
-    Test { verdict: Verdict, detail: String },
+    Test {
+        verdict: TestVerdict,
+        detail: String,
+    },
     /// The end of a script job: what its `report` expression evaluated to.
     Report { report: String },
 }

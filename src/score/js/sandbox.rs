@@ -1,6 +1,6 @@
 //! The parent side of the JS sandbox: runs one job in a `coherence __js-worker` child with a
 //! memory limit (RLIMIT_AS), a CPU backstop (RLIMIT_CPU), no core dumps or file writes, and a
-//! wall-clock deadline after which the child is killed. Whatever happens becomes an `Outcome`.
+//! wall-clock deadline after which the child is killed. Whatever happens becomes an `SuiteOutcome`.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::outcome::{Outcome, Status, TestResult};
+use super::outcome::{Status, SuiteOutcome, TestResult};
 use super::protocol::{Event, Job, ScriptJob};
 
 /// Limits on the worker process.
@@ -38,7 +38,7 @@ const MAX_OUTPUT: usize = 1 << 20;
 
 /// Runs `job` in a child `worker __js-worker`; never panics, never waits past the deadline.
 /// Err only when the worker cannot be started at all (a setup problem, not the candidate's).
-pub fn run(worker: &Path, job: &Job, limits: ProcessLimits) -> Result<Outcome, String> {
+pub fn run(worker: &Path, job: &Job, limits: ProcessLimits) -> Result<SuiteOutcome, String> {
     let (events, death) = execute(worker, serde_json::to_vec(job).unwrap_or_default(), limits)?;
     Ok(interpret(&events, job.tests.len(), &death))
 }
@@ -250,7 +250,7 @@ fn death_reason(status: ExitStatus, stderr: &str, limits: ProcessLimits) -> Stri
     let first_line = stderr
         .lines()
         .find(|l| !l.trim().is_empty())
-        .map(|l| crate::score::clip(l, 120));
+        .map(|l| crate::text::clip(l, 120));
     match (status.signal(), status.code()) {
         (Some(libc::SIGXCPU), _) => "CPU time limit exceeded".into(),
         (Some(sig), _) => match first_line {
@@ -268,13 +268,13 @@ fn death_reason(status: ExitStatus, stderr: &str, limits: ProcessLimits) -> Stri
 }
 
 /// Turns the worker's events into an outcome; tests without a result inherit `death`.
-fn interpret(events: &[Event], count: usize, death: &str) -> Outcome {
+fn interpret(events: &[Event], count: usize, death: &str) -> SuiteOutcome {
     let mut loaded = false;
     let mut tests = Vec::with_capacity(count);
     for event in events {
         match event {
             Event::LoadFailed { reason } => {
-                return Outcome::all(count, Status::Error, format!("did not load: {reason}"))
+                return SuiteOutcome::all(count, Status::Error, format!("did not load: {reason}"))
             }
             Event::Loaded => loaded = true,
             Event::Test { verdict, detail } if tests.len() < count => tests.push(TestResult {
@@ -285,7 +285,7 @@ fn interpret(events: &[Event], count: usize, death: &str) -> Outcome {
         }
     }
     if !loaded {
-        return Outcome::all(
+        return SuiteOutcome::all(
             count,
             Status::Terminated,
             format!("stopped while loading: {death}"),
@@ -304,7 +304,7 @@ fn interpret(events: &[Event], count: usize, death: &str) -> Outcome {
             });
         }
     }
-    Outcome {
+    SuiteOutcome {
         not_loaded: None,
         tests,
     }
@@ -313,9 +313,9 @@ fn interpret(events: &[Event], count: usize, death: &str) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::js::protocol::Verdict;
+    use crate::score::js::protocol::TestVerdict;
 
-    fn test(verdict: Verdict) -> Event {
+    fn test(verdict: TestVerdict) -> Event {
         Event::Test {
             verdict,
             detail: String::new(),
@@ -324,7 +324,11 @@ mod tests {
 
     #[test]
     fn a_worker_that_died_mid_suite_blames_the_running_test() {
-        let events = [Event::Loaded, test(Verdict::Pass), test(Verdict::Fail)];
+        let events = [
+            Event::Loaded,
+            test(TestVerdict::Pass),
+            test(TestVerdict::Fail),
+        ];
         let o = interpret(&events, 5, "timed out after 4 s");
         assert_eq!(o.pattern(), "1/5 PFT--");
         assert_eq!(o.tests[2].detail, "timed out after 4 s");
@@ -347,7 +351,7 @@ mod tests {
             died.not_loaded.as_deref(),
             Some("stopped while loading: out of memory (limit 512 MiB)")
         );
-        let complete = interpret(&[Event::Loaded, test(Verdict::Pass)], 1, "unused");
+        let complete = interpret(&[Event::Loaded, test(TestVerdict::Pass)], 1, "unused");
         assert!(complete.all_passed());
     }
 

@@ -10,7 +10,7 @@ use boa_engine::builtins::promise::PromiseState;
 use boa_engine::module::IdleModuleLoader;
 use boa_engine::{Context, JsError, JsValue, Source};
 
-use super::protocol::{EngineLimits, Event, Job, ScriptJob, Verdict};
+use super::protocol::{EngineLimits, Event, Job, ScriptJob, TestVerdict};
 
 /// Longest reason or value text a worker reports.
 const MAX_DETAIL: usize = 160;
@@ -206,10 +206,10 @@ fn load(ctx: &mut Context, code: &str, function: &str) -> Result<(), String> {
 }
 
 /// Evaluates one test expression; it passes when it is `true` (or a promise fulfilled with `true`).
-fn run_test(ctx: &mut Context, test: &str) -> (Verdict, String) {
+fn run_test(ctx: &mut Context, test: &str) -> (TestVerdict, String) {
     let value = match ctx.eval(Source::from_bytes(test)) {
         Ok(v) => v,
-        Err(e) => return (Verdict::Error, error_text(&e)),
+        Err(e) => return (TestVerdict::Error, error_text(&e)),
     };
     let _ = ctx.run_jobs();
     let value = match value.as_promise().map(|p| p.state()) {
@@ -217,17 +217,17 @@ fn run_test(ctx: &mut Context, test: &str) -> (Verdict, String) {
         Some(PromiseState::Fulfilled(v)) => v,
         Some(PromiseState::Rejected(reason)) => {
             return (
-                Verdict::Error,
+                TestVerdict::Error,
                 format!("rejected: {}", error_text(&JsError::from_opaque(reason))),
             )
         }
-        Some(PromiseState::Pending) => return (Verdict::Fail, "promise still pending".into()),
+        Some(PromiseState::Pending) => return (TestVerdict::Fail, "promise still pending".into()),
     };
     if value.as_boolean() == Some(true) {
-        (Verdict::Pass, String::new())
+        (TestVerdict::Pass, String::new())
     } else {
         (
-            Verdict::Fail,
+            TestVerdict::Fail,
             format!("expected true, got {}", value_text(&value)),
         )
     }
@@ -304,7 +304,7 @@ mod tests {
         events
     }
 
-    fn verdicts(events: &[Event]) -> Vec<Verdict> {
+    fn verdicts(events: &[Event]) -> Vec<TestVerdict> {
         events
             .iter()
             .filter_map(|e| match e {
@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(events[0], Event::Loaded);
         assert_eq!(
             verdicts(&events),
-            vec![Verdict::Pass, Verdict::Fail, Verdict::Error]
+            vec![TestVerdict::Pass, TestVerdict::Fail, TestVerdict::Error]
         );
         let Event::Test { detail, .. } = &events[3] else {
             panic!("{events:?}")
@@ -353,7 +353,10 @@ mod tests {
             "const f = (xs) => xs.map((x) => x + 1);\nconsole.log(f([1]));\nmodule.exports = f;",
             &["__eq(f([1, 2]), [2, 3])", "__eq(f([]), [1])"],
         );
-        assert_eq!(verdicts(&events), vec![Verdict::Pass, Verdict::Fail]);
+        assert_eq!(
+            verdicts(&events),
+            vec![TestVerdict::Pass, TestVerdict::Fail]
+        );
     }
 
     #[test]
@@ -362,13 +365,16 @@ mod tests {
             "const assert = require('assert');\nfunction f(x) { return x + 1; }\nassert.strictEqual(f(1), 3);\nassert.strict.deepEqual([f(0)], [2]);",
             &["f(1) === 2"],
         );
-        assert_eq!(verdicts(&events), vec![Verdict::Pass], "{events:?}");
+        assert_eq!(verdicts(&events), vec![TestVerdict::Pass], "{events:?}");
     }
 
     #[test]
     fn async_results_are_awaited() {
         let events = run("async function f(x) { return x === 1; }", &["f(1)", "f(2)"]);
-        assert_eq!(verdicts(&events), vec![Verdict::Pass, Verdict::Fail]);
+        assert_eq!(
+            verdicts(&events),
+            vec![TestVerdict::Pass, TestVerdict::Fail]
+        );
     }
 
     #[test]
