@@ -413,6 +413,17 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
     let _ = stream.shutdown().await;
 }
 
+/// What the fake reports as `usage.prompt_tokens` for a request body: a quarter of the length of
+/// what is tokenized (the messages or the prompt), not of the whole body, so two fakes serving
+/// different model names agree on the same request, as one real model does.
+pub fn prompt_tokens(body: &Value) -> u64 {
+    let tokenized = body
+        .get("messages")
+        .or_else(|| body.get("prompt"))
+        .map_or(0, |v| v.to_string().len());
+    (tokenized / 4) as u64
+}
+
 fn answer_body(
     shared: &Shared,
     req: &Incoming,
@@ -421,7 +432,7 @@ fn answer_body(
     finish_reason: &str,
     completion_tokens: u64,
 ) -> Value {
-    let prompt_tokens = (req.body.to_string().len() / 4) as u64;
+    let prompt_tokens = prompt_tokens(&req.body);
     let mut choice = if req.is_raw_completion() {
         json!({"index": 0, "text": content, "finish_reason": finish_reason})
     } else {

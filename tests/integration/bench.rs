@@ -45,7 +45,7 @@ fn is_metrics(req: &Incoming) -> bool {
 
 /// What the fake server reports as prompt_tokens for this request.
 fn fake_prompt_tokens(req: &Incoming) -> u64 {
-    (req.body.to_string().len() / 4) as u64
+    coherence_testkit::prompt_tokens(&req.body)
 }
 
 /// Run `bench --json --quiet` against `server` with the flags in `extra` (split on whitespace).

@@ -212,7 +212,7 @@ fn template_drift_is_flagged_by_prompt_token_parity() {
     // Same answers, but every request costs 7 more prompt tokens: another chat template.
     let b = FakeServer::start("m", |req| {
         let answer = correct_answer(&req.question());
-        let tokens = (req.body.to_string().len() / 4) as u64 + 7;
+        let tokens = coherence_testkit::prompt_tokens(&req.body) + 7;
         if req.is_raw_completion() {
             Reply::json(
                 200,
