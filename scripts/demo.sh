@@ -23,5 +23,5 @@ set +e
 code=$?
 set -e
 echo
-echo "[demo] report: $out/report.md (exit code $code: 0 coherent, 1 divergent, 3 incomplete)"
+echo "[demo] report: $out/report.md and report.html (exit code $code: 0 the gate passed, 1 quality differs or a prompt failed, 3 incomplete)"
 exit "$code"
