@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::chart::{proportion_bar, stacked_bar, Segment};
+use super::chart::{proportion_bar, stacked_bar, verdict_segments};
 use super::escape::esc;
 use super::headline::LEGEND;
 use super::{names, open_section};
@@ -37,28 +37,7 @@ pub(super) fn render(results: &Results, out: &mut String) {
         );
         stacked_bar(
             out,
-            &[
-                Segment {
-                    count: s.same,
-                    class: "v-same",
-                    label: "same",
-                },
-                Segment {
-                    count: s.diff,
-                    class: "v-diff",
-                    label: "diff",
-                },
-                Segment {
-                    count: s.review,
-                    class: "v-review",
-                    label: "review",
-                },
-                Segment {
-                    count: s.fail,
-                    class: "v-fail",
-                    label: "fail",
-                },
-            ],
+            &verdict_segments(s),
             c.prompts,
             280.0 * c.prompts as f64 / widest.max(1) as f64,
         );

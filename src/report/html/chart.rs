@@ -4,12 +4,28 @@
 use std::fmt::Write;
 
 use super::escape::esc;
+use crate::analysis::Summary;
 
 /// One segment of a stacked bar: its count, CSS class and tooltip label.
 pub(super) struct Segment<'a> {
     pub count: usize,
     pub class: &'a str,
     pub label: &'a str,
+}
+
+/// The four verdict counts of a summary as bar segments, in the report's order.
+pub(super) fn verdict_segments(s: &Summary) -> [Segment<'static>; 4] {
+    let segment = |count, class, label| Segment {
+        count,
+        class,
+        label,
+    };
+    [
+        segment(s.same, "v-same", "same"),
+        segment(s.diff, "v-diff", "diff"),
+        segment(s.review, "v-review", "review"),
+        segment(s.fail, "v-fail", "fail"),
+    ]
 }
 
 /// A horizontal stacked bar `width` wide for a total of `scale` (segments past it are clipped).

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::chart::{stacked_bar, Segment};
+use super::chart::{stacked_bar, verdict_segments};
 use super::escape::esc;
 use super::names;
 use crate::analysis::Results;
@@ -24,33 +24,7 @@ pub(super) fn render(results: &Results, out: &mut String) {
         esc(&results.reference)
     );
     out.push_str("<div class=\"verdicts\">");
-    stacked_bar(
-        out,
-        &[
-            Segment {
-                count: s.same,
-                class: "v-same",
-                label: "same",
-            },
-            Segment {
-                count: s.diff,
-                class: "v-diff",
-                label: "diff",
-            },
-            Segment {
-                count: s.review,
-                class: "v-review",
-                label: "review",
-            },
-            Segment {
-                count: s.fail,
-                class: "v-fail",
-                label: "fail",
-            },
-        ],
-        results.prompts.len(),
-        640.0,
-    );
+    stacked_bar(out, &verdict_segments(s), results.prompts.len(), 640.0);
     out.push_str(LEGEND);
     out.push_str("</div>\n<ul class=\"facts\">\n");
     let gate = &results.gate;
