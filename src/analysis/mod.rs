@@ -58,6 +58,9 @@ struct EndpointPrompt<'a> {
     /// The most frequent usable answer key.
     modal: Option<String>,
     representative: Option<&'a Record>,
+    /// The representative completion's tokens with their logprobs and top-k, parsed once
+    /// (`--logprobs`).
+    positions: Option<Vec<LogprobToken>>,
 }
 
 impl EndpointPrompt<'_> {
@@ -426,6 +429,7 @@ fn endpoint_prompt<'a>(
             outcomes,
             modal: None,
             representative: None,
+            positions: None,
         };
     }
     let (det, i) = summarize(&outcomes);
@@ -465,6 +469,7 @@ fn endpoint_prompt<'a>(
         outcomes,
         modal,
         representative: Some(rec),
+        positions: rec.raw_body.as_deref().and_then(logprob_positions),
     }
 }
 
@@ -504,22 +509,21 @@ fn prompt_result(
                     )
                 })
                 .flatten();
-            let positions = |e: &EndpointPrompt| {
-                e.representative
-                    .and_then(|r| r.raw_body.as_deref())
-                    .and_then(logprob_positions)
-            };
             let token_divergence = divergent
                 .then(|| {
-                    let (a, b) = (positions(reference)?, positions(other)?);
-                    token_divergence::first_token_divergence(&a, &b)
+                    let (a, b) = (reference.positions.as_ref()?, other.positions.as_ref()?);
+                    token_divergence::first_token_divergence(a, b)
                 })
                 .flatten();
+            let reference_tokens: Option<Vec<String>> = reference
+                .positions
+                .as_ref()
+                .map(|p| p.iter().map(|t| t.token.clone()).collect());
             let first_divergence = match (reference.representative, other.representative) {
                 (Some(a), Some(b)) => first_divergence(
                     a.completion.content.as_deref().unwrap_or(""),
                     b.completion.content.as_deref().unwrap_or(""),
-                    a.raw_body.as_deref().and_then(logprob_tokens).as_deref(),
+                    reference_tokens.as_deref(),
                 ),
                 _ => None,
             };
