@@ -216,9 +216,14 @@ pub struct CompareArgs {
     /// finish_reason length, reasoning present), re-run that prompt once at this budget. 0 disables.
     #[arg(long, value_name = "N", default_value_t = 4096)]
     pub reasoning_retry_budget: u32,
-    /// Request token logprobs so divergences are also located by token index.
+    /// Request token logprobs so divergences are located by token index, and teacher-force
+    /// the reference's completions on every endpoint (results.json `token_agreement`).
     #[arg(long)]
     pub logprobs: bool,
+    /// With --logprobs: the model's chat template, a Jinja file or its tokenizer_config.json,
+    /// to render chat prompts for teacher forcing (kept in the run folder for --resume).
+    #[arg(long, value_name = "FILE")]
+    pub chat_template: Option<PathBuf>,
     /// Run folder to create (default: runs/<UTC timestamp>-<names>/).
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     pub out: Option<PathBuf>,

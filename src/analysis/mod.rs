@@ -18,6 +18,7 @@ mod rollup;
 mod samples;
 mod similarity;
 mod stats;
+mod token_agreement;
 mod token_divergence;
 mod under_load;
 mod verdict;
@@ -41,6 +42,7 @@ pub use results::*;
 pub use samples::{DivergenceUnit, SampleResult};
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
+pub use token_agreement::{analyze_forcing, TeacherForcing};
 pub use under_load::{LoadVerdict, LoadVerdictKind, UnderLoad};
 pub use verdict::{pair_verdict, Side, Verdict};
 
@@ -273,6 +275,8 @@ pub fn analyze(
         identity,
         parity,
         token_divergences,
+        token_agreement: Vec::new(),
+        teacher_forcing: None,
         statistics,
         gate: gate_result,
         prompts,

@@ -53,6 +53,13 @@ pub struct Results {
     /// With `--logprobs`: first divergences per pair, near-tie or substantive.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub token_divergences: Vec<TokenDivergenceCounts>,
+    /// With `compare --logprobs`: teacher-forced figures per pair (every endpoint scored the
+    /// reference's completions; KL, same top token and Δp as `coherence logprobs` reports them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_agreement: Vec<crate::logprobs::run::PairFigures>,
+    /// How the run was teacher-forced: modes, offsets, self-consistency and what was not scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teacher_forcing: Option<super::TeacherForcing>,
     /// Paired statistics of each other endpoint against the reference.
     pub statistics: Vec<PairStatistics>,
     pub gate: GateResult,

@@ -26,6 +26,7 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
         top_k: args.top_k,
         concurrency: args.concurrency,
         self_check_tokens: args.self_check_tokens,
+        self_check_prompts: Settings::plain_self_check(),
     };
     if let Some(dir) = &args.out {
         create_run_dir(dir).usage_err()?;

@@ -7,13 +7,15 @@ use std::path::{Path, PathBuf};
 use super::compare_plan::resolve_gate;
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::analysis::{analyze, analyze_load, Results, DEFAULT_MARGIN_POINTS};
+use crate::analysis::{analyze, analyze_forcing, analyze_load, Results, DEFAULT_MARGIN_POINTS};
 use crate::catalogue::Catalogue;
 use crate::cli::{ReportArgs, ScoreArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::gate::Gate;
+use crate::logprobs::forced;
 use crate::report;
 use crate::run::{journal, Manifest};
+use crate::run_folder::read_json_lines;
 use crate::score::ScoreContext;
 
 /// Score the run's records, write results.json and the reports.
@@ -41,6 +43,7 @@ pub fn score_run(
     }
     let mut results = analyze(catalogue, manifest, &loaded.records, warnings, gate, margin);
     add_probes(dir, catalogue, manifest, &mut results).map_err(CliError::incomplete)?;
+    add_teacher_forcing(dir, catalogue, manifest, &mut results).map_err(CliError::incomplete)?;
     report::write_all(dir, &results).map_err(CliError::incomplete)?;
     Ok(results)
 }
@@ -63,6 +66,27 @@ fn add_probes(
     results.load = analyze_load(catalogue, &names, &manifest.prompts, &probes.values, &ctx);
     results.request_failures += results.load.probe_failures;
     results.complete &= results.load.probe_failures == 0;
+    Ok(())
+}
+
+/// Read what teacher forcing journalled (`teacher_forcing.jsonl`, present after
+/// `compare --logprobs`) into the results; a failed scoring request makes the run incomplete.
+fn add_teacher_forcing(
+    dir: &Path,
+    catalogue: &Catalogue,
+    manifest: &Manifest,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let lines = read_json_lines(&dir.join(forced::FORCED_FILE))?;
+    results.warnings.extend(lines.skipped);
+    let names = manifest.endpoint_names();
+    let (pairs, forcing) = analyze_forcing(catalogue, &names, &manifest.prompts, &lines.values);
+    if let Some(f) = &forcing {
+        results.request_failures += f.request_failures();
+        results.complete &= f.request_failures() == 0;
+    }
+    results.token_agreement = pairs;
+    results.teacher_forcing = forcing;
     Ok(())
 }
 

@@ -104,7 +104,8 @@ pub fn selftest(args: &SelftestArgs, argv: Vec<String>) -> Result<Exit, CliError
                 .sampling_override
                 .insert("temperature".into(), Value::from(t));
         }
-        let (results, interrupted) = run_and_score(&plan, &LoadPlan::default(), argv.clone())?;
+        let (results, interrupted) =
+            run_and_score(&plan, &LoadPlan::default(), None, argv.clone())?;
         if interrupted || !results.complete {
             return Err(CliError::incomplete(anyhow!(
                 "the {label} control is incomplete; continue with coherence selftest --resume {}",

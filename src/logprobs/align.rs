@@ -81,8 +81,53 @@ pub fn span_of(positions: &[Position], text: &str) -> Result<Span, Mismatch> {
     }
 }
 
+/// Find the positions that spell `completion` at the end of a scored text (a prompt followed by
+/// the completion): the span ends at the last position, or at the one before it when the server
+/// listed an echo request's generated token. The prompt part is not matched, since servers render
+/// its special tokens in different ways (as text, as "", or not at all).
+pub fn suffix_span(positions: &[Position], completion: &str) -> Result<Span, Mismatch> {
+    if completion.is_empty() {
+        return Err(Mismatch {
+            at: 0,
+            reason: "the completion is empty".into(),
+        });
+    }
+    let mut first_error = None;
+    for end in [positions.len(), positions.len().saturating_sub(1)] {
+        let mut remaining = completion.len();
+        for i in (0..end).rev() {
+            let token = &positions[i].token;
+            let head = &completion[..remaining];
+            if token.is_empty() || !head.ends_with(token.as_str()) {
+                first_error.get_or_insert(Mismatch {
+                    at: remaining,
+                    reason: format!(
+                        "token {i} is {token:?}, where the completion has {:?} before byte {remaining}",
+                        head.chars().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<String>()
+                    ),
+                });
+                break;
+            }
+            remaining -= token.len();
+            if remaining == 0 {
+                return Ok(Span {
+                    start: i,
+                    len: end - i,
+                });
+            }
+        }
+        if end == 0 {
+            break;
+        }
+    }
+    Err(first_error.unwrap_or(Mismatch {
+        at: completion.len(),
+        reason: "no tokens were listed".into(),
+    }))
+}
+
 /// The distribution that predicts one token of the text, as far as the server listed it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Predicted {
     pub token: String,
     /// The token's own logprob under that distribution, when known.
@@ -167,6 +212,43 @@ mod tests {
         assert!(e.reason.contains("cover only 2 of 8"), "{e}");
         let e = span_of(&[pos("Hi", -1.0, &[]), pos("", -1.0, &[])], "Hi there").unwrap_err();
         assert!(e.reason.contains("empty"), "{e}");
+    }
+
+    #[test]
+    fn the_completion_is_found_at_the_end_with_or_without_a_generated_token() {
+        let p = vec![
+            pos("", 0.0, &[]),
+            pos("user", -1.0, &[]),
+            pos("\n", -1.0, &[]),
+            pos("It", -1.0, &[]),
+            pos(" is", -2.0, &[]),
+            pos(" 4", -3.0, &[]),
+        ];
+        assert_eq!(
+            suffix_span(&p, "It is 4").unwrap(),
+            Span { start: 3, len: 3 }
+        );
+        assert_eq!(
+            suffix_span(&p[..5], "It is").unwrap(),
+            Span { start: 3, len: 2 }
+        );
+        // vLLM lists the generated token after the echoed text.
+        let mut with_generated = p.clone();
+        with_generated.push(pos(".", -0.1, &[]));
+        assert_eq!(
+            suffix_span(&with_generated, "It is 4").unwrap(),
+            Span { start: 3, len: 3 }
+        );
+        // A token that straddles the prompt and the completion is a mismatch, not a guess.
+        let straddle = vec![
+            pos("user", -1.0, &[]),
+            pos("\nIt", -1.0, &[]),
+            pos(" is", -1.0, &[]),
+        ];
+        let e = suffix_span(&straddle, "It is").unwrap_err();
+        assert!(e.reason.contains("\\nIt"), "{e}");
+        assert!(suffix_span(&p, "").is_err());
+        assert!(suffix_span(&[], "x").is_err());
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! against the same tokens re-scored by prefill. Finds the position offset that lines them up
 //! (llama-cpp-python's echo is one position off) and the largest difference left after it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::align::{lookup, span_of};
+use super::align::{lookup, suffix_span};
 use super::parse::Position;
 
 /// A re-scored logprob within this of the decode logprob counts as the same value when choosing
@@ -12,7 +12,7 @@ use super::parse::Position;
 pub const MATCH_TOLERANCE: f64 = 0.1;
 
 /// What the check concluded about an endpoint's prompt logprobs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Alignment {
     /// Prefill position i scores token i, as decode does.
@@ -39,20 +39,26 @@ pub struct Check {
 }
 
 /// Compare `decoded` (the completion's tokens with their decode logprobs) with `rescored` (the
-/// positions of an echo or prompt-logprobs request for `prompt` followed by the completion text).
+/// positions of an echo or prompt-logprobs request for the prompt followed by the completion text).
 /// An error means the re-scored tokens are not the decoded ones, so nothing can be compared.
-pub fn check(prompt: &str, decoded: &[Position], rescored: &[Position]) -> Result<Check, String> {
+pub fn check(decoded: &[Position], rescored: &[Position]) -> Result<Check, String> {
     let generated: String = decoded.iter().map(|p| p.token.as_str()).collect();
     let n = decoded.len();
     if n == 0 {
         return Err("the completion has no tokens".into());
     }
-    let full = format!("{prompt}{generated}");
-    let span = span_of(rescored, &full).map_err(|m| m.to_string())?;
-    if span.len < n + 1 {
-        return Err("the re-scored text has fewer tokens than the completion".into());
+    if generated.is_empty() {
+        return Err("the completion is empty".into());
     }
-    let first = span.start + span.len - n;
+    // The prompt is not matched token by token: servers render its special tokens differently.
+    let span = suffix_span(rescored, &generated).map_err(|m| m.to_string())?;
+    if span.start == 0 || span.len != n {
+        return Err(format!(
+            "re-scoring tokenized the completion differently: {n} decoded tokens, {} re-scored after {} prompt tokens",
+            span.len, span.start
+        ));
+    }
+    let first = span.start;
     let tail: Vec<&str> = rescored[first..first + n]
         .iter()
         .map(|p| p.token.as_str())
@@ -141,7 +147,7 @@ mod tests {
             pos(".", Some(-0.5), &[(".", -0.5)]),
             pos("\n", Some(-1.0), &[]),
         ];
-        let c = check("The capital", &decoded(), &rescored).unwrap();
+        let c = check(&decoded(), &rescored).unwrap();
         assert_eq!(c.offset, Some(0));
         assert_eq!(c.alignment, Alignment::Aligned);
         assert_eq!(c.tokens, 2);
@@ -161,7 +167,7 @@ mod tests {
             pos(" Paris", Some(-6.0), &[(".", -0.5), (" Paris", -6.0)]),
             pos(".", Some(-4.0), &[("\n", -0.1)]),
         ];
-        let c = check("The capital", &decoded(), &rescored).unwrap();
+        let c = check(&decoded(), &rescored).unwrap();
         assert_eq!(c.offset, Some(1));
         assert_eq!(c.alignment, Alignment::Offset);
         assert_eq!(c.max_abs_diff, Some(0.0));
@@ -176,7 +182,7 @@ mod tests {
             pos(" Paris", Some(-2.0), &[]),
             pos(".", Some(-3.0), &[]),
         ];
-        let c = check("The capital", &decoded(), &rescored).unwrap();
+        let c = check(&decoded(), &rescored).unwrap();
         assert_eq!(c.offset, None);
         assert_eq!(c.alignment, Alignment::Undetermined);
         assert_eq!(c.max_abs_diff, None);
@@ -189,8 +195,8 @@ mod tests {
             pos(" Par", Some(-3.0), &[]),
             pos("is.", Some(-2.0), &[]),
         ];
-        let e = check("The capital", &decoded(), &rescored).unwrap_err();
+        let e = check(&decoded(), &rescored).unwrap_err();
         assert!(e.contains("differently"), "{e}");
-        assert!(check("The capital", &[], &rescored).is_err());
+        assert!(check(&[], &rescored).is_err());
     }
 }

@@ -19,7 +19,7 @@
 //! (data-processing inequality): small top-k values under-read the divergence. When the top-k
 //! sets do not overlap, the unlisted shares are small and the KL reads large, as it should.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::align::{lookup, Predicted};
 
@@ -98,7 +98,7 @@ pub fn compare_token(reference: &Predicted, other: &Predicted) -> Option<TokenFi
 }
 
 /// Summary of many tokens' figures. Figures are `None` when no token was compared.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Tokens compared.
     pub tokens: usize,

@@ -9,12 +9,14 @@
 pub mod align;
 pub mod consistency;
 pub mod corpus;
+pub mod forced;
 pub mod metrics;
 pub mod mode;
 pub mod near_tie;
 pub mod parse;
 pub mod report;
 pub mod run;
+pub mod template;
 
 pub use near_tie::{classify, Classified, DivergenceClass, Side, NEAR_TIE_GAP};
 pub use run::{run, Evidence, Settings};

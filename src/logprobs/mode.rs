@@ -1,7 +1,7 @@
 //! How a server is asked for prompt logprobs (completions echo, or vLLM's `prompt_logprobs`),
 //! which of them it supports, and the decode request the self-consistency check compares with.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::align::span_of;
@@ -9,7 +9,7 @@ use super::parse::{parse_completion_logprobs, parse_prompt_logprobs, Position};
 use crate::endpoint::Client;
 
 /// A request mode for prompt logprobs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// `/completions` with `echo: true`, `logprobs: k`, `max_tokens: 1`.
@@ -72,6 +72,27 @@ pub async fn score(
     text: &str,
     k: u32,
 ) -> Result<Vec<Position>, String> {
+    score_counted(client, model, mode, text, k)
+        .await
+        .map(|s| s.positions)
+}
+
+/// What a scoring request returned: the positions, and the prompt tokens the server counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scoring {
+    pub positions: Vec<Position>,
+    /// `usage.prompt_tokens`: every token of the text, special ones included.
+    pub prompt_tokens: Option<u64>,
+}
+
+/// [`score`], keeping the server's `usage.prompt_tokens`.
+pub async fn score_counted(
+    client: &Client,
+    model: &str,
+    mode: Mode,
+    text: &str,
+    k: u32,
+) -> Result<Scoring, String> {
     let ex = client
         .post("completions", &score_body(mode, model, text, k))
         .await;
@@ -79,10 +100,17 @@ pub async fn score(
         return Err(f.to_string());
     }
     let body = ex.body.unwrap_or_default();
-    match mode {
+    let positions = match mode {
         Mode::Echo => parse_completion_logprobs(&body),
         Mode::PromptLogprobs => parse_prompt_logprobs(&body, text),
-    }
+    }?;
+    let prompt_tokens = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| v.pointer("/usage/prompt_tokens").and_then(Value::as_u64));
+    Ok(Scoring {
+        positions,
+        prompt_tokens,
+    })
 }
 
 /// Generate a greedy completion of `prompt` and return its tokens with decode logprobs.

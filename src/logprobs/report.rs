@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::consistency::Alignment;
 use super::metrics::Summary;
-use super::run::Evidence;
+use super::run::{Evidence, PairFigures};
 
 /// Published expectations: (change, mean KLD, same top token %, RMS Δp %, source).
 /// Full-vocabulary figures on LLaMA 3 8B over Wikitext-2, from llama.cpp's documentation.
@@ -75,6 +75,48 @@ fn row(label: &str, s: &Summary) -> String {
 
 const HEAD: &str = "| | tokens | mean KLD | p99 KLD | same top token | mean Δp | RMS Δp |\n|---|---:|---:|---:|---:|---:|---:|\n";
 
+/// One pair's figures: overall and per category, then the five items (passages, or a compare
+/// run's prompts) with the largest mean KLD.
+pub fn pair_tables(p: &PairFigures, items: &str) -> String {
+    let mut md = String::new();
+    for n in &p.notes {
+        let _ = writeln!(md, "{n}\n");
+    }
+    md.push_str(HEAD);
+    md.push_str(&row("**overall**", &p.summary));
+    for c in &p.categories {
+        md.push_str(&row(&c.category, &c.summary));
+    }
+    let worst = p.worst(5);
+    if !worst.is_empty() {
+        let _ = writeln!(md, "\n{items} with the largest mean KLD:\n");
+        md.push_str(HEAD);
+        for x in worst {
+            md.push_str(&row(&format!("`{}` ({})", x.id, x.category), &x.summary));
+        }
+    }
+    md
+}
+
+/// The priors table and how to read it.
+pub fn priors() -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "| change | mean KLD | same top token | RMS Δp | source |\n|---|---:|---:|---:|---|"
+    );
+    for (change, kld, top, rms, source) in PRIORS {
+        let top = if *top == "—" {
+            "—".to_string()
+        } else {
+            format!("{top}%")
+        };
+        let _ = writeln!(md, "| {change} | {kld} | {top} | {rms} % | {source} |");
+    }
+    let _ = writeln!(md, "\n{PRIORS_NOTE}");
+    md
+}
+
 /// The whole report.
 pub fn markdown(e: &Evidence) -> String {
     let mut md = String::new();
@@ -128,32 +170,7 @@ pub fn markdown(e: &Evidence) -> String {
     }
     for p in &e.pairs {
         let _ = writeln!(md, "\n## {} vs {}\n", p.reference, p.other);
-        for n in &p.notes {
-            let _ = writeln!(md, "{n}\n");
-        }
-        md.push_str(HEAD);
-        md.push_str(&row("**overall**", &p.summary));
-        for c in &p.categories {
-            md.push_str(&row(&c.category, &c.summary));
-        }
-        let mut worst: Vec<_> = p
-            .passages
-            .iter()
-            .filter(|x| x.summary.mean_kld.is_some())
-            .collect();
-        worst.sort_by(|a, b| {
-            b.summary
-                .mean_kld
-                .unwrap_or(0.0)
-                .total_cmp(&a.summary.mean_kld.unwrap_or(0.0))
-        });
-        if !worst.is_empty() {
-            let _ = writeln!(md, "\nPassages with the largest mean KLD:\n");
-            md.push_str(HEAD);
-            for x in worst.iter().take(5) {
-                md.push_str(&row(&format!("`{}` ({})", x.id, x.category), &x.summary));
-            }
-        }
+        md.push_str(&pair_tables(p, "Passages"));
     }
     if !e.problems.is_empty() {
         let _ = writeln!(md, "\n## Not compared\n");
@@ -169,18 +186,6 @@ pub fn markdown(e: &Evidence) -> String {
         }
     }
     let _ = writeln!(md, "\n## Priors\n");
-    let _ = writeln!(
-        md,
-        "| change | mean KLD | same top token | RMS Δp | source |\n|---|---:|---:|---:|---|"
-    );
-    for (change, kld, top, rms, source) in PRIORS {
-        let top = if *top == "—" {
-            "—".to_string()
-        } else {
-            format!("{top}%")
-        };
-        let _ = writeln!(md, "| {change} | {kld} | {top} | {rms} % | {source} |");
-    }
-    let _ = writeln!(md, "\n{PRIORS_NOTE}");
+    md.push_str(&priors());
     md
 }

@@ -3,7 +3,7 @@
 //! concurrency limit, and compare each endpoint's tokens with the reference's.
 
 use futures::stream::{self, StreamExt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::align::{predicted, span_of, Predicted};
 use super::consistency::{self, Alignment};
@@ -26,13 +26,27 @@ pub struct Settings {
     pub concurrency: usize,
     /// Tokens generated per self-consistency prompt.
     pub self_check_tokens: u32,
+    /// The prompts the self-consistency check completes and re-scores, rendered as the scored
+    /// texts are (a server's offset can depend on how a text starts, e.g. with its BOS token).
+    pub self_check_prompts: Vec<String>,
+}
+
+impl Settings {
+    /// The default check prompts, as plain text.
+    pub fn plain_self_check() -> Vec<String> {
+        SELF_CHECK_PROMPTS.iter().map(|p| p.to_string()).collect()
+    }
 }
 
 /// What was established about one endpoint.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EndpointInfo {
     pub name: String,
     pub model: String,
+    /// What the figures were established for: `plain` text, or `chat` prompts rendered with the
+    /// chat template (absent: plain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
     /// The prompt-logprobs mode used, `null` when the server supports none.
     pub mode: Option<Mode>,
     /// The position offset applied to its prompt logprobs (`null`: unknown, nothing computed).
@@ -43,7 +57,7 @@ pub struct EndpointInfo {
 }
 
 /// The self-consistency result of one endpoint, over every check prompt.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SelfConsistency {
     pub endpoint: String,
     pub tokens: usize,
@@ -56,14 +70,14 @@ pub struct SelfConsistency {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GroupFigures {
     pub category: String,
     #[serde(flatten)]
     pub summary: Summary,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PassageFigures {
     pub id: String,
     pub category: String,
@@ -72,7 +86,7 @@ pub struct PassageFigures {
 }
 
 /// One endpoint's teacher-forced figures against the reference.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PairFigures {
     pub reference: String,
     pub other: String,
@@ -84,18 +98,37 @@ pub struct PairFigures {
     pub notes: Vec<String>,
 }
 
+impl PairFigures {
+    /// Up to `n` items with the largest mean KLD, largest first.
+    pub fn worst(&self, n: usize) -> Vec<&PassageFigures> {
+        let mut worst: Vec<&PassageFigures> = self
+            .passages
+            .iter()
+            .filter(|x| x.summary.mean_kld.is_some())
+            .collect();
+        worst.sort_by(|a, b| {
+            b.summary
+                .mean_kld
+                .unwrap_or(0.0)
+                .total_cmp(&a.summary.mean_kld.unwrap_or(0.0))
+        });
+        worst.truncate(n);
+        worst
+    }
+}
+
 /// A passage that could not be compared, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Problem {
     pub endpoint: String,
     pub passage: Option<String>,
     /// `request` (the server failed or sent malformed logprobs), `text_mismatch` (its tokens do
     /// not spell the requested text), `tokenization` (its tokens differ from the reference's).
-    pub kind: &'static str,
+    pub kind: String,
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Evidence {
     pub top_k: u32,
     pub passages: usize,
@@ -116,7 +149,7 @@ impl Evidence {
 async fn self_check(target: &Target, mode: Mode, s: &Settings) -> SelfConsistency {
     let mut checks = Vec::new();
     let mut notes = Vec::new();
-    for prompt in SELF_CHECK_PROMPTS {
+    for prompt in &s.self_check_prompts {
         let decoded = match mode::decode(
             &target.client,
             &target.model,
@@ -142,7 +175,7 @@ async fn self_check(target: &Target, mode: Mode, s: &Settings) -> SelfConsistenc
                 continue;
             }
         };
-        match consistency::check(prompt, &decoded, &rescored) {
+        match consistency::check(&decoded, &rescored) {
             Ok(c) => checks.push(c),
             Err(e) => notes.push(format!("{prompt:?}: {e}")),
         }
@@ -188,11 +221,12 @@ async fn self_check(target: &Target, mode: Mode, s: &Settings) -> SelfConsistenc
 }
 
 /// Detect the mode and fix the offset of one endpoint.
-async fn establish(target: &Target, s: &Settings) -> (EndpointInfo, Option<SelfConsistency>) {
+pub async fn establish(target: &Target, s: &Settings) -> (EndpointInfo, Option<SelfConsistency>) {
     let detection = mode::detect(&target.client, &target.model, s.top_k).await;
     let mut info = EndpointInfo {
         name: target.name.clone(),
         model: target.model.clone(),
+        condition: None,
         mode: detection.mode,
         offset: None,
         usable: false,
@@ -225,7 +259,8 @@ async fn establish(target: &Target, s: &Settings) -> (EndpointInfo, Option<SelfC
     (info, Some(sc))
 }
 
-type Scored = Result<Vec<Predicted>, (&'static str, String)>;
+/// One text's scored tokens, or what kind of problem stopped it and why.
+pub type Scored = Result<Vec<Predicted>, (&'static str, String)>;
 
 async fn score_all(
     target: &Target,
@@ -269,7 +304,7 @@ pub async fn run(targets: &[Target], passages: &[Passage], s: &Settings) -> Evid
                 problems.push(Problem {
                     endpoint: t.name.clone(),
                     passage: Some(p.id.clone()),
-                    kind,
+                    kind: kind.to_string(),
                     reason: reason.clone(),
                 });
             }
@@ -279,8 +314,8 @@ pub async fn run(targets: &[Target], passages: &[Passage], s: &Settings) -> Evid
     if let Some(reference) = targets.first() {
         for (i, other) in targets.iter().enumerate().skip(1) {
             pairs.push(pair(
-                reference,
-                other,
+                &reference.name,
+                &other.name,
                 passages,
                 scored[0].as_deref(),
                 scored[i].as_deref(),
@@ -299,17 +334,19 @@ pub async fn run(targets: &[Target], passages: &[Passage], s: &Settings) -> Evid
     }
 }
 
-fn pair(
-    reference: &Target,
-    other: &Target,
+/// Compare `other`'s scored texts with `reference`'s, text by text (`None`: an endpoint of the
+/// pair has no usable prompt logprobs); texts whose tokens differ go to `problems`.
+pub fn pair(
+    reference: &str,
+    other: &str,
     passages: &[Passage],
     ref_scored: Option<&[Scored]>,
     other_scored: Option<&[Scored]>,
     problems: &mut Vec<Problem>,
 ) -> PairFigures {
     let mut out = PairFigures {
-        reference: reference.name.clone(),
-        other: other.name.clone(),
+        reference: reference.to_string(),
+        other: other.to_string(),
         summary: Summary::default(),
         passages_compared: 0,
         categories: Vec::new(),
@@ -334,12 +371,11 @@ fn pair(
                 .position(|(a, b)| a != b)
                 .unwrap_or(rt.len().min(ot.len()));
             problems.push(Problem {
-                endpoint: other.name.clone(),
+                endpoint: other.to_string(),
                 passage: Some(p.id.clone()),
-                kind: "tokenization",
+                kind: "tokenization".into(),
                 reason: format!(
-                    "tokens differ from {}'s at token {at} ({:?} vs {:?}); not compared",
-                    reference.name,
+                    "tokens differ from {reference}'s at token {at} ({:?} vs {:?}); not compared",
                     rt.get(at),
                     ot.get(at)
                 ),

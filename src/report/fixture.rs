@@ -178,6 +178,8 @@ pub(super) fn results() -> Results {
                 ),
             ]),
         }],
+        token_agreement: Vec::new(),
+        teacher_forcing: None,
         statistics: vec![statistics()],
         gate: GateResult {
             expression: "diff>0,fail>0".into(),

@@ -26,4 +26,5 @@ mod selftest;
 mod smoke;
 mod soak;
 mod standalone;
+mod teacher_forcing;
 mod verdicts;

@@ -19,6 +19,7 @@ mod prompts;
 mod quality;
 #[cfg(test)]
 mod tests;
+mod token_agreement;
 
 use std::fmt::Write;
 
@@ -39,6 +40,7 @@ const SECTIONS: &[Section] = &[
     determinism::render,
     distributions::render,
     divergences::render,
+    token_agreement::render,
     prompts::render,
     notes::render,
 ];

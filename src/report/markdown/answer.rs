@@ -61,6 +61,19 @@ pub(super) fn answer_lines(results: &Results) -> String {
         };
         let _ = writeln!(out, "- {tokens}{finish}.");
     }
+    for p in &results.token_agreement {
+        if let (Some(kld), Some(top1)) = (p.summary.mean_kld, p.summary.top1_agreement) {
+            let _ = writeln!(
+                out,
+                "- **Token agreement** (teacher-forced), `{}` against `{}`: mean KLD {kld:.4} nats, same top token {:.1}%, over {} tokens of {} prompts.",
+                p.other,
+                p.reference,
+                top1 * 100.0,
+                p.summary.tokens,
+                p.passages_compared
+            );
+        }
+    }
     for t in &results.token_divergences {
         let _ = writeln!(
             out,

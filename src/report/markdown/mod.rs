@@ -18,6 +18,7 @@ mod prompts;
 mod statistics;
 #[cfg(test)]
 mod tests;
+mod token_agreement;
 
 use crate::analysis::Results;
 
@@ -30,6 +31,7 @@ const SECTIONS: &[Section] = &[
     endpoints::render,
     categories::render,
     divergences::render,
+    token_agreement::render,
     look::render,
     determinism::render,
     load::render,

@@ -1,0 +1,415 @@
+//! Teacher forcing for a compare run (`compare --logprobs`): every endpoint re-scores the
+//! reference's own completion of each prompt with prompt logprobs, one request per completion per
+//! endpoint within the run's concurrency, journalled to `teacher_forcing.jsonl` so a killed run
+//! keeps what was scored and a resumed one sends only what is missing.
+//!
+//! A chat prompt is scored as the chat template's rendering of its messages followed by the
+//! completion (`--chat-template`, kept in the run folder as `chat_template.json`); the rendering
+//! is checked against each endpoint's own chat request: the tokens the scoring request counted,
+//! less the completion's, must equal the `usage.prompt_tokens` of the chat answer, else that
+//! prompt is refused on that endpoint (a `template` problem) rather than scored under a prompt the
+//! endpoint never saw.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use futures::stream::{self, StreamExt};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::align::{lookup, predicted, suffix_span, Predicted};
+use super::mode::{score_counted, Mode};
+use super::run::{establish, EndpointInfo, Problem, SelfConsistency, Settings};
+use super::template::ChatTemplate;
+use crate::catalogue::{Message, Prompt, PromptRequest, Role};
+use crate::run::journal::{self, effective};
+use crate::run::{interrupted, resolve_targets, Record, RunPlan, Target};
+use crate::run_folder::{read_json_lines, JsonLines, Lines};
+
+pub const FORCED_FILE: &str = "teacher_forcing.jsonl";
+/// The chat template a run was teacher-forced with (with its special tokens, in the
+/// `tokenizer_config.json` layout), kept so `--resume` needs no flag.
+pub const TEMPLATE_FILE: &str = "chat_template.json";
+
+/// Logprobs listed per position when teacher forcing a compare run.
+pub const TOP_K: u32 = 10;
+/// Tokens each self-consistency prompt generates.
+const SELF_CHECK_TOKENS: u32 = 16;
+
+/// One line of `teacher_forcing.jsonl`. The newest line per (prompt, endpoint) and per endpoint
+/// wins.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "line", rename_all = "snake_case")]
+pub enum ForcedLine {
+    /// What was established about an endpoint in one invocation.
+    Endpoint {
+        info: EndpointInfo,
+        self_consistency: Option<SelfConsistency>,
+    },
+    Scored(ScoredCompletion),
+    Problem(Problem),
+}
+
+/// The reference's completion of one prompt, scored by one endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoredCompletion {
+    pub prompt: String,
+    pub endpoint: String,
+    /// The first 16 hex digits of the sha256 of the scored text: lines of different texts are
+    /// never compared.
+    pub text_hash: String,
+    /// Tokens of the rendered prompt, as the scoring request counted them (`null`: not counted).
+    pub prompt_tokens: Option<u64>,
+    /// Each completion token with the distribution that predicts it (offset applied).
+    pub tokens: Vec<Predicted>,
+}
+
+/// One text to score: the reference's completion of a prompt behind its rendered prompt.
+#[derive(Debug, Clone)]
+struct Text {
+    prompt: String,
+    text: String,
+    completion: String,
+    hash: String,
+    /// Rendered with the chat template (else a raw completions prompt).
+    chat: bool,
+}
+
+/// The two ways a text starts, each with its own self-consistency check: a server's position
+/// offset can depend on it (llama-cpp-python drops a leading BOS token from echo, which aligns
+/// the listing that is otherwise one position off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Condition {
+    Plain,
+    Chat,
+}
+
+impl Condition {
+    fn label(self) -> &'static str {
+        match self {
+            Condition::Plain => "plain",
+            Condition::Chat => "chat",
+        }
+    }
+}
+
+fn text_hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The usable answer of the lowest repeat of `prompt` on `endpoint`.
+fn first_answer<'a>(
+    slots: &BTreeMap<journal::Slot, &'a Record>,
+    prompt: &str,
+    endpoint: &str,
+) -> Option<&'a Record> {
+    slots
+        .iter()
+        .filter(|(s, r)| s.prompt == prompt && s.endpoint == endpoint && r.is_usable())
+        .map(|(_, r)| *r)
+        .find(|r| {
+            r.completion
+                .content
+                .as_deref()
+                .is_some_and(|c| !c.is_empty())
+        })
+}
+
+/// The text a prompt is teacher-forced with, or why it cannot be.
+fn forced_text(
+    prompt: &Prompt,
+    completion: &str,
+    template: Option<&ChatTemplate>,
+) -> Result<Text, (&'static str, String)> {
+    let (rendered, chat) = match &prompt.request {
+        PromptRequest::Completion { prompt } => (prompt.clone(), false),
+        PromptRequest::Chat { messages } => match template {
+            Some(t) => (
+                t.render(messages)
+                    .map_err(|e| ("template", format!("the chat template failed: {e}")))?,
+                true,
+            ),
+            None => {
+                return Err((
+                    "no_template",
+                    "a chat prompt needs --chat-template FILE (the model's Jinja template or its tokenizer_config.json) to be teacher-forced".into(),
+                ))
+            }
+        },
+    };
+    let text = format!("{rendered}{completion}");
+    Ok(Text {
+        prompt: prompt.id.clone(),
+        hash: text_hash(&text),
+        completion: completion.to_string(),
+        text,
+        chat,
+    })
+}
+
+/// The share of tokens listed in the top-k that predicts them: near 1 for a greedy completion
+/// read at the right offset, low at the wrong one.
+fn listed_share(tokens: &[Predicted]) -> f64 {
+    let listed = tokens
+        .iter()
+        .filter(|p| lookup(&p.top, &p.token).is_some())
+        .count();
+    listed as f64 / tokens.len().max(1) as f64
+}
+
+/// Score one text on one endpoint and check the rendering against its chat request.
+async fn score_one(
+    target: &Target,
+    mode: Mode,
+    offset: usize,
+    t: &Text,
+    chat_prompt_tokens: Option<u64>,
+) -> ForcedLine {
+    let problem = |kind: &str, reason: String| {
+        ForcedLine::Problem(Problem {
+            endpoint: target.name.clone(),
+            passage: Some(t.prompt.clone()),
+            kind: kind.into(),
+            reason,
+        })
+    };
+    let scoring = match score_counted(&target.client, &target.model, mode, &t.text, TOP_K).await {
+        Ok(s) => s,
+        Err(e) => return problem("request", e),
+    };
+    let span = match suffix_span(&scoring.positions, &t.completion) {
+        Ok(s) => s,
+        Err(m) => return problem("text_mismatch", m.to_string()),
+    };
+    let prompt_tokens = scoring
+        .prompt_tokens
+        .map(|n| n.saturating_sub(span.len as u64));
+    if let (Some(rendered), Some(chat)) = (prompt_tokens, chat_prompt_tokens) {
+        if rendered != chat {
+            return problem(
+                "template",
+                format!(
+                    "the rendered prompt is {rendered} tokens where the chat request counted {chat}: the chat template does not reproduce what this endpoint saw"
+                ),
+            );
+        }
+    }
+    let tokens = predicted(&scoring.positions, span, offset);
+    let other = predicted(&scoring.positions, span, 1 - offset.min(1));
+    let (listed, listed_other) = (listed_share(&tokens), listed_share(&other));
+    if listed < 0.5 && listed_other > listed + 0.25 {
+        return problem(
+            "alignment",
+            format!(
+                "under the offset the self-consistency check found ({offset}), {:.0}% of the completion's tokens are in the top-{TOP_K} that predicts them, {:.0}% under the other: this text is not aligned as the check prompts were; not compared",
+                listed * 100.0,
+                listed_other * 100.0
+            ),
+        );
+    }
+    ForcedLine::Scored(ScoredCompletion {
+        prompt: t.prompt.clone(),
+        endpoint: target.name.clone(),
+        text_hash: t.hash.clone(),
+        prompt_tokens,
+        tokens,
+    })
+}
+
+/// Teacher-force the run's reference completions on every endpoint. Returns whether Ctrl-C or
+/// SIGTERM stopped it (every scored line before that is journalled).
+pub async fn run(
+    plan: &RunPlan,
+    template: Option<&ChatTemplate>,
+) -> Result<bool, crate::run::RunError> {
+    use crate::run::RunError;
+    let dir = &plan.dir;
+    let loaded = journal::load(dir).map_err(RunError::Folder)?;
+    let slots = effective(&loaded.records);
+    let names: Vec<&str> = plan
+        .endpoints
+        .iter()
+        .map(|e| e.spec.name.as_str())
+        .collect();
+    let Some(reference) = names.first().copied() else {
+        return Ok(false);
+    };
+    let existing: Lines<ForcedLine> =
+        read_json_lines(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
+    // Scored texts are done, and so are texts refused for a reason a retry cannot change; failed
+    // requests (and endpoints that lacked prompt logprobs) are tried again.
+    let done: HashSet<(String, String, String)> = existing
+        .values
+        .iter()
+        .filter_map(|l| match l {
+            ForcedLine::Scored(s) => {
+                Some((s.prompt.clone(), s.endpoint.clone(), s.text_hash.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let refused: HashSet<(String, String)> = existing
+        .values
+        .iter()
+        .filter_map(|l| match l {
+            ForcedLine::Problem(p)
+                if !matches!(p.kind.as_str(), "request" | "unsupported" | "no_template") =>
+            {
+                Some((p.passage.clone().unwrap_or_default(), p.endpoint.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut journal = JsonLines::append_to(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
+    let mut texts = Vec::new();
+    for id in &plan.scope {
+        let (Some(prompt), Some(answer)) =
+            (plan.catalogue.get(id), first_answer(&slots, id, reference))
+        else {
+            continue;
+        };
+        let completion = answer.completion.content.as_deref().unwrap_or_default();
+        match forced_text(prompt, completion, template) {
+            Ok(t) => texts.push(t),
+            Err((kind, reason)) => journal
+                .append(&ForcedLine::Problem(Problem {
+                    endpoint: reference.to_string(),
+                    passage: Some(id.clone()),
+                    kind: kind.into(),
+                    reason,
+                }))
+                .map_err(RunError::Send)?,
+        }
+    }
+    let todo: Vec<Vec<&Text>> = names
+        .iter()
+        .map(|name| {
+            texts
+                .iter()
+                .filter(|t| {
+                    !done.contains(&(t.prompt.clone(), name.to_string(), t.hash.clone()))
+                        && !refused.contains(&(t.prompt.clone(), name.to_string()))
+                })
+                .collect()
+        })
+        .collect();
+    if todo.iter().all(Vec::is_empty) {
+        return Ok(false);
+    }
+    let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
+    let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
+    if !plan.quiet {
+        let n: usize = todo.iter().map(Vec::len).sum();
+        eprintln!(
+            "teacher forcing: {n} scoring requests (one per reference completion per endpoint)"
+        );
+    }
+    let work = async {
+        let mut streams = Vec::new();
+        for (target, todo) in targets.iter().zip(&todo) {
+            for condition in [Condition::Chat, Condition::Plain] {
+                let texts: Vec<&Text> = todo
+                    .iter()
+                    .copied()
+                    .filter(|t| t.chat == (condition == Condition::Chat))
+                    .collect();
+                if texts.is_empty() {
+                    continue;
+                }
+                let settings = Settings {
+                    top_k: TOP_K,
+                    concurrency: plan.concurrency,
+                    self_check_tokens: SELF_CHECK_TOKENS,
+                    self_check_prompts: check_prompts(condition, template),
+                };
+                let (mut info, sc) = establish(target, &settings).await;
+                info.condition = Some(condition.label().into());
+                let (mode, offset) = (info.mode, info.offset.filter(|_| info.usable));
+                let unusable = info.notes.join("; ");
+                journal.append(&ForcedLine::Endpoint {
+                    info,
+                    self_consistency: sc,
+                })?;
+                let (Some(mode), Some(offset)) = (mode, offset) else {
+                    for t in texts {
+                        journal.append(&ForcedLine::Problem(Problem {
+                            endpoint: target.name.clone(),
+                            passage: Some(t.prompt.clone()),
+                            kind: "unsupported".into(),
+                            reason: format!("no usable prompt logprobs: {unusable}"),
+                        }))?;
+                    }
+                    continue;
+                };
+                let jobs: Vec<(&Text, Option<u64>)> = texts
+                    .into_iter()
+                    .map(|t| {
+                        let chat = first_answer(&slots, &t.prompt, &target.name)
+                            .and_then(|r| r.completion.usage.as_ref())
+                            .and_then(|u| u.prompt_tokens);
+                        (t, chat)
+                    })
+                    .collect();
+                streams.push(
+                    stream::iter(jobs)
+                        .map(move |(t, chat)| score_one(target, mode, offset, t, chat))
+                        .buffered(plan.concurrency.max(1))
+                        .boxed_local(),
+                );
+            }
+        }
+        let mut lines = stream::select_all(streams);
+        while let Some(line) = lines.next().await {
+            journal.append(&line)?;
+        }
+        anyhow::Ok(())
+    };
+    tokio::select! {
+        r = work => { r.map_err(RunError::Send)?; Ok(false) }
+        _ = interrupted() => Ok(true),
+    }
+}
+
+/// The self-consistency prompts for a condition: as user messages through the chat template, or
+/// as plain text.
+fn check_prompts(condition: Condition, template: Option<&ChatTemplate>) -> Vec<String> {
+    match (condition, template) {
+        (Condition::Chat, Some(t)) => super::run::SELF_CHECK_PROMPTS
+            .iter()
+            .filter_map(|p| {
+                t.render(&[Message {
+                    role: Role::User,
+                    content: p.to_string(),
+                }])
+                .ok()
+            })
+            .collect(),
+        _ => Settings::plain_self_check(),
+    }
+}
+
+/// The chat template for a run: the one `--chat-template` loaded (copied into the run folder),
+/// else the copy a previous invocation left there, else none.
+pub fn template_for(
+    dir: &Path,
+    flagged: Option<ChatTemplate>,
+) -> anyhow::Result<Option<ChatTemplate>> {
+    let kept = dir.join(TEMPLATE_FILE);
+    match flagged {
+        Some(t) => {
+            let json = serde_json::json!({
+                "chat_template": t.source,
+                "bos_token": t.bos_token,
+                "eos_token": t.eos_token,
+            });
+            crate::run_folder::write_atomic(&kept, (json.to_string() + "\n").as_bytes())?;
+            Ok(Some(t))
+        }
+        None if kept.exists() => ChatTemplate::load(&kept).map(Some),
+        None => Ok(None),
+    }
+}
