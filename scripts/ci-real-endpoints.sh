@@ -11,8 +11,6 @@ trap 'exit 130' INT TERM
 
 setup_llama
 start_llama_logprobs_trio
-chat_template=$(mktemp --suffix=.json)
-write_chat_template "$chat_template"
-COHERENCE_REAL_CHAT_TEMPLATE="$chat_template" COHERENCE_REAL_A="http://127.0.0.1:$PORT_A/v1" COHERENCE_REAL_B="http://127.0.0.1:$PORT_B/v1" \
+COHERENCE_REAL_CHAT_TEMPLATE="$(model_path)" COHERENCE_REAL_A="http://127.0.0.1:$PORT_A/v1" COHERENCE_REAL_B="http://127.0.0.1:$PORT_B/v1" \
     COHERENCE_REAL_A_TWIN="http://127.0.0.1:$PORT_TWIN/v1" \
     cargo test --test integration real_endpoints:: -- --ignored --nocapture

@@ -106,14 +106,3 @@ stop_llama_pair() {
     done
     LLAMA_PIDS=()
 }
-
-# write_chat_template FILE: the GGUF's chat template as a tokenizer_config.json-style file, for
-# `compare --logprobs --chat-template FILE`.
-write_chat_template() {
-    "$VENV/bin/python" - "$(model_path)" "$1" <<'PY'
-import json, sys
-from llama_cpp import Llama
-m = Llama(sys.argv[1], vocab_only=True, verbose=False)
-json.dump({"chat_template": m.metadata["tokenizer.chat_template"]}, open(sys.argv[2], "w"))
-PY
-}

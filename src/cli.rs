@@ -220,8 +220,9 @@ pub struct CompareArgs {
     /// the reference's completions on every endpoint (results.json `token_agreement`).
     #[arg(long)]
     pub logprobs: bool,
-    /// With --logprobs: the model's chat template, a Jinja file or its tokenizer_config.json,
-    /// to render chat prompts for teacher forcing (kept in the run folder for --resume).
+    /// With --logprobs: the model's chat template, to render chat prompts for teacher forcing:
+    /// a GGUF model file, a tokenizer_config.json, or a Jinja file (kept in the run folder for
+    /// --resume).
     #[arg(long, value_name = "FILE")]
     pub chat_template: Option<PathBuf>,
     /// Run folder to create (default: runs/<UTC timestamp>-<names>/).

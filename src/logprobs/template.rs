@@ -38,12 +38,24 @@ fn token(v: Option<&Json>) -> String {
 }
 
 impl ChatTemplate {
-    /// Read `path`: JSON (a `tokenizer_config.json`, whose `chat_template` is a string or a list
-    /// of `{name, template}` of which `default` is used) or else the template text itself.
+    /// Read `path`: a GGUF model file (its `tokenizer.chat_template`), JSON (a
+    /// `tokenizer_config.json`, whose `chat_template` is a string or a list of `{name, template}`
+    /// of which `default` is used), or else the template text itself.
     pub fn load(path: &Path) -> anyhow::Result<ChatTemplate> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("--chat-template {}: cannot read it", path.display()))?;
-        let t = Self::parse(&text, path)?;
+        let t = if super::gguf::is_gguf(path) {
+            let g =
+                super::gguf::read_template(path).map_err(|e| anyhow!("--chat-template {e:#}"))?;
+            ChatTemplate {
+                source: g.template,
+                bos_token: g.bos_token,
+                eos_token: g.eos_token,
+                origin: path.to_path_buf(),
+            }
+        } else {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--chat-template {}: cannot read it", path.display()))?;
+            Self::parse(&text, path)?
+        };
         t.render(&[]).map(|_| ()).or_else(|e| {
             // A template may refuse an empty conversation; only a syntax error is fatal here.
             if e.contains("syntax error") {
@@ -172,6 +184,25 @@ mod tests {
         });
         let t = load(dir.path(), "tokenizer_config.json", &config.to_string()).unwrap();
         assert_eq!(t.render(&user("Hi")).unwrap(), "<s>[user]Hi</s>");
+    }
+
+    #[test]
+    fn reads_the_template_inside_a_gguf_model_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("model.gguf");
+        std::fs::write(
+            &p,
+            crate::logprobs::gguf::tests::header(Some("{{ bos_token }}{{ messages[0].content }}")),
+        )
+        .unwrap();
+        let t = ChatTemplate::load(&p).unwrap();
+        assert_eq!(t.render(&user("Hi")).unwrap(), "<|im_start|>Hi");
+        std::fs::write(&p, crate::logprobs::gguf::tests::header(None)).unwrap();
+        let e = ChatTemplate::load(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("model.gguf") && e.contains("no tokenizer.chat_template"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -243,7 +243,7 @@ fn real_teacher_forcing_reads_zero_for_a_twin_and_more_for_q4_kv() {
     let twin = std::env::var("COHERENCE_REAL_A_TWIN")
         .expect("set COHERENCE_REAL_A_TWIN to a second server of A's configuration");
     let template = std::env::var("COHERENCE_REAL_CHAT_TEMPLATE")
-        .expect("set COHERENCE_REAL_CHAT_TEMPLATE to the model's chat template file");
+        .expect("set COHERENCE_REAL_CHAT_TEMPLATE to the model's GGUF file (its chat template is read from it)");
     let (ids, _) = subset();
     let only = ids.iter().take(12).cloned().collect::<Vec<_>>().join(",");
     let dir = tempfile::tempdir().unwrap();
