@@ -1,6 +1,8 @@
 //! Pipeline benchmark: `coherence compare` throughput against fake endpoints (wall vs ideal, peak
-//! memory), and offline `coherence score` / `coherence report` on a run of 10,000 records built
-//! from the shipped catalogue's reference and wrong answers (JS unit tests included).
+//! memory), the cost `--logprobs` teacher forcing adds to it (one scoring request per reference
+//! completion per endpoint), and offline `coherence score` / `coherence report` on a run of
+//! 10,000 records built from the shipped catalogue's reference and wrong answers (JS unit tests
+//! included).
 //!
 //! Run with `cargo bench --bench pipeline`. Prints numbers; asserts nothing.
 
@@ -45,22 +47,70 @@ fn run_measured(args: &[String]) -> (Duration, i32, i64) {
     (start.elapsed(), libc::WEXITSTATUS(status), usage.ru_maxrss)
 }
 
-fn compare_throughput() {
+/// Tokens that keep their leading space, with each line break a token of its own.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in text.chars() {
+        let starts = c == '\n'
+            || out.last().is_none_or(|t| t == "\n")
+            || (c == ' ' && !out.last().unwrap().trim().is_empty());
+        if starts {
+            out.push(String::new());
+        }
+        out.last_mut().unwrap().push(c);
+    }
+    out
+}
+
+/// A completions `logprobs` object listing `toks`, each its own top-1.
+fn listing(toks: &[String]) -> serde_json::Value {
+    let tops: Vec<_> = toks
+        .iter()
+        .map(|t| serde_json::json!({t: -0.1, " x": -3.0}))
+        .collect();
+    serde_json::json!({"tokens": toks, "token_logprobs": toks.iter().map(|_| -0.1).collect::<Vec<_>>(), "top_logprobs": tops})
+}
+
+/// Chat answers "The answer is N + 1.", and (for teacher forcing) completions echo and decode.
+fn bench_reply(req: &coherence_testkit::Incoming) -> Reply {
+    let body = &req.body;
+    if body.get("messages").is_none() {
+        let prompt = body["prompt"].as_str().unwrap_or_default();
+        let toks = if body["echo"] == serde_json::json!(true) {
+            tokens(prompt)
+        } else {
+            vec![" one".to_string(), " two".to_string()]
+        };
+        return Reply::json(
+            200,
+            serde_json::json!({"object": "text_completion", "choices": [{"index": 0, "text": toks.concat(),
+                "finish_reason": "length", "logprobs": listing(&toks)}]}),
+        )
+        .after(LATENCY);
+    }
+    let n: u64 = req
+        .question()
+        .split_whitespace()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Reply::content(&format!("The answer is {}.", n + 1)).after(LATENCY)
+}
+
+/// `compare` of two fake endpoints; with `logprobs`, teacher forcing too. Returns the wall time.
+fn compare_throughput(logprobs: bool) -> Duration {
     let dir = tempfile::tempdir().unwrap();
     let catalogue = dir.path().join("prompts");
     write_catalogue(&catalogue, PROMPTS);
-    let answer = |req: &coherence_testkit::Incoming| {
-        let n: u64 = req
-            .question()
-            .split_whitespace()
-            .nth(2)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        Reply::content(&format!("The answer is {}.", n + 1)).after(LATENCY)
-    };
-    let a = FakeServer::start("bench", answer);
-    let b = FakeServer::start("bench", answer);
-    let args: Vec<String> = [
+    let template = dir.path().join("template.jinja");
+    std::fs::write(
+        &template,
+        "{% for m in messages %}{{ m.role + ':\\n' + m.content + '\\n' }}{% endfor %}{{ 'assistant:\\n' }}",
+    )
+    .unwrap();
+    let a = FakeServer::start("bench", bench_reply);
+    let b = FakeServer::start("bench", bench_reply);
+    let mut args: Vec<String> = [
         "compare",
         "--catalogue",
         &catalogue.display().to_string(),
@@ -77,17 +127,37 @@ fn compare_throughput() {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    if logprobs {
+        args.extend([
+            "--logprobs".into(),
+            "--chat-template".into(),
+            template.display().to_string(),
+        ]);
+    }
     let (wall, code, peak_kib) = run_measured(&args);
-    let requests = PROMPTS * 2;
-    let ideal = LATENCY.as_secs_f64() * requests as f64 / (2 * CONCURRENCY) as f64;
+    let sent: usize = [&a, &b].iter().map(|s| s.completion_requests().len()).sum();
+    let label = if logprobs {
+        "compare --logprobs"
+    } else {
+        "compare"
+    };
+    // Answers, then (with --logprobs) each endpoint's mode probe and self-checks (a decode, then a
+    // re-score: 3 request times), and one scoring request per answer per endpoint; each endpoint
+    // runs CONCURRENCY at a time, the two side by side.
+    let ideal = if logprobs {
+        LATENCY.as_secs_f64() * ((2 * PROMPTS) as f64 / CONCURRENCY as f64 + 3.0)
+    } else {
+        LATENCY.as_secs_f64() * PROMPTS as f64 / CONCURRENCY as f64
+    };
     println!(
-        "compare: {requests} requests, 2 endpoints x concurrency {CONCURRENCY}, {} ms latency: \
+        "{label}: {sent} requests, 2 endpoints x concurrency {CONCURRENCY}, {} ms latency: \
          wall {:.2} s, ideal {ideal:.2} s, wall/ideal {:.2}, peak RSS {:.1} MiB, exit {code}",
         LATENCY.as_millis(),
         wall.as_secs_f64(),
         wall.as_secs_f64() / ideal,
         peak_kib as f64 / 1024.0
     );
+    wall
 }
 
 /// A run folder of `prompts x 2 endpoints x repeats` records over the shipped catalogue: endpoint
@@ -214,6 +284,12 @@ fn offline_scoring() {
 }
 
 fn main() {
-    compare_throughput();
+    let plain = compare_throughput(false);
+    let forced = compare_throughput(true);
+    println!(
+        "teacher forcing adds {:.2} s ({:.0}%) to that compare",
+        (forced - plain).as_secs_f64(),
+        100.0 * (forced.as_secs_f64() / plain.as_secs_f64() - 1.0)
+    );
     offline_scoring();
 }

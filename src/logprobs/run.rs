@@ -146,38 +146,43 @@ impl Evidence {
     }
 }
 
+/// Complete `prompt` greedily and re-score prompt + completion: the check, or what stopped it.
+async fn check_one(
+    target: &Target,
+    mode: Mode,
+    s: &Settings,
+    prompt: &str,
+) -> Result<consistency::Check, String> {
+    let decoded = mode::decode(
+        &target.client,
+        &target.model,
+        prompt,
+        s.self_check_tokens,
+        s.top_k,
+    )
+    .await
+    .map_err(|e| format!("decode {prompt:?}: {e}"))?;
+    let generated: String = decoded.iter().map(|p| p.token.as_str()).collect();
+    let text = format!("{prompt}{generated}");
+    let rescored = mode::score(&target.client, &target.model, mode, &text, s.top_k)
+        .await
+        .map_err(|e| format!("re-score {prompt:?}: {e}"))?;
+    consistency::check(&decoded, &rescored).map_err(|e| format!("{prompt:?}: {e}"))
+}
+
 async fn self_check(target: &Target, mode: Mode, s: &Settings) -> SelfConsistency {
+    // The check prompts at once, within the concurrency limit.
+    let outcomes: Vec<Result<consistency::Check, String>> = stream::iter(&s.self_check_prompts)
+        .map(|p| check_one(target, mode, s, p))
+        .buffered(s.concurrency.max(1))
+        .collect()
+        .await;
     let mut checks = Vec::new();
     let mut notes = Vec::new();
-    for prompt in &s.self_check_prompts {
-        let decoded = match mode::decode(
-            &target.client,
-            &target.model,
-            prompt,
-            s.self_check_tokens,
-            s.top_k,
-        )
-        .await
-        {
-            Ok(d) => d,
-            Err(e) => {
-                notes.push(format!("decode {prompt:?}: {e}"));
-                continue;
-            }
-        };
-        let generated: String = decoded.iter().map(|p| p.token.as_str()).collect();
-        let text = format!("{prompt}{generated}");
-        let rescored = match mode::score(&target.client, &target.model, mode, &text, s.top_k).await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                notes.push(format!("re-score {prompt:?}: {e}"));
-                continue;
-            }
-        };
-        match consistency::check(&decoded, &rescored) {
+    for o in outcomes {
+        match o {
             Ok(c) => checks.push(c),
-            Err(e) => notes.push(format!("{prompt:?}: {e}")),
+            Err(e) => notes.push(e),
         }
     }
     let offsets: Vec<Option<usize>> = checks.iter().map(|c| c.offset).collect();
