@@ -18,6 +18,16 @@ use super::stdout;
 use crate::error::{CliError, Exit, UsageContext};
 use crate::run::{journal, pending_jobs, Job, RunPlan};
 
+/// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
+/// prompt per endpoint (the reference's completion scored), and per endpoint and condition a mode
+/// probe and three self-consistency checks (a decode and a re-score each).
+fn teacher_forcing_ceiling(plan: &RunPlan) -> usize {
+    if !plan.sampling.logprobs {
+        return 0;
+    }
+    (plan.scope.len() + 2 * (1 + 3 * 2)) * plan.endpoints.len()
+}
+
 /// What one endpoint would be sent.
 struct EndpointPlan {
     requests: usize,
@@ -51,6 +61,7 @@ pub fn dry_run(plan: &RunPlan, assume_tps: f64, json: bool) -> Result<Exit, CliE
             "concurrency": plan.concurrency,
             "assume_tps": assume_tps,
             "requests": requests,
+            "teacher_forcing_requests": teacher_forcing_ceiling(plan),
             "token_ceiling": ceiling,
             "estimated_seconds": seconds.ceil(),
             "endpoints": plan.endpoints.iter().zip(&per_endpoint).map(|(e, p)| json!({
@@ -151,6 +162,13 @@ fn text(
         );
     }
     let _ = writeln!(out, "{} requests", jobs.len());
+    let forcing = teacher_forcing_ceiling(plan);
+    if forcing > 0 {
+        let _ = writeln!(
+            out,
+            "then, with --logprobs, at most {forcing} teacher-forcing requests (one per reference completion per endpoint, 1 token each, plus each endpoint's mode probe and self-checks; on --resume only what is missing)"
+        );
+    }
     let _ = writeln!(
         out,
         "token ceiling: {ceiling} completion tokens (the sum of max_tokens over the requests)"

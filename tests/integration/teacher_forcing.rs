@@ -432,3 +432,25 @@ fn a_bad_template_or_one_without_logprobs_is_a_usage_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_dry_run_counts_the_teacher_forcing_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _) = server(BASE);
+    let (out, _) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &a)],
+        &["--logprobs", "--dry-run", "--json"],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let plan: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // 5 prompts on 2 endpoints, and per endpoint and condition a probe and 3 decode + re-score.
+    assert_eq!(plan["teacher_forcing_requests"], (5 + 2 * 7) * 2);
+    assert!(a.requests().is_empty(), "a dry run sends nothing");
+    let (out, _) = compare(dir.path(), &[("a", &a), ("b", &a)], &["--dry-run"]);
+    assert!(
+        !stdout(&out).contains("teacher-forcing"),
+        "{}",
+        stdout(&out)
+    );
+}
