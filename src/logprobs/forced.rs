@@ -75,6 +75,15 @@ struct Text {
     chat: bool,
 }
 
+/// One scoring request: the text, how the endpoint is read for its condition, and the prompt
+/// tokens the endpoint's own chat answer counted.
+struct Job<'a> {
+    text: &'a Text,
+    mode: Mode,
+    offset: usize,
+    chat_prompt_tokens: Option<u64>,
+}
+
 /// The two ways a text starts, each with its own self-consistency check: a server's position
 /// offset can depend on it (llama-cpp-python drops a leading BOS token from echo, which aligns
 /// the listing that is otherwise one position off).
@@ -309,59 +318,73 @@ pub async fn run(
         );
     }
     let work = async {
-        let mut streams = Vec::new();
-        for (target, todo) in targets.iter().zip(&todo) {
-            for condition in [Condition::Chat, Condition::Plain] {
-                let texts: Vec<&Text> = todo
-                    .iter()
-                    .copied()
-                    .filter(|t| t.chat == (condition == Condition::Chat))
-                    .collect();
-                if texts.is_empty() {
-                    continue;
+        // Every (endpoint, condition) with texts to score is established at once.
+        let groups: Vec<(usize, Condition, Vec<&Text>)> = todo
+            .iter()
+            .enumerate()
+            .flat_map(|(target, todo)| {
+                [Condition::Chat, Condition::Plain].map(|condition| {
+                    let texts: Vec<&Text> = todo
+                        .iter()
+                        .copied()
+                        .filter(|t| t.chat == (condition == Condition::Chat))
+                        .collect();
+                    (target, condition, texts)
+                })
+            })
+            .filter(|(_, _, texts)| !texts.is_empty())
+            .collect();
+        let established = futures::future::join_all(groups.iter().map(|(i, condition, _)| {
+            let settings = Settings {
+                top_k: TOP_K,
+                concurrency: plan.concurrency,
+                self_check_tokens: SELF_CHECK_TOKENS,
+                self_check_prompts: check_prompts(*condition, template),
+            };
+            let target = &targets[*i];
+            async move { establish(target, &settings).await }
+        }))
+        .await;
+        // One queue per endpoint, both conditions in it, so an endpoint never has more than
+        // the run's concurrency in flight.
+        let mut queues: Vec<Vec<Job>> = targets.iter().map(|_| Vec::new()).collect();
+        for ((i, condition, texts), (mut info, sc)) in groups.into_iter().zip(established) {
+            let target = &targets[i];
+            info.condition = Some(condition.label().into());
+            let (mode, offset) = (info.mode, info.offset.filter(|_| info.usable));
+            let unusable = info.notes.join("; ");
+            journal.append(&ForcedLine::Endpoint {
+                info,
+                self_consistency: sc,
+            })?;
+            let (Some(mode), Some(offset)) = (mode, offset) else {
+                for t in texts {
+                    journal.append(&ForcedLine::Problem(Problem {
+                        endpoint: target.name.clone(),
+                        passage: Some(t.prompt.clone()),
+                        kind: "unsupported".into(),
+                        reason: format!("no usable prompt logprobs: {unusable}"),
+                    }))?;
                 }
-                let settings = Settings {
-                    top_k: TOP_K,
-                    concurrency: plan.concurrency,
-                    self_check_tokens: SELF_CHECK_TOKENS,
-                    self_check_prompts: check_prompts(condition, template),
-                };
-                let (mut info, sc) = establish(target, &settings).await;
-                info.condition = Some(condition.label().into());
-                let (mode, offset) = (info.mode, info.offset.filter(|_| info.usable));
-                let unusable = info.notes.join("; ");
-                journal.append(&ForcedLine::Endpoint {
-                    info,
-                    self_consistency: sc,
-                })?;
-                let (Some(mode), Some(offset)) = (mode, offset) else {
-                    for t in texts {
-                        journal.append(&ForcedLine::Problem(Problem {
-                            endpoint: target.name.clone(),
-                            passage: Some(t.prompt.clone()),
-                            kind: "unsupported".into(),
-                            reason: format!("no usable prompt logprobs: {unusable}"),
-                        }))?;
-                    }
-                    continue;
-                };
-                let jobs: Vec<(&Text, Option<u64>)> = texts
-                    .into_iter()
-                    .map(|t| {
-                        let chat = first_answer(&slots, &t.prompt, &target.name)
-                            .and_then(|r| r.completion.usage.as_ref())
-                            .and_then(|u| u.prompt_tokens);
-                        (t, chat)
-                    })
-                    .collect();
-                streams.push(
-                    stream::iter(jobs)
-                        .map(move |(t, chat)| score_one(target, mode, offset, t, chat))
-                        .buffered(plan.concurrency.max(1))
-                        .boxed_local(),
-                );
-            }
+                continue;
+            };
+            queues[i].extend(texts.into_iter().map(|text| {
+                Job {
+                    text,
+                    mode,
+                    offset,
+                    chat_prompt_tokens: first_answer(&slots, &text.prompt, &target.name)
+                        .and_then(|r| r.completion.usage.as_ref())
+                        .and_then(|u| u.prompt_tokens),
+                }
+            }));
         }
+        let streams = targets.iter().zip(queues).map(|(target, jobs)| {
+            stream::iter(jobs)
+                .map(move |j| score_one(target, j.mode, j.offset, j.text, j.chat_prompt_tokens))
+                .buffered(plan.concurrency.max(1))
+                .boxed_local()
+        });
         let mut lines = stream::select_all(streams);
         while let Some(line) = lines.next().await {
             journal.append(&line)?;
