@@ -133,6 +133,18 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result
     for line in results.load.summary_lines() {
         let _ = writeln!(out, "{line}");
     }
+    for p in &results.token_agreement {
+        if let (Some(kld), Some(top1)) = (p.summary.mean_kld, p.summary.top1_agreement) {
+            let _ = writeln!(
+                out,
+                "token agreement (teacher-forced), {} against {}: mean KLD {kld:.4}, same top token {:.1}% over {} tokens",
+                p.other,
+                p.reference,
+                top1 * 100.0,
+                p.summary.tokens
+            );
+        }
+    }
     if !results.gate.failed.is_empty() {
         let _ = writeln!(out, "gate failed: {}", results.gate.failed.join(", "));
     }

@@ -261,6 +261,11 @@ fn a_twin_reads_zero_and_a_changed_model_reads_its_kl() {
     let (b, _) = server(changed);
     let (out, v) = run(dir.path(), &[("a", &a), ("twin", &twin), ("b", &b)], &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("token agreement (teacher-forced), twin against a: mean KLD 0.0000, same top token 100.0%"),
+        "{}",
+        stdout(&out)
+    );
     let forcing = &v["teacher_forcing"];
     assert_eq!(forcing["prompts_scored"], 5, "{forcing}");
     assert!(problems(&v, "template").is_empty(), "{forcing}");
