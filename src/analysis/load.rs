@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::cache_state::{self, CacheStateResult, CacheVerdict};
+use super::cache_state::{self, CacheStateResult, CacheVerdict, CacheVerdictKind};
 use super::probe::{ByCondition, Probe};
 use super::samples::{self, SampleResult};
-use super::under_load::{self, LoadVerdict, UnderLoad};
+use super::under_load::{self, LoadVerdict, LoadVerdictKind, UnderLoad};
 use crate::analysis::logprob_tokens;
 use crate::catalogue::Catalogue;
 use crate::load::journal::{merge, LoadRecord};
@@ -45,6 +45,28 @@ fn is_zero(n: &usize) -> bool {
 impl LoadResults {
     pub fn is_empty(&self) -> bool {
         self.under_load.is_empty() && self.cache_states.is_empty() && self.samples.is_empty()
+    }
+
+    /// The gate's `changes_at_load`: endpoints whose answers changed under load; None when the
+    /// run had no `--under-load` phase.
+    pub fn changes_at_load(&self) -> Option<usize> {
+        (!self.load_verdicts.is_empty()).then(|| {
+            self.load_verdicts
+                .iter()
+                .filter(|v| v.verdict == LoadVerdictKind::ChangesAtLoad)
+                .count()
+        })
+    }
+
+    /// The gate's `cache_dependent`: endpoints whose answers depended on the prompt cache; None
+    /// when the run had no `--cache-states` phase.
+    pub fn cache_dependent(&self) -> Option<usize> {
+        (!self.cache_verdicts.is_empty()).then(|| {
+            self.cache_verdicts
+                .iter()
+                .filter(|v| v.verdict == CacheVerdictKind::CacheDependent)
+                .count()
+        })
     }
 
     /// One line per verdict, for the summary printed at the end of a run.
@@ -146,4 +168,67 @@ pub fn analyze_load(
         out.samples.extend(samples::analyze(name, &per_prompt));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_verdict(endpoint: &str, verdict: LoadVerdictKind) -> LoadVerdict {
+        LoadVerdict {
+            endpoint: endpoint.into(),
+            verdict,
+            changes_at: (verdict == LoadVerdictKind::ChangesAtLoad).then_some(4),
+            completions_change_at: None,
+            levels: vec![0, 4],
+            prompts: 2,
+            prompts_changed: 0,
+            statement: String::new(),
+        }
+    }
+
+    fn cache_verdict(endpoint: &str, verdict: CacheVerdictKind) -> CacheVerdict {
+        CacheVerdict {
+            endpoint: endpoint.into(),
+            verdict,
+            prompts: 2,
+            dependent: Vec::new(),
+            completions_dependent: Vec::new(),
+            statement: String::new(),
+        }
+    }
+
+    #[test]
+    fn gate_counts_are_endpoints_with_the_verdict_and_undefined_without_the_phase() {
+        let none = LoadResults::default();
+        assert_eq!(
+            (none.changes_at_load(), none.cache_dependent()),
+            (None, None)
+        );
+        let r = LoadResults {
+            load_verdicts: vec![
+                load_verdict("a", LoadVerdictKind::ChangesAtLoad),
+                load_verdict("b", LoadVerdictKind::BatchInvariant),
+                load_verdict("c", LoadVerdictKind::VariesAlone),
+                load_verdict("d", LoadVerdictKind::ChangesAtLoad),
+            ],
+            cache_verdicts: vec![
+                cache_verdict("a", CacheVerdictKind::CacheIndependent),
+                cache_verdict("b", CacheVerdictKind::NoData),
+            ],
+            ..LoadResults::default()
+        };
+        assert_eq!(r.changes_at_load(), Some(2));
+        assert_eq!(
+            r.cache_dependent(),
+            Some(0),
+            "measured, and none depended on it"
+        );
+        let cached = LoadResults {
+            cache_verdicts: vec![cache_verdict("a", CacheVerdictKind::CacheDependent)],
+            ..LoadResults::default()
+        };
+        assert_eq!(cached.cache_dependent(), Some(1));
+        assert_eq!(cached.changes_at_load(), None);
+    }
 }

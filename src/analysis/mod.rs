@@ -104,11 +104,13 @@ fn side<'a>(e: &'a EndpointPrompt) -> Side<'a> {
     }
 }
 
-/// Score and compare everything the journal holds for the run's scope, then apply the gate.
+/// Score and compare everything the journal holds for the run's scope, then apply the gate to
+/// that and to the probe phases' results (`analyze_load`; empty for most runs).
 pub fn analyze(
     catalogue: &Catalogue,
     manifest: &Manifest,
     records: &[Record],
+    load: LoadResults,
     mut warnings: Vec<String>,
     gate: &Gate,
     margin: f64,
@@ -242,6 +244,8 @@ pub fn analyze(
                 .iter()
                 .map(|p| p.prompt_tokens_mismatches)
                 .sum::<usize>() as f64,
+            Metric::ChangesAtLoad => return load.changes_at_load().map(|n| n as f64),
+            Metric::CacheDependent => return load.cache_dependent().map(|n| n as f64),
         })
     };
     let gate_result = GateResult {
@@ -281,7 +285,7 @@ pub fn analyze(
         gate: gate_result,
         prompts,
         warnings,
-        load: LoadResults::default(),
+        load,
     }
 }
 

@@ -23,9 +23,10 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 /// What the run is for: it decides the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// At least two endpoints, one repeat, gate `diff>0,fail>0`.
+    /// At least two endpoints, one repeat, gate `different>0,fail>0`.
     Compare,
-    /// One endpoint or more, five repeats, gate `nondeterministic>0,fail>0`.
+    /// One endpoint or more, five repeats, gate
+    /// `nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0`.
     Determinism,
 }
 

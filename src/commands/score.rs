@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use super::compare_plan::resolve_gate;
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::analysis::{analyze, analyze_forcing, analyze_load, Results, DEFAULT_MARGIN_POINTS};
+use crate::analysis::{
+    analyze, analyze_forcing, analyze_load, LoadResults, Results, DEFAULT_MARGIN_POINTS,
+};
 use crate::catalogue::Catalogue;
 use crate::cli::{ReportArgs, ScoreArgs};
 use crate::error::{CliError, Exit, UsageContext};
@@ -41,32 +43,41 @@ pub fn score_run(
             short(&catalogue.hash)
         ));
     }
-    let mut results = analyze(catalogue, manifest, &loaded.records, warnings, gate, margin);
-    add_probes(dir, catalogue, manifest, &mut results).map_err(CliError::incomplete)?;
+    // The gate reads the probe phases' verdicts too, so they are analysed first.
+    let (load, skipped) = read_probes(dir, catalogue, manifest).map_err(CliError::incomplete)?;
+    let mut results = analyze(
+        catalogue,
+        manifest,
+        &loaded.records,
+        load,
+        warnings,
+        gate,
+        margin,
+    );
+    // A failed probe makes the run incomplete like a failed repeat.
+    results.warnings.extend(skipped);
+    results.request_failures += results.load.probe_failures;
+    results.complete &= results.load.probe_failures == 0;
     add_teacher_forcing(dir, catalogue, manifest, &mut results).map_err(CliError::incomplete)?;
     report::write_all(dir, &results).map_err(CliError::incomplete)?;
     Ok(results)
 }
 
-/// Read what the probe phases journalled (`load.jsonl`, absent for most runs) into the results;
-/// a failed probe makes the run incomplete like a failed repeat.
-fn add_probes(
+/// What the probe phases journalled (`load.jsonl`, absent for most runs), analysed, and the
+/// journal's skipped lines as warnings.
+fn read_probes(
     dir: &Path,
     catalogue: &Catalogue,
     manifest: &Manifest,
-    results: &mut Results,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<(LoadResults, Vec<String>)> {
     let probes = crate::load::journal::load(dir)?;
-    results.warnings.extend(probes.skipped);
     if probes.values.is_empty() {
-        return Ok(());
+        return Ok((LoadResults::default(), probes.skipped));
     }
     let ctx = ScoreContext::for_catalogue(&catalogue.dir);
     let names = manifest.endpoint_names();
-    results.load = analyze_load(catalogue, &names, &manifest.prompts, &probes.values, &ctx);
-    results.request_failures += results.load.probe_failures;
-    results.complete &= results.load.probe_failures == 0;
-    Ok(())
+    let load = analyze_load(catalogue, &names, &manifest.prompts, &probes.values, &ctx);
+    Ok((load, probes.skipped))
 }
 
 /// Read what teacher forcing journalled (`teacher_forcing.jsonl`, present after

@@ -137,7 +137,10 @@ fn determinism_command_measures_one_endpoint() {
     );
     let r = results(&dir.path().join("stable"));
     assert_eq!(r["nondeterministic"], json!(0));
-    assert_eq!(r["gate"]["expression"], json!("nondeterministic>0,fail>0"));
+    assert_eq!(
+        r["gate"]["expression"],
+        json!("nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0")
+    );
     assert_eq!(
         prompt(&r, "capital")["answers"]["solo"]["determinism"]["class"],
         json!("deterministic_correct")

@@ -168,13 +168,15 @@ fn a_server_that_changes_with_four_requests_in_flight_reads_changes_at_load_4() 
     );
     assert_eq!(
         exit_code(&out),
-        0,
-        "the answers alone are stable: {}",
+        1,
+        "the answers alone are stable, under load they are not: {}",
         stderr(&out)
     );
     let run = dir.path().join("run");
     let r = results(&run);
     assert_schema(&r);
+    assert_eq!(r["nondeterministic"], json!(0));
+    assert_eq!(r["gate"]["failed"], json!(["changes_at_load>0"]));
     let v = &r["load_verdicts"][0];
     assert_eq!(v["verdict"], json!("changes_at_load"), "{v}");
     assert_eq!(v["changes_at"], json!(4));
@@ -268,6 +270,67 @@ fn a_server_whose_answer_follows_the_previous_prompt_is_cache_dependent() {
         r["cache_verdicts"][0]["verdict"],
         json!("cache_independent")
     );
+}
+
+#[test]
+fn load_and_cache_verdicts_feed_the_gate() {
+    let _serial = serial();
+    let gated = |server: &FakeServer, extra: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["--only", "capital,eggs", "--repeats", "2"];
+        args.extend(extra);
+        let out = determinism(dir.path(), server, &args);
+        let r = results(&dir.path().join("run"));
+        (exit_code(&out), r["gate"]["failed"].clone(), dir, out)
+    };
+    let under_load = ["--under-load", "4", "--fail-on", "changes_at_load>0"];
+
+    let varying = load_server(|in_flight| in_flight >= 4);
+    let (code, failed, dir, out) = gated(&varying, &under_load);
+    assert_eq!(code, 1, "{}", stderr(&out));
+    assert_eq!(failed, json!(["changes_at_load>0"]));
+    assert!(stdout(&out).contains("gate failed: changes_at_load>0"));
+    // `score` reads load.jsonl for the gate too, with the run's gate or another.
+    let run = dir.path().join("run").display().to_string();
+    let rescore = |fail_on: &[&str]| {
+        let mut args = vec!["score", run.as_str()];
+        args.extend(fail_on);
+        exit_code(&coherence(&args, dir.path(), &[]))
+    };
+    assert_eq!(rescore(&[]), 1, "the run's own gate");
+    assert_eq!(rescore(&["--fail-on", "changes_at_load>1"]), 0);
+    assert_eq!(rescore(&["--fail-on", "nondeterministic>0"]), 0);
+
+    let steady = load_server(|_| false);
+    let (code, failed, _dir, out) = gated(&steady, &under_load);
+    assert_eq!(code, 0, "{}", stderr(&out));
+    assert_eq!(failed, json!([]));
+    // Without the phase the metric is undefined, so even `=0` does not hold.
+    let (code, _, _dir, out) = gated(&steady, &["--fail-on", "changes_at_load=0"]);
+    assert_eq!(code, 0, "{}", stderr(&out));
+    let measured = ["--under-load", "4", "--fail-on", "changes_at_load=0"];
+    let (code, _, _dir, out) = gated(&steady, &measured);
+    assert_eq!(code, 1, "measured, and zero: {}", stderr(&out));
+
+    // A cache-dependent answer fails the default gate of `determinism`; a steady one does not.
+    // (The first capital request after another prompt is wrong, so its repeats, each sent after
+    // eggs, agree.)
+    let last = Mutex::new(String::new());
+    let cache_dependent = FakeServer::start("m", move |req| {
+        let q = req.question();
+        let after_other = std::mem::replace(&mut *last.lock().unwrap(), q.clone()) != q;
+        Reply::content(if q.ends_with(CAPITAL_Q) && after_other {
+            LYON
+        } else {
+            correct_answer(&q)
+        })
+    });
+    let (code, failed, _dir, out) = gated(&cache_dependent, &["--cache-states"]);
+    assert_eq!(code, 1, "{}", stderr(&out));
+    assert_eq!(failed, json!(["cache_dependent>0"]));
+    let (code, failed, _dir, out) = gated(&steady, &["--cache-states"]);
+    assert_eq!(code, 0, "{}", stderr(&out));
+    assert_eq!(failed, json!([]));
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod logprobs;
 mod offline;
 mod project;
 mod real_endpoints;
+mod real_llama_server;
 mod reasoning;
 mod resume;
 mod secrets;
