@@ -93,21 +93,17 @@ pub fn analyze_forcing(
             None => {}
         }
     }
-    let scored_by = |name: &str| -> Option<Vec<Scored>> {
-        Some(
-            passages
-                .iter()
-                .zip(&reference_hashes)
-                .map(|(p, hash)| match latest.get(&(p.id.as_str(), name)) {
-                    Some(Latest::Scored(s)) if s.text_hash == *hash => Ok(s.tokens.clone()),
-                    Some(Latest::Scored(_)) => {
-                        Err(("stale", "scored a different completion".into()))
-                    }
-                    Some(Latest::Problem(p)) => Err(("problem", p.reason.clone())),
-                    None => Err(("missing", "not scored".into())),
-                })
-                .collect(),
-        )
+    let scored_by = |name: &str| -> Vec<Scored> {
+        passages
+            .iter()
+            .zip(&reference_hashes)
+            .map(|(p, hash)| match latest.get(&(p.id.as_str(), name)) {
+                Some(Latest::Scored(s)) if s.text_hash == *hash => Ok(s.tokens.clone()),
+                Some(Latest::Scored(_)) => Err(("stale", "scored a different completion".into())),
+                Some(Latest::Problem(p)) => Err(("problem", p.reason.clone())),
+                None => Err(("missing", "not scored".into())),
+            })
+            .collect()
     };
     let reference_scored = scored_by(reference);
     let mut pairs = Vec::new();
@@ -122,8 +118,8 @@ pub fn analyze_forcing(
             reference,
             other,
             &passages,
-            reference_scored.as_deref(),
-            other_scored.as_deref(),
+            Some(&reference_scored),
+            Some(&other_scored),
             &mut problems,
         ));
     }

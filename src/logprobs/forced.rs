@@ -15,7 +15,6 @@ use std::path::Path;
 
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::align::{lookup, predicted, suffix_span, Predicted};
 use super::mode::{score_counted, Mode};
@@ -23,6 +22,7 @@ use super::run::{establish, EndpointInfo, Problem, SelfConsistency, Settings};
 use super::template::ChatTemplate;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
 use crate::run::journal::{self, effective};
+use crate::run::request::short_hash;
 use crate::run::{interrupted, resolve_targets, Record, RunPlan, Target};
 use crate::run_folder::{read_json_lines, JsonLines, Lines};
 
@@ -71,8 +71,8 @@ struct Text {
     text: String,
     completion: String,
     hash: String,
-    /// Rendered with the chat template (else a raw completions prompt).
-    chat: bool,
+    /// Rendered with the chat template, or a raw completions prompt.
+    condition: Condition,
 }
 
 /// One scoring request: the text, how the endpoint is read for its condition, and the prompt
@@ -102,14 +102,6 @@ impl Condition {
     }
 }
 
-fn text_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// The usable answer of the lowest repeat of `prompt` on `endpoint`.
 fn first_answer<'a>(
     slots: &BTreeMap<journal::Slot, &'a Record>,
@@ -128,19 +120,27 @@ fn first_answer<'a>(
         })
 }
 
+/// Whether `lines` already hold a `kind` problem for `prompt` on `endpoint`.
+fn journalled_problem(lines: &[ForcedLine], prompt: &str, endpoint: &str, kind: &str) -> bool {
+    lines.iter().any(|l| {
+        matches!(l, ForcedLine::Problem(p)
+            if p.passage.as_deref() == Some(prompt) && p.endpoint == endpoint && p.kind == kind)
+    })
+}
+
 /// The text a prompt is teacher-forced with, or why it cannot be.
 fn forced_text(
     prompt: &Prompt,
     completion: &str,
     template: Option<&ChatTemplate>,
 ) -> Result<Text, (&'static str, String)> {
-    let (rendered, chat) = match &prompt.request {
-        PromptRequest::Completion { prompt } => (prompt.clone(), false),
+    let (rendered, condition) = match &prompt.request {
+        PromptRequest::Completion { prompt } => (prompt.clone(), Condition::Plain),
         PromptRequest::Chat { messages } => match template {
             Some(t) => (
                 t.render(messages)
                     .map_err(|e| ("template", format!("the chat template failed: {e}")))?,
-                true,
+                Condition::Chat,
             ),
             None => {
                 return Err((
@@ -153,10 +153,10 @@ fn forced_text(
     let text = format!("{rendered}{completion}");
     Ok(Text {
         prompt: prompt.id.clone(),
-        hash: text_hash(&text),
+        hash: short_hash(text.as_bytes()),
         completion: completion.to_string(),
         text,
-        chat,
+        condition,
     })
 }
 
@@ -284,6 +284,8 @@ pub async fn run(
         let completion = answer.completion.content.as_deref().unwrap_or_default();
         match forced_text(prompt, completion, template) {
             Ok(t) => texts.push(t),
+            // Said once: a resume without the flag does not say it again.
+            Err((kind, _)) if journalled_problem(&existing.values, id, reference, kind) => {}
             Err((kind, reason)) => journal
                 .append(&ForcedLine::Problem(Problem {
                     endpoint: reference.to_string(),
@@ -327,7 +329,7 @@ pub async fn run(
                     let texts: Vec<&Text> = todo
                         .iter()
                         .copied()
-                        .filter(|t| t.chat == (condition == Condition::Chat))
+                        .filter(|t| t.condition == condition)
                         .collect();
                     (target, condition, texts)
                 })

@@ -48,7 +48,8 @@ const PRIORS_NOTE: &str = "Those are full-vocabulary KL figures from `llama-perp
 order of magnitude, not digits. A q4_0 KV cache costs more than q8_0 (PR #7412 measures its rows in the same \
 table); a negative control (the same deployment twice) should read KL ≈ 0 and ~100% same top token.";
 
-fn num(x: Option<f64>, digits: usize) -> String {
+/// A figure to `digits` decimals, `—` when there is none.
+pub fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))
 }
 

@@ -50,8 +50,16 @@ pub fn build_request(
 
 /// The first 16 hex digits of the body's sha256: equal bodies, equal hashes.
 pub fn request_hash(body: &Value) -> String {
-    let digest = Sha256::digest(body.to_string().as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    short_hash(body.to_string().as_bytes())
+}
+
+/// The first 16 hex digits of the sha256 of `bytes`.
+pub fn short_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,10 +8,7 @@ use super::escape::esc;
 use super::{open_section, prompt_anchor};
 use crate::analysis::Results;
 use crate::logprobs::metrics::Summary;
-
-fn num(x: Option<f64>, digits: usize) -> String {
-    x.map_or("—".into(), |v| format!("{v:.digits$}"))
-}
+use crate::logprobs::report::num;
 
 fn pct(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{:.digits$}%", v * 100.0))
