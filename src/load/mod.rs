@@ -12,11 +12,9 @@ mod probe;
 mod samples;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalogue::Prompt;
 pub use crate::run::Target;
 use crate::run::{interrupted, resolve_targets, Progress, RunError, RunPlan};
 use crate::run_folder::{read_run_file, write_atomic};
@@ -89,12 +87,7 @@ pub async fn run(plan: &RunPlan, load: &LoadPlan) -> Result<bool, RunError> {
     let existing = journal::load(&plan.dir).map_err(RunError::Folder)?;
     let done = journal::answered(&existing.values);
     let mut journal = LoadJournal::open(&plan.dir).map_err(RunError::Folder)?;
-    let prompts: Vec<Arc<Prompt>> = plan
-        .send
-        .iter()
-        .filter_map(|id| plan.catalogue.get(id))
-        .map(|p| Arc::new(p.clone()))
-        .collect();
+    let prompts = plan.prompts_to_send();
     // Repeats interleaved: repeat r of every prompt before repeat r + 1 of any.
     let jobs: Vec<levels::ProbeJob> = (0..plan.repeats)
         .flat_map(|r| {

@@ -88,12 +88,7 @@ pub async fn resolve_targets(
 pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
     let merged = journal::merge(existing);
     let mut jobs = Vec::new();
-    let prompts: Vec<Arc<Prompt>> = plan
-        .send
-        .iter()
-        .filter_map(|id| plan.catalogue.get(id))
-        .map(|p| Arc::new(p.clone()))
-        .collect();
+    let prompts = plan.prompts_to_send();
     // Interleaved: repeat r of every prompt before repeat r + 1 of any, so that no repeat is
     // sent right after the previous repeat of the same prompt (and inherits its prompt cache).
     let order: Vec<(&Arc<Prompt>, u32)> = match plan.repeat_order {
@@ -108,45 +103,43 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
     for (prompt, repeat) in order {
         let id = &prompt.id;
         let max_tokens = plan.max_tokens_for(prompt.max_tokens);
-        {
-            for (endpoint, e) in plan.endpoints.iter().enumerate() {
-                let key = RecordKey {
-                    prompt: id.clone(),
-                    endpoint: e.spec.name.clone(),
-                    max_tokens,
-                    repeat,
-                };
-                let job = Job {
-                    prompt: prompt.clone(),
-                    endpoint,
-                    max_tokens,
-                    repeat,
-                    note: None,
-                };
-                let answered =
-                    |k: &RecordKey| merged.get(k).is_some_and(|(_, r)| !r.is_request_failure());
-                match merged.get(&key) {
-                    Some((_, r)) if !r.is_request_failure() => {
-                        // The reasoning used the budget and its automatic retry never finished: retry now.
-                        let consumed = r
-                            .error
-                            .as_ref()
-                            .is_some_and(|e| e.kind == FailureKind::ReasoningConsumedBudget);
-                        if let Some(retry) = job
-                            .reasoning_retry(plan.reasoning_retry_budget)
-                            .filter(|_| consumed)
-                        {
-                            let retry_key = RecordKey {
-                                max_tokens: retry.max_tokens,
-                                ..key
-                            };
-                            if !answered(&retry_key) {
-                                jobs.push(retry);
-                            }
+        for (endpoint, e) in plan.endpoints.iter().enumerate() {
+            let key = RecordKey {
+                prompt: id.clone(),
+                endpoint: e.spec.name.clone(),
+                max_tokens,
+                repeat,
+            };
+            let job = Job {
+                prompt: prompt.clone(),
+                endpoint,
+                max_tokens,
+                repeat,
+                note: None,
+            };
+            let answered =
+                |k: &RecordKey| merged.get(k).is_some_and(|(_, r)| !r.is_request_failure());
+            match merged.get(&key) {
+                Some((_, r)) if !r.is_request_failure() => {
+                    // The reasoning used the budget and its automatic retry never finished: retry now.
+                    let consumed = r
+                        .error
+                        .as_ref()
+                        .is_some_and(|e| e.kind == FailureKind::ReasoningConsumedBudget);
+                    if let Some(retry) = job
+                        .reasoning_retry(plan.reasoning_retry_budget)
+                        .filter(|_| consumed)
+                    {
+                        let retry_key = RecordKey {
+                            max_tokens: retry.max_tokens,
+                            ..key
+                        };
+                        if !answered(&retry_key) {
+                            jobs.push(retry);
                         }
                     }
-                    _ => jobs.push(job),
                 }
+                _ => jobs.push(job),
             }
         }
     }

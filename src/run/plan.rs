@@ -1,9 +1,10 @@
 //! A validated run plan: which prompts go to which endpoints, how often, with what budget.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::manifest::{Manifest, Sampling};
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec};
 use crate::gate::Gate;
 
@@ -64,5 +65,14 @@ impl RunPlan {
         self.max_tokens_override
             .or(prompt_max)
             .unwrap_or(self.sampling.default_max_tokens)
+    }
+
+    /// The prompts to send now, in order, shareable between the jobs that send them.
+    pub fn prompts_to_send(&self) -> Vec<Arc<Prompt>> {
+        self.send
+            .iter()
+            .filter_map(|id| self.catalogue.get(id))
+            .map(|p| Arc::new(p.clone()))
+            .collect()
     }
 }
