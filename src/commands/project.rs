@@ -15,7 +15,7 @@ use crate::error::{CliError, Exit, UsageContext};
 use crate::project::results::{Answer, ProjectResults, TaskResult};
 use crate::project::{self, Task};
 use crate::run::request::request_hash;
-use crate::run::{interrupted, resolve_targets, Record, RunError, Target};
+use crate::run::{interrupted, resolve_targets, Record, RecordKey, RunError, Target};
 use crate::run_folder::{
     create_run_dir, new_run_dir, read_json_lines, read_run_file, tool_version, write_atomic,
     JsonLines,
@@ -248,23 +248,16 @@ async fn send_missing(
             pending.push(async move {
                 let started_at = chrono::Utc::now();
                 let ex = target.client.complete("chat/completions", &body).await;
-                Record {
+                let key = RecordKey {
                     prompt: task_id,
                     endpoint: target.name.clone(),
                     max_tokens: budget,
                     repeat: 0,
-                    request_hash: request_hash(&body),
-                    started_at,
-                    finished_at: chrono::Utc::now(),
-                    latency_ms: ex.latency.as_secs_f64() * 1000.0,
-                    elapsed_ms: ex.elapsed.as_secs_f64() * 1000.0,
-                    attempts: ex.attempts,
-                    http_status: ex.status,
-                    completion: ex.completion.unwrap_or_default(),
-                    server: ex.server,
-                    error: ex.failure,
-                    note: None,
+                };
+                // The answer is kept as the record's content; the body would only repeat it.
+                Record {
                     raw_body: None,
+                    ..Record::of_exchange(key, request_hash(&body), started_at, ex)
                 }
             });
         }

@@ -11,7 +11,7 @@ use tokio::task::JoinSet;
 use super::journal::Journal;
 use super::manifest::Sampling;
 use super::progress::Progress;
-use super::record::Record;
+use super::record::{Record, RecordKey};
 use super::request::{build_request, request_hash};
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, FailureKind};
@@ -160,22 +160,14 @@ pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
     }
     let started_at = chrono::Utc::now();
     let ex = target.client.complete(path, &body).await;
-    Record {
+    let key = RecordKey {
         prompt: job.prompt.id.clone(),
         endpoint: target.name.clone(),
         max_tokens: job.max_tokens,
         repeat: job.repeat,
-        request_hash: request_hash(&body),
-        started_at,
-        finished_at: chrono::Utc::now(),
-        latency_ms: ex.latency.as_secs_f64() * 1000.0,
-        elapsed_ms: ex.elapsed.as_secs_f64() * 1000.0,
-        attempts: ex.attempts,
-        http_status: ex.status,
-        completion: ex.completion.unwrap_or_default(),
-        server: ex.server,
-        error: ex.failure,
+    };
+    Record {
         note: job.note.clone(),
-        raw_body: ex.body,
+        ..Record::of_exchange(key, request_hash(&body), started_at, ex)
     }
 }

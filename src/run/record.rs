@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::endpoint::{Completion, Failure};
+use crate::endpoint::{Completion, Exchange, Failure};
 
 /// Records are merged on this key: the newest record per key wins.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -46,6 +46,34 @@ pub struct Record {
 }
 
 impl Record {
+    /// The record of one exchange: the slot it answers, the hash of the body sent, when it was
+    /// sent, and what came back (the final body kept; no note).
+    pub fn of_exchange(
+        key: RecordKey,
+        request_hash: String,
+        started_at: DateTime<Utc>,
+        ex: Exchange,
+    ) -> Record {
+        Record {
+            prompt: key.prompt,
+            endpoint: key.endpoint,
+            max_tokens: key.max_tokens,
+            repeat: key.repeat,
+            request_hash,
+            started_at,
+            finished_at: Utc::now(),
+            latency_ms: ex.latency.as_secs_f64() * 1000.0,
+            elapsed_ms: ex.elapsed.as_secs_f64() * 1000.0,
+            attempts: ex.attempts,
+            http_status: ex.status,
+            completion: ex.completion.unwrap_or_default(),
+            server: ex.server,
+            error: ex.failure,
+            note: None,
+            raw_body: ex.body,
+        }
+    }
+
     pub fn key(&self) -> RecordKey {
         RecordKey {
             prompt: self.prompt.clone(),
