@@ -145,7 +145,7 @@ fn forced_text(
             None => {
                 return Err((
                     "no_template",
-                    "a chat prompt needs --chat-template FILE (the model's Jinja template or its tokenizer_config.json) to be teacher-forced".into(),
+                    "a chat prompt needs --chat-template FILE (the model's GGUF file, its tokenizer_config.json or a Jinja template) to be teacher-forced".into(),
                 ))
             }
         },
