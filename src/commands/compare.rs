@@ -52,10 +52,12 @@ pub(super) fn run_and_score(
     let sent = outcome.execution.interrupted;
     if !outcome.execution.interrupted && plan.sampling.logprobs {
         let template = forced::template_for(&plan.dir, flagged).map_err(CliError::incomplete)?;
-        outcome.execution.interrupted = rt.block_on(forced::run(plan, template.as_ref()))?;
+        outcome.execution.interrupted =
+            rt.block_on(forced::run(plan, &outcome.targets, template.as_ref()))?;
     }
     if !outcome.execution.interrupted && !load.is_empty() {
-        outcome.execution.interrupted = rt.block_on(crate::load::run(plan, load))?;
+        outcome.execution.interrupted =
+            rt.block_on(crate::load::run(plan, &outcome.targets, load))?;
     }
     if outcome.execution.interrupted && !sent {
         // Stopped in a phase after sending: the manifest said finished.

@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use crate::run::Target;
-use crate::run::{interrupted, resolve_targets, Progress, RunError, RunPlan};
+use crate::run::{interrupted, Progress, RunError, RunPlan};
 use crate::run_folder::{read_run_file, write_atomic};
 use journal::{CacheState, Condition, LoadJournal, ProbeKey};
 
@@ -80,9 +80,7 @@ impl LoadPlan {
 
 /// Run the probe phases on every endpoint in turn: load levels, then cache states, then samples.
 /// Returns whether Ctrl-C or SIGTERM stopped it (every probe that returned is journalled).
-pub async fn run(plan: &RunPlan, load: &LoadPlan) -> Result<bool, RunError> {
-    let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
-    let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
+pub async fn run(plan: &RunPlan, targets: &[Target], load: &LoadPlan) -> Result<bool, RunError> {
     load.write(&plan.dir).map_err(RunError::Folder)?;
     let existing = journal::load(&plan.dir).map_err(RunError::Folder)?;
     let done = journal::answered(&existing.values);

@@ -23,7 +23,7 @@ use super::template::ChatTemplate;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
 use crate::run::journal::{self, effective};
 use crate::run::request::short_hash;
-use crate::run::{interrupted, resolve_targets, Record, RunPlan, Target};
+use crate::run::{interrupted, Record, RunPlan, Target};
 use crate::run_folder::{read_json_lines, JsonLines, Lines};
 
 pub const FORCED_FILE: &str = "teacher_forcing.jsonl";
@@ -233,6 +233,7 @@ async fn score_one(
 /// SIGTERM stopped it (every scored line before that is journalled).
 pub async fn run(
     plan: &RunPlan,
+    targets: &[Target],
     template: Option<&ChatTemplate>,
 ) -> Result<bool, crate::run::RunError> {
     use crate::run::RunError;
@@ -311,8 +312,6 @@ pub async fn run(
     if todo.iter().all(Vec::is_empty) {
         return Ok(false);
     }
-    let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
-    let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
     if !plan.quiet {
         let n: usize = todo.iter().map(Vec::len).sum();
         eprintln!(

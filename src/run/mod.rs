@@ -153,6 +153,8 @@ pub struct RunOutcome {
     pub execution: Execution,
     /// Unreadable journal lines that were skipped.
     pub skipped: Vec<String>,
+    /// The endpoints with their resolved models, for the phases that follow sending.
+    pub targets: Vec<Target>,
 }
 
 /// Execute a compare plan: manifest, journal, requests. Scoring and reports come after.
@@ -263,5 +265,6 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
         manifest,
         execution,
         skipped: loaded.skipped,
+        targets,
     })
 }
