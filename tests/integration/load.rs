@@ -314,7 +314,7 @@ fn load_and_cache_verdicts_feed_the_gate() {
 
     // A cache-dependent answer fails the default gate of `determinism`; a steady one does not.
     // (The first capital request after another prompt is wrong, so its repeats, each sent after
-    // eggs, agree.)
+    // eggs, agree: one request at a time, so that they arrive in the order they are sent.)
     let last = Mutex::new(String::new());
     let cache_dependent = FakeServer::start("m", move |req| {
         let q = req.question();
@@ -325,7 +325,8 @@ fn load_and_cache_verdicts_feed_the_gate() {
             correct_answer(&q)
         })
     });
-    let (code, failed, _dir, out) = gated(&cache_dependent, &["--cache-states"]);
+    let one_at_a_time = ["--cache-states", "--concurrency", "1"];
+    let (code, failed, _dir, out) = gated(&cache_dependent, &one_at_a_time);
     assert_eq!(code, 1, "{}", stderr(&out));
     assert_eq!(failed, json!(["cache_dependent>0"]));
     let (code, failed, _dir, out) = gated(&steady, &["--cache-states"]);
