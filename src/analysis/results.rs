@@ -254,6 +254,17 @@ pub struct PromptResult {
     pub answers: BTreeMap<String, AnswerResult>,
 }
 
+impl PromptResult {
+    /// Each pair whose two endpoints both left an answer text, with the two texts.
+    pub fn pair_texts(&self) -> impl Iterator<Item = (&PairResult, &str, &str)> {
+        self.pairs.iter().filter_map(|pair| {
+            let a = self.answers.get(&pair.reference)?.answer.as_deref()?;
+            let b = self.answers.get(&pair.other)?.answer.as_deref()?;
+            Some((pair, a, b))
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PairResult {
     pub reference: String,

@@ -63,14 +63,7 @@ fn prompt(out: &mut String, p: &PromptResult, names: &[&str]) {
         answer_column(out, n, a);
     }
     out.push_str("</div>\n");
-    for pair in &p.pairs {
-        let (Some(a), Some(b)) = (p.answers.get(&pair.reference), p.answers.get(&pair.other))
-        else {
-            continue;
-        };
-        let (Some(ta), Some(tb)) = (a.answer.as_deref(), b.answer.as_deref()) else {
-            continue;
-        };
+    for (pair, ta, tb) in p.pair_texts() {
         let at = pair
             .first_divergence
             .as_ref()

@@ -263,14 +263,7 @@ fn finish_cell(a: &AnswerResult) -> String {
 /// A word diff for each pair whose answer texts differ; for long texts, only where they first
 /// differ.
 fn word_diffs(out: &mut String, p: &PromptResult) {
-    for pair in &p.pairs {
-        let (Some(a), Some(b)) = (p.answers.get(&pair.reference), p.answers.get(&pair.other))
-        else {
-            continue;
-        };
-        let (Some(ta), Some(tb)) = (a.answer.as_deref(), b.answer.as_deref()) else {
-            continue;
-        };
+    for (pair, ta, tb) in p.pair_texts() {
         if ta == tb {
             continue;
         }
