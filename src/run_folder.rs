@@ -3,7 +3,7 @@
 //! skipping torn or unreadable lines), and reading a run file with an error that names it.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -51,15 +51,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    let written = std::fs::write(&tmp, bytes)
+        .with_context(|| format!("cannot write {}", tmp.display()))
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+        });
+    if written.is_err() {
+        // Best effort: a temp file left by a failed write is litter, not data.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
-/// Write whole files (reports) into `dir`, naming the file in any error.
+/// Write whole files (reports) into `dir`, each one atomically ([`write_atomic`]), naming the
+/// file in any error.
 pub fn write_files(dir: &Path, files: &[(&str, &str)]) -> anyhow::Result<()> {
     for (name, body) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
+        write_atomic(&dir.join(name), body.as_bytes())?;
     }
     Ok(())
 }
@@ -105,11 +113,12 @@ impl JsonLines {
         })
     }
 
-    /// Open `path` for appending (creating it), first cutting off a torn last line left by a
-    /// killed writer so the next line starts on a line of its own.
+    /// Open `path` for appending (creating it), first mending a last line that lacks its
+    /// newline so the next line starts on a line of its own: a complete line (one that parses)
+    /// gets its newline, a torn one left by a killed writer is cut off.
     pub fn append_to(path: &Path) -> anyhow::Result<Self> {
         if path.exists() {
-            truncate_torn_tail(path)?;
+            mend_tail(path)?;
         }
         let file = OpenOptions::new()
             .create(true)
@@ -133,22 +142,32 @@ impl JsonLines {
     }
 }
 
-fn truncate_torn_tail(path: &Path) -> anyhow::Result<()> {
+/// Make a file that does not end in a newline end in one: keep a last line that is a whole JSON
+/// object or array (only its newline was lost), cut one that is not (torn mid-write).
+fn mend_tail(path: &Path) -> anyhow::Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.is_empty() || bytes.ends_with(b"\n") {
         return Ok(());
     }
-    let keep = bytes
+    let start = bytes
         .iter()
         .rposition(|b| *b == b'\n')
         .map(|i| i + 1)
         .unwrap_or(0);
-    let file = OpenOptions::new()
+    let whole = serde_json::from_slice::<serde_json::Value>(&bytes[start..])
+        .is_ok_and(|v| v.is_object() || v.is_array());
+    let mut file = OpenOptions::new()
         .write(true)
         .open(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    file.set_len(keep as u64)
-        .with_context(|| format!("cannot write {}", path.display()))
+    if whole {
+        file.seek(std::io::SeekFrom::End(0))
+            .and_then(|_| file.write_all(b"\n"))
+            .and_then(|()| file.flush())
+    } else {
+        file.set_len(start as u64)
+    }
+    .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// What a JSON Lines file held.
@@ -240,6 +259,25 @@ mod tests {
     }
 
     #[test]
+    fn whole_files_replace_the_old_file_instead_of_rewriting_it_in_place() {
+        // A reader holding the old file (here: a second link to it) never sees a half-written
+        // one: the new file is renamed over the old, which stays whole.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.md");
+        std::fs::write(&path, "old report\n").unwrap();
+        let reader = dir.path().join("held-by-a-reader");
+        std::fs::hard_link(&path, &reader).unwrap();
+        write_files(dir.path(), &[("report.md", "new report\n")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new report\n");
+        assert_eq!(std::fs::read_to_string(&reader).unwrap(), "old report\n");
+        let temps = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+            .count();
+        assert_eq!(temps, 0);
+    }
+
+    #[test]
     fn lines_round_trip_and_a_torn_tail_is_skipped_then_cut() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.jsonl");
@@ -263,6 +301,24 @@ mod tests {
             read.skipped.is_empty(),
             "the torn line was cut before appending"
         );
+    }
+
+    #[test]
+    fn a_whole_last_line_without_its_newline_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, b"{\"n\": 1}\n{\"n\": 2}").unwrap();
+        let mut log = JsonLines::append_to(&path).unwrap();
+        log.append(&serde_json::json!({"n": 3})).unwrap();
+        let read: Lines<serde_json::Value> = read_json_lines(&path).unwrap();
+        let ns: Vec<_> = read.values.iter().map(|v| v["n"].as_i64()).collect();
+        assert_eq!(ns, vec![Some(1), Some(2), Some(3)]);
+        assert!(read.skipped.is_empty(), "{:?}", read.skipped);
+
+        // A file of one whole line, no newline at all.
+        std::fs::write(&path, b"{\"n\": 1}").unwrap();
+        drop(JsonLines::append_to(&path).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"n\": 1}\n");
     }
 
     #[test]
