@@ -28,7 +28,8 @@ pub struct EndpointSpec {
 
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
-    /// Per attempt, including reading the body.
+    /// Per attempt, including reading the body. A request (all its attempts and the waits
+    /// between them) must end within `retries + 1` times this: see [`ClientOptions::deadline`].
     pub timeout: Duration,
     pub retry: RetryPolicy,
     pub max_body_bytes: usize,
@@ -41,6 +42,15 @@ impl Default for ClientOptions {
             retry: RetryPolicy::default(),
             max_body_bytes: 16 * 1024 * 1024,
         }
+    }
+}
+
+impl ClientOptions {
+    /// How long one logical request may take, attempts and waits together: one `timeout` per
+    /// attempt allowed. A wait that would end past it is not taken.
+    pub fn deadline(&self) -> Duration {
+        self.timeout
+            .saturating_mul(self.retry.retries.saturating_add(1))
     }
 }
 
@@ -171,13 +181,35 @@ impl Client {
 
     async fn with_retries(&self, body: Option<&Value>, path: &str) -> Exchange {
         let started = Instant::now();
+        let deadline = self.opts.deadline();
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let a = self.attempt(body, path).await;
+            let mut a = self.attempt(body, path).await;
             let retry = a.failure.as_ref().is_some_and(|f| f.kind.is_retryable())
                 && attempts <= self.opts.retry.retries;
-            if !retry {
+            let wait = retry
+                .then(|| {
+                    let left = deadline.saturating_sub(started.elapsed());
+                    self.opts
+                        .retry
+                        .wait_within(attempts - 1, a.retry_after, left)
+                })
+                .and_then(|wait| match wait {
+                    Ok(wait) => Some(wait),
+                    Err(past) => {
+                        if let Some(f) = a.failure.as_mut() {
+                            f.message.push_str(&format!(
+                                " (not retried: the {:.1} s wait would pass the request's \
+                                 deadline of {} s, (--retries + 1) x --timeout)",
+                                past.wait.as_secs_f64(),
+                                deadline.as_secs()
+                            ));
+                        }
+                        None
+                    }
+                });
+            let Some(wait) = wait else {
                 return Exchange {
                     status: a.status,
                     body: a.body,
@@ -188,8 +220,8 @@ impl Client {
                     completion: None,
                     failure: a.failure,
                 };
-            }
-            tokio::time::sleep(self.opts.retry.delay(attempts - 1, a.retry_after)).await;
+            };
+            tokio::time::sleep(wait).await;
         }
     }
 

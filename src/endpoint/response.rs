@@ -141,6 +141,20 @@ pub fn parse_completion(body: &str) -> Result<Completion, Failure> {
         .ok_or_else(|| Failure::new(FailureKind::NoChoices, "the response has no choices"))?;
 
     let str_at = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    let raw_content = match choice.get("message") {
+        Some(msg) => msg.get("content"),
+        None => choice.get("text"),
+    };
+    if let Some(other) = raw_content.filter(|v| !v.is_null() && !v.is_string()) {
+        return Err(Failure::new(
+            FailureKind::NullContent,
+            format!(
+                "content is {}, not text: {}",
+                json_kind(other),
+                snippet(&other.to_string())
+            ),
+        ));
+    }
     let (content, field_reasoning) = match choice.get("message") {
         Some(msg) => (
             str_at(msg, "content"),
@@ -227,6 +241,18 @@ pub fn split_think(content: &str) -> (String, Option<String>) {
     }
 }
 
+/// "a number", "an object"...: what a JSON value is, for messages.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The start of a body for an error message, on one line.
 pub(crate) fn snippet(body: &str) -> String {
     crate::text::clip(body, 160)
@@ -235,6 +261,19 @@ pub(crate) fn snippet(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn content_that_is_not_text_says_what_it_is() {
+        let body = |content: &str| {
+            format!(r#"{{"choices":[{{"message":{{"content":{content}}},"finish_reason":"stop"}}]}}"#)
+        };
+        let f = parse_completion(&body("42")).unwrap_err();
+        assert_eq!(f.message, "content is a number, not text: 42");
+        let f = parse_completion(&body(r#"{"a":1}"#)).unwrap_err();
+        assert_eq!(f.message, r#"content is an object, not text: {"a":1}"#);
+        let null = parse_completion(&body("null")).unwrap();
+        assert!(null.problem().unwrap().message.starts_with("content is null"));
+    }
 
     #[test]
     fn reads_chat_content_reasoning_and_usage() {
