@@ -66,11 +66,14 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         .into_iter()
         .map(|p| p.id.clone())
         .collect();
+    let filtered = !args.only.is_empty() || !args.category.is_empty();
+    if selected.is_empty() && !filtered {
+        bail!("{}: the catalogue holds no prompt", catalogue.dir.display());
+    }
     if selected.is_empty() {
         bail!("--only/--category: no prompt matches");
     }
 
-    let filtered = !args.only.is_empty() || !args.category.is_empty();
     let (dir, scope, repeats, mut sampling) = match &previous {
         Some(m) => {
             // Resuming adds prompts to the run only when --only/--category name them.

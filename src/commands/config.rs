@@ -26,6 +26,8 @@ pub const DEFAULT_CONFIG: &str = "coherence.toml";
 pub struct NamedEndpoint {
     pub name: String,
     pub url: String,
+    /// The line of `url` in the file, for errors about the URL.
+    pub url_line: usize,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
     pub concurrency: Option<usize>,
@@ -127,6 +129,7 @@ pub fn parse_config(file: &Path, text: &str) -> anyhow::Result<Config> {
         let mut endpoint = NamedEndpoint {
             name: name.clone(),
             url: String::new(),
+            url_line: 0,
             model: None,
             api_key_env: None,
             concurrency: None,
@@ -141,7 +144,10 @@ pub fn parse_config(file: &Path, text: &str) -> anyhow::Result<Config> {
                 )),
             };
             match field {
-                "url" => endpoint.url = string()?,
+                "url" => {
+                    endpoint.url = string()?;
+                    endpoint.url_line = line_of(text, value.span().start);
+                }
                 "model" => endpoint.model = Some(string()?),
                 "api_key_env" => endpoint.api_key_env = Some(string()?),
                 "concurrency" => match value.get_ref() {
@@ -206,6 +212,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.names(), vec!["zeta", "alpha"]);
         assert_eq!(c.get("zeta").unwrap().concurrency, Some(2));
+        assert_eq!(c.get("alpha").unwrap().url_line, 6);
         assert_eq!(c.get("alpha").unwrap().model.as_deref(), Some("m"));
         assert_eq!(c.get("alpha").unwrap().api_key_env.as_deref(), Some("K"));
         assert!(parse("").unwrap().endpoints.is_empty());

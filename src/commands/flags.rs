@@ -97,7 +97,11 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
         if specs.iter().any(|s: &EndpointSpec| s.name == *name) {
             bail!("endpoint `{name}` is named twice");
         }
-        let context = format!("{}: endpoint `{name}`", config.file.display());
+        let context = format!(
+            "{}:{}: endpoint `{name}`",
+            config.file.display(),
+            entry.url_line
+        );
         specs.push(EndpointSpec {
             name: name.clone(),
             base_url: checked_url(&context, name, &entry.url)?,
@@ -159,8 +163,10 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
     Ok(Resolved { specs, concurrency })
 }
 
-/// An `http(s)://` URL without credentials, its trailing `/` dropped; errors start with `context`.
+/// An `http(s)://` base URL without credentials, query or fragment, its trailing `/` dropped;
+/// errors start with `context`, in which any credentials of `url` are masked.
 fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
+    let context = context.replace(url, &mask_userinfo(url));
     let parsed = reqwest::Url::parse(url).with_context(|| format!("{context}: invalid URL"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         bail!("{context}: the URL must start with http:// or https://");
@@ -168,7 +174,26 @@ fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
     if !parsed.username().is_empty() || parsed.password().is_some() {
         bail!("{context}: do not put credentials in the URL; pass the key with --api-key-env {name}=ENVVAR");
     }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        bail!(
+            "{context}: the URL must be a base such as http://10.0.0.1:8000/v1, without a \
+             `?query` or `#fragment` (coherence appends /chat/completions to it)"
+        );
+    }
     Ok(url.trim_end_matches('/').to_string())
+}
+
+/// `url` with whatever stands between `://` and the authority's last `@` shown as `***`, so an
+/// error about a URL never prints a key pasted into it.
+fn mask_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
+    }
 }
 
 fn find<'a>(specs: &'a mut [EndpointSpec], name: &str) -> Option<&'a mut EndpointSpec> {
@@ -217,9 +242,24 @@ pub fn client_options(args: &ClientArgs) -> anyhow::Result<ClientOptions> {
 }
 
 /// Fields a `--param` may not set, because the tool owns them.
-const RESERVED_PARAMS: &[&str] = &["model", "messages", "prompt", "stream", "max_tokens", "n"];
+const RESERVED_PARAMS: &[&str] = &["model", "messages", "prompt", "stream", "max_tokens"];
 
-/// Parse `--param KEY=VALUE` flags on top of `params`; fields coherence owns are refused.
+/// Fields a `--param` may not set because they change what is sampled at temperature 0, which
+/// every request, the manifest and the report state: the temperature itself, more than one
+/// choice or candidate, beam search, and the samplers that replace or vary the temperature.
+/// Truncation (`top_p`, `top_k`, `min_p`) and `seed` are allowed: greedy decoding ignores them.
+pub const SAMPLING_PARAMS: &[&str] = &[
+    "temperature",
+    "n",
+    "best_of",
+    "use_beam_search",
+    "dynatemp_range",
+    "dynatemp_exponent",
+    "mirostat",
+];
+
+/// Parse `--param KEY=VALUE` flags on top of `params`; fields coherence owns and fields that
+/// change what is sampled at temperature 0 are refused.
 pub fn parse_params(
     raw: &[String],
     mut params: Map<String, Value>,
@@ -234,8 +274,58 @@ pub fn parse_params(
             };
             bail!("--param `{p}`: `{k}` is set by coherence itself{hint}");
         }
+        if SAMPLING_PARAMS.contains(&k) {
+            bail!(
+                "--param `{p}`: `{k}` changes what is sampled; coherence sends temperature 0 and \
+                 one choice to every endpoint, and its manifest and report say so"
+            );
+        }
         let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
         params.insert(k.to_string(), value);
     }
     Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_errors_mask_credentials_and_refuse_query_and_fragment() {
+        let raw = "a=http://user:sk-live-1@host:8000/v1";
+        let e = checked_url(&format!("--endpoint `{raw}`"), "a", "http://user:sk-live-1@host:8000/v1")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("sk-live-1") && !e.contains("user"), "{e}");
+        assert!(e.contains("http://***@host:8000/v1") && e.contains("credentials"), "{e}");
+        let e = checked_url("--endpoint `a=http://u:sk-2@h:x`", "a", "http://u:sk-2@h:x")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("sk-2") && e.contains("invalid URL"), "{e}");
+        for url in ["http://h/v1?x=1", "http://h/v1#top", "http://h/v1/?"] {
+            let e = checked_url("--endpoint", "a", url).unwrap_err().to_string();
+            assert!(e.contains("`?query` or `#fragment`"), "{url}: {e}");
+        }
+        assert_eq!(checked_url("x", "a", "http://h:1/v1/").unwrap(), "http://h:1/v1");
+    }
+
+    fn params(raw: &[&str]) -> anyhow::Result<Map<String, Value>> {
+        let raw: Vec<String> = raw.iter().map(|s| s.to_string()).collect();
+        parse_params(&raw, Map::new())
+    }
+
+    #[test]
+    fn params_that_change_sampling_are_refused_naming_the_flag() {
+        for p in ["temperature=1.0", "n=2", "best_of=3", "mirostat=2"] {
+            let e = params(&[p]).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--param `{p}`")) && e.contains("changes what is sampled"),
+                "{e}"
+            );
+        }
+        let ok = params(&["seed=42", "top_p=1", "cache_prompt=false"]).unwrap();
+        assert_eq!(ok["top_p"], serde_json::json!(1));
+        assert_eq!(ok["seed"], serde_json::json!(42));
+        assert_eq!(ok["cache_prompt"], serde_json::json!(false));
+    }
 }
