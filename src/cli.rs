@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bench::sizes::token_count;
 use crate::bench::traffic::Kind;
-use crate::error::EXIT_CODES_HELP;
+use crate::error::{exit_codes_help, Exit};
 use crate::gate::Gate;
 
 #[derive(Debug, Parser)]
@@ -17,7 +17,7 @@ use crate::gate::Gate;
     name = "coherence",
     version,
     about = "Prove whether two deployments of the same LLM behave like the same model",
-    after_help = EXIT_CODES_HELP
+    after_help = exit_codes_help(&[])
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -36,7 +36,32 @@ pub fn command() -> clap::Command {
             &hash[..hash.len().min(12)]
         )
     });
-    <Cli as clap::CommandFactory>::command().version(version.as_str())
+    let cmd = <Cli as clap::CommandFactory>::command().version(version.as_str());
+    with_exit_codes(negative_numbers_reach_parsers(cmd))
+}
+
+/// Every (sub)command without an exit-code table of its own gets the general one.
+fn with_exit_codes(cmd: clap::Command) -> clap::Command {
+    let cmd = if cmd.get_after_help().is_none() {
+        cmd.after_help(exit_codes_help(&[]))
+    } else {
+        cmd
+    };
+    cmd.mut_subcommands(with_exit_codes)
+}
+
+/// Let a negative number reach every flag's value parser, so `--concurrency -1` is refused
+/// naming the flag ("invalid value '-1' for '--concurrency <N>'") instead of being read as an
+/// unknown flag `-1`.
+fn negative_numbers_reach_parsers(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if arg.get_action().takes_values() {
+            arg.allow_negative_numbers(true)
+        } else {
+            arg
+        }
+    })
+    .mut_subcommands(negative_numbers_reach_parsers)
 }
 
 #[derive(Debug, Subcommand)]
@@ -49,7 +74,7 @@ pub enum Command {
     /// Controls for one endpoint: against itself (must not read `different`) and against itself
     /// at a higher temperature (should read `different`); says whether the catalogue at this
     /// size can tell them apart, and the smallest quality difference it can detect.
-    #[command(after_help = SELFTEST_HELP)]
+    #[command(after_help = help_with_exits(SELFTEST_HELP, SELFTEST_EXITS))]
     Selftest(Box<SelftestArgs>),
     /// Re-score a run folder from its saved records (no network) and rewrite its reports.
     Score(ScoreArgs),
@@ -62,30 +87,22 @@ pub enum Command {
     },
     /// Benchmark endpoints (one after the other, side by side): decode, concurrency sweep, prefill,
     /// speculative-decoding acceptance.
-    #[command(after_help = BENCH_HELP)]
+    #[command(after_help = help_with_exits(BENCH_HELP, BENCH_EXITS))]
     Bench(Box<BenchArgs>),
     /// Soak one endpoint with mixed agent-shaped traffic for a fixed time, closed loop or at an
     /// arrival rate (a list of rates sweeps to saturation), optionally graded.
-    #[command(
-        after_help = "Writes soak.jsonl (one flushed line per request), soak-run.json, soak.json and soak.md.\n\
-                      Exit codes: 0 clean, 1 errors, soft-empty or degenerate replies (with --sanity also\n\
-                      wrong graded answers), 2 usage error, 3 interrupted or killed (re-render with\n\
-                      --report DIR)."
-    )]
+    #[command(after_help = help_with_exits(SOAK_HELP, SOAK_EXITS))]
     Soak(Box<SoakArgs>),
     /// Token-level evidence: teacher-forced KL, same top token and Δp between endpoints on a
     /// text corpus, and decode-vs-prefill self-consistency of each endpoint.
-    #[command(after_help = LOGPROBS_HELP)]
+    #[command(after_help = help_with_exits(LOGPROBS_HELP, LOGPROBS_EXITS))]
     Logprobs(Box<LogprobsArgs>),
     /// Check that endpoints list a model and answer an exact-reply chat test.
-    #[command(
-        after_help = "Exit codes: 0 every endpoint passed, 1 a reply was not exactly `COHERENCE SMOKE OK`,\n\
-                      2 usage error, 3 an endpoint could not be reached."
-    )]
+    #[command(after_help = exit_codes_help(SMOKE_EXITS))]
     Smoke(SmokeArgs),
     /// Send a long project task (a specification with a checklist) to each endpoint, run each
     /// artifact headless in the JS sandbox and count the requirements met.
-    #[command(after_help = PROJECT_HELP)]
+    #[command(after_help = help_with_exits(PROJECT_HELP, PROJECT_EXITS))]
     Project(Box<ProjectArgs>),
     /// Print a shell completion script, e.g. `coherence completions bash > /etc/bash_completion.d/coherence`.
     Completions {
@@ -294,10 +311,48 @@ pub enum RepeatOrderArg {
 const SELFTEST_HELP: &str = "\
 Runs two comparisons into DIR/negative and DIR/positive: the endpoint against itself with
 identical sampling, and against itself with temperature raised for the second side only (the
-manifest records that override). Writes DIR/selftest.json.
+manifest records that override). Writes DIR/selftest.json.";
 
-Exit codes: 0 the negative control did not read `different`, 1 it did (the endpoint disagrees with
-itself beyond the margin, so verdicts against it cannot be trusted), 2 usage error, 3 incomplete.";
+const SELFTEST_EXITS: &[(Exit, &str)] = &[
+    (
+        Exit::Success,
+        "the negative control did not read `different`",
+    ),
+    (
+        Exit::GateFailed,
+        "it did: the endpoint disagrees with itself beyond the margin, so verdicts against it \
+         cannot be trusted",
+    ),
+];
+
+const SOAK_HELP: &str =
+    "Writes soak.jsonl (one flushed line per request), soak-run.json, soak.json and soak.md.";
+
+const SOAK_EXITS: &[(Exit, &str)] = &[
+    (Exit::Success, "clean"),
+    (
+        Exit::GateFailed,
+        "errors, soft-empty or degenerate replies (with --sanity also wrong graded answers)",
+    ),
+    (
+        Exit::Incomplete,
+        "interrupted or killed (re-render with --report DIR), or nothing was sent",
+    ),
+];
+
+const SMOKE_EXITS: &[(Exit, &str)] = &[
+    (Exit::Success, "every endpoint passed"),
+    (
+        Exit::GateFailed,
+        "a reply was not exactly `COHERENCE SMOKE OK`",
+    ),
+    (Exit::Incomplete, "an endpoint could not be reached"),
+];
+
+/// A command's help text followed by its exit-code table.
+fn help_with_exits(text: &str, exits: &[(Exit, &str)]) -> String {
+    format!("{}\n\n{}", text.trim_end(), exit_codes_help(exits))
+}
 
 /// `coherence selftest`: the compare flags, one endpoint, and the perturbation.
 #[derive(Debug, Clone, Args)]
@@ -318,7 +373,7 @@ pub struct GateArgs {
     /// without that phase).
     /// [default: different>0,fail>0 for compare;
     /// nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0 for determinism]
-    #[arg(long, value_name = "EXPR", value_parser = clap::value_parser!(Gate))]
+    #[arg(long, value_name = "EXPR", value_parser = Gate::from_flag)]
     pub fail_on: Option<Gate>,
     /// Equivalence margin of the quality verdict, in accuracy points: two endpoints are
     /// `equivalent` when the 90% interval of their accuracy difference lies inside ±POINTS
@@ -386,10 +441,17 @@ tok/s counts the tokens the server reports (usage.completion_tokens) over wall t
         cold_aggregate_tps}, prefill.<SIZE>.{prompt_tps,ttft_ms}, spec_decode.acceptance
 
 Ctrl-C or SIGTERM stops sending and writes both reports from what was measured
-(status \"interrupted\").
+(status \"interrupted\").";
 
-Exit codes: 0 every request measured, 2 usage error, 3 some requests failed or the bench was
-interrupted (the rest is reported).";
+const BENCH_EXITS: &[(Exit, &str)] = &[
+    (Exit::Success, "every request measured"),
+    (Exit::GateFailed, "not used by bench"),
+    (
+        Exit::Incomplete,
+        "some requests failed, an endpoint could not be reached, a report could not be written, \
+         or the bench was interrupted (the rest is reported)",
+    ),
+];
 
 /// `coherence bench`. All requests are `stream: false`: tok/s is the server's
 /// `usage.completion_tokens` over wall time (streamed deltas count speculative steps, not tokens).
@@ -672,10 +734,17 @@ vLLM's prompt_logprobs; detected per endpoint). The first endpoint is the refere
 KL(reference || other) in nats over the reference's top-k plus one tail bucket. Each endpoint's
 prompt-logprob offset is checked against its own decode logprobs first: llama-cpp-python's echo
 is one position off and is compensated; an offset that cannot be established is refused.
-llama-cpp-python needs --logits_all true.
+llama-cpp-python needs --logits_all true.";
 
-Exit codes: 0 measured, 2 usage error, 3 an endpoint was unreachable, supports no prompt
-logprobs, or a request failed (the rest is reported).";
+const LOGPROBS_EXITS: &[(Exit, &str)] = &[
+    (Exit::Success, "measured"),
+    (Exit::GateFailed, "not used by logprobs"),
+    (
+        Exit::Incomplete,
+        "an endpoint was unreachable or supports no prompt logprobs, a request failed (the rest \
+         is reported), or a report could not be written",
+    ),
+];
 
 /// `coherence logprobs`.
 #[derive(Debug, Clone, Args)]
@@ -711,11 +780,13 @@ pub struct LogprobsArgs {
 const PROJECT_HELP: &str = "\
 Tasks live in prompts/projects/<id>/ (task.toml, spec.md, playthrough.js), beside the catalogue
 and not counted in it. Writes records.jsonl (one flushed line per answer; --resume DIR sends only
-what is missing), project.json (settings), results.json and report.md into the run folder.
+what is missing), project.json (settings), results.json and report.md into the run folder.";
 
-Exit codes: 0 every answer received and playable, 1 an answer is not playable, 2 usage error
-(bad flag, broken task file), 3 a request failed, an endpoint cannot be reached, or the run was
-interrupted.";
+const PROJECT_EXITS: &[(Exit, &str)] = &[
+    (Exit::Success, "every answer received and playable"),
+    (Exit::GateFailed, "an answer is not playable"),
+    (Exit::Usage, "usage error (bad flag, broken task file)"),
+];
 
 /// `coherence project`.
 #[derive(Debug, Clone, Args)]
@@ -754,5 +825,33 @@ mod definition_tests {
     fn every_command_line_definition_is_consistent() {
         // clap checks its definitions (unique names, valid defaults) only when a command is built.
         <super::Cli as clap::CommandFactory>::command().debug_assert();
+        super::command().debug_assert();
+    }
+
+    #[test]
+    fn a_negative_number_is_refused_naming_its_flag() {
+        let endpoints = ["--endpoint", "a=http://h/v1"];
+        let cases: &[&[&str]] = &[
+            &["compare", "--concurrency", "-1"],
+            &["compare", "--repeats", "-1"],
+            &["compare", "--max-tokens", "-3"],
+            &["compare", "--timeout", "-5"],
+            &["compare", "--retries", "-1"],
+            &["compare", "--backoff-ms", "-1"],
+            &["bench", "--runs", "-2"],
+            &["logprobs", "--top-k", "-1"],
+        ];
+        for case in cases {
+            let argv = ["coherence"].iter().chain(*case).chain(&endpoints);
+            let err = super::command()
+                .try_get_matches_from(argv)
+                .expect_err("a negative count is refused");
+            let flag = case[1];
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!("'{flag} <")) && text.contains("invalid value"),
+                "{case:?}: {text}"
+            );
+        }
     }
 }

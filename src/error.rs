@@ -1,4 +1,7 @@
-//! Exit codes, and the one place where each layer's errors become one.
+//! Exit codes, and the one place where errors become them: every error the face returns carries
+//! a [`Failure`] (what went wrong), and [`Failure::exit`] is the only mapping to an [`Exit`].
+//! The exit-code table ([`Exit::meaning`]) is written here once; `--help` is generated from it
+//! and a test holds the README's table to it.
 
 use std::fmt;
 
@@ -15,41 +18,131 @@ pub enum Exit {
     /// Usage or configuration error: bad flag, broken catalogue, unreadable run folder.
     Usage = 2,
     /// The run is incomplete: request failures remain after retries, an endpoint cannot be
-    /// reached, or the run was interrupted.
+    /// reached, an output could not be written, or the run was interrupted.
     Incomplete = 3,
 }
 
-/// The exit-code table shown by `--help`; the README's table says the same.
-pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success (no gate failed), 1 a gate failed (--fail-on, \
-a wrong smoke reply, a soak with bad replies), 2 usage or configuration error, 3 incomplete or \
-interrupted run, or an endpoint that cannot be reached. A closed stdout (`| head`) ends quietly with 0.";
-
 impl Exit {
+    /// Every exit code, in order.
+    pub const ALL: [Exit; 4] = [
+        Exit::Success,
+        Exit::GateFailed,
+        Exit::Usage,
+        Exit::Incomplete,
+    ];
+
     pub fn code(self) -> u8 {
         self as u8
     }
+
+    /// What the code means, for every command: the row of the README's exit-code table.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Success => "success: the command did what was asked and no gate failed",
+            Exit::GateFailed => {
+                "a gate failed: `--fail-on` (compare, determinism, score, report), the negative \
+                 control (selftest), a wrong reply (smoke), bad replies (soak), an unplayable \
+                 answer (project)"
+            }
+            Exit::Usage => {
+                "usage or configuration error: a bad flag, catalogue, config file or run folder \
+                 (the message names the flag, or the file and line)"
+            }
+            Exit::Incomplete => {
+                "incomplete: request failures remain after retries, an endpoint cannot be \
+                 reached, an output file cannot be written, or the run was interrupted"
+            }
+        }
+    }
 }
 
-/// An error that ends the command with a specific exit code.
+/// The closing line of every exit-code table.
+pub const CLOSED_STDOUT: &str = "A closed stdout (`| head`) ends any command quietly with 0.";
+
+/// The exit-code table of `--help`, from [`Exit::meaning`]; `specific` replaces a code's
+/// general meaning with what it means for one command.
+pub fn exit_codes_help(specific: &[(Exit, &str)]) -> String {
+    let mut text = String::from("Exit codes:\n");
+    for exit in Exit::ALL {
+        let meaning = specific
+            .iter()
+            .find(|(e, _)| *e == exit)
+            .map_or(exit.meaning(), |(_, m)| *m);
+        text.push_str(&format!("  {}  {meaning}\n", exit.code()));
+    }
+    text.push_str(CLOSED_STDOUT);
+    text
+}
+
+/// What went wrong, as far as the exit code is concerned. Call sites say what happened; only
+/// [`Failure::exit`] says which code that is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// A flag, a config file, a catalogue or the local setup is wrong: nothing could be done.
+    Usage,
+    /// A run folder named on the command line cannot be read or holds invalid files.
+    UnreadableRunFolder,
+    /// A report, run file or stdout could not be written: the results are not all out.
+    Output,
+    /// An endpoint could not be reached or resolved.
+    EndpointUnreachable,
+    /// Requests failed after their retries, or a phase could not be measured.
+    Incomplete,
+    /// Ctrl-C or SIGTERM stopped the run.
+    Interrupted,
+}
+
+impl Failure {
+    /// The one mapping from a failure to an exit code.
+    pub fn exit(self) -> Exit {
+        match self {
+            Failure::Usage | Failure::UnreadableRunFolder => Exit::Usage,
+            Failure::Output
+            | Failure::EndpointUnreachable
+            | Failure::Incomplete
+            | Failure::Interrupted => Exit::Incomplete,
+        }
+    }
+}
+
+/// An error that ends the command; its [`Failure`] decides the exit code.
 #[derive(Debug)]
 pub struct CliError {
-    pub exit: Exit,
+    pub failure: Failure,
     pub error: anyhow::Error,
 }
 
 impl CliError {
-    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+    pub fn new(failure: Failure, error: impl Into<anyhow::Error>) -> Self {
         CliError {
-            exit: Exit::Usage,
+            failure,
             error: error.into(),
         }
     }
 
+    /// A bad flag, config file or catalogue.
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        CliError::new(Failure::Usage, error)
+    }
+
+    /// A run folder that cannot be read.
+    pub fn unreadable(error: impl Into<anyhow::Error>) -> Self {
+        CliError::new(Failure::UnreadableRunFolder, error)
+    }
+
+    /// A file or stdout that cannot be written.
+    pub fn output(error: impl Into<anyhow::Error>) -> Self {
+        CliError::new(Failure::Output, error)
+    }
+
+    /// Requests failed, or a phase could not be measured.
     pub fn incomplete(error: impl Into<anyhow::Error>) -> Self {
-        CliError {
-            exit: Exit::Incomplete,
-            error: error.into(),
-        }
+        CliError::new(Failure::Incomplete, error)
+    }
+
+    /// The exit code of this error.
+    pub fn exit(&self) -> Exit {
+        self.failure.exit()
     }
 
     /// Whether the error is a closed stdout (the reader went away, as `| head` does): not a
@@ -72,18 +165,29 @@ impl std::error::Error for CliError {}
 
 impl From<RunError> for CliError {
     fn from(e: RunError) -> Self {
-        let exit = match &e {
-            RunError::Folder(_) | RunError::Config(_) => Exit::Usage,
-            RunError::Endpoint(_) | RunError::Send(_) => Exit::Incomplete,
+        let failure = match &e {
+            RunError::Folder(_) | RunError::Config(_) => Failure::Usage,
+            RunError::Endpoint(_) => Failure::EndpointUnreachable,
+            RunError::Send(_) => Failure::Incomplete,
         };
-        CliError {
-            exit,
-            error: e.into(),
+        CliError::new(failure, e)
+    }
+}
+
+impl From<crate::bench::BenchError> for CliError {
+    /// Nothing could be sent (a usage or configuration problem), the endpoint could not be
+    /// resolved, or the measured results could not all be written.
+    fn from(e: crate::bench::BenchError) -> Self {
+        use crate::bench::BenchError;
+        match e {
+            BenchError::Setup(error) => CliError::new(Failure::Usage, error),
+            BenchError::Endpoint(error) => CliError::new(Failure::EndpointUnreachable, error),
+            BenchError::Output(error) => CliError::new(Failure::Output, error),
         }
     }
 }
 
-/// Shorthand: turn any error into a usage error (exit 2).
+/// Shorthand: turn any error into a usage error ([`Failure::Usage`]).
 pub trait UsageContext<T> {
     fn usage_err(self) -> Result<T, CliError>;
 }
@@ -94,16 +198,76 @@ impl<T, E: Into<anyhow::Error>> UsageContext<T> for Result<T, E> {
     }
 }
 
-impl From<crate::bench::BenchError> for CliError {
-    /// The one place a bench or soak failure becomes an exit code: 2 when nothing could be sent
-    /// (a usage or configuration problem), 3 when the endpoint could not be resolved or the
-    /// measured results could not all be written.
-    fn from(e: crate::bench::BenchError) -> Self {
-        use crate::bench::BenchError;
-        let (exit, error) = match e {
-            BenchError::Setup(error) => (Exit::Usage, error),
-            BenchError::Endpoint(error) | BenchError::Output(error) => (Exit::Incomplete, error),
-        };
-        CliError { exit, error }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's exit-code table, row by row: `| CODE | MEANING |`.
+    fn readme_table() -> Vec<(String, String)> {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("\n## Exit codes\n")
+            .nth(1)
+            .expect("the README has an exit-code section");
+        section
+            .lines()
+            .take_while(|l| !l.starts_with("## "))
+            .filter_map(|l| {
+                let cells: Vec<&str> = l.trim().trim_matches('|').split(" | ").collect();
+                match cells.as_slice() {
+                    [code, meaning] if code.trim().parse::<u8>().is_ok() => {
+                        Some((code.trim().to_string(), meaning.trim().to_string()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_table_is_the_exit_code_table() {
+        let want: Vec<(String, String)> = Exit::ALL
+            .iter()
+            .map(|e| (e.code().to_string(), e.meaning().to_string()))
+            .collect();
+        assert_eq!(readme_table(), want);
+        assert!(include_str!("../README.md").contains(CLOSED_STDOUT));
+    }
+
+    #[test]
+    fn every_help_text_lists_every_code_once() {
+        let mut cmd = crate::cli::command();
+        cmd.build();
+        let mut helps = vec![cmd.get_after_help().map(|h| h.to_string())];
+        helps.extend(
+            cmd.get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(|c| c.get_after_help().map(|h| h.to_string())),
+        );
+        for help in helps {
+            let help = help.unwrap_or_default();
+            let table = help.split("Exit codes:\n").nth(1).unwrap_or_default();
+            let codes: Vec<&str> = table
+                .lines()
+                .filter_map(|l| l.trim_start().split("  ").next())
+                .filter(|c| c.parse::<u8>().is_ok())
+                .collect();
+            assert_eq!(codes, ["0", "1", "2", "3"], "{help}");
+            assert!(help.ends_with(CLOSED_STDOUT), "{help}");
+        }
+    }
+
+    #[test]
+    fn failures_map_to_the_documented_codes() {
+        assert_eq!(Failure::Usage.exit(), Exit::Usage);
+        assert_eq!(Failure::UnreadableRunFolder.exit(), Exit::Usage);
+        for f in [
+            Failure::Output,
+            Failure::EndpointUnreachable,
+            Failure::Incomplete,
+            Failure::Interrupted,
+        ] {
+            assert_eq!(f.exit(), Exit::Incomplete, "{f:?}");
+        }
     }
 }

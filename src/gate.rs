@@ -257,6 +257,20 @@ impl FromStr for Gate {
     }
 }
 
+impl Gate {
+    /// Parse the value of `--fail-on`: like [`FromStr`], but an expression with no condition
+    /// (`""`, `","`, an unset `$GATE` in CI) is refused instead of silently turning the gate off.
+    pub fn from_flag(expr: &str) -> Result<Gate, String> {
+        let gate: Gate = expr.parse()?;
+        if gate.is_empty() {
+            return Err(format!(
+                "`{expr}` holds no condition; give at least one METRIC OP NUMBER, e.g. diff>0"
+            ));
+        }
+        Ok(gate)
+    }
+}
+
 impl TryFrom<String> for Gate {
     type Error = String;
 
@@ -293,6 +307,16 @@ mod tests {
         assert!(err("speed>3").contains("unknown metric `speed`"));
         assert!(err("diff>x").contains("not a number"));
         assert!(err("diff>inf").contains("not a number"));
+    }
+
+    #[test]
+    fn a_flag_with_no_condition_is_refused() {
+        for empty in ["", ",", " , ,"] {
+            let err = Gate::from_flag(empty).unwrap_err();
+            assert!(err.contains("holds no condition"), "{empty:?}: {err}");
+        }
+        assert_eq!(Gate::from_flag("diff>0").unwrap().conditions.len(), 1);
+        assert!(Gate::from_flag("speed>3").is_err());
     }
 
     #[test]

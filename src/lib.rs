@@ -45,7 +45,7 @@ pub fn main_with_args(argv: Vec<String>) -> Exit {
         Err(e) if e.is_broken_pipe() => Exit::Success,
         Err(e) => {
             eprintln!("error: {e}");
-            e.exit
+            e.exit()
         }
     }
 }

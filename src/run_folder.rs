@@ -272,7 +272,13 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&reader).unwrap(), "old report\n");
         let temps = std::fs::read_dir(dir.path())
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
             .count();
         assert_eq!(temps, 0);
     }

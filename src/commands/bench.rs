@@ -2,6 +2,7 @@
 //! folder(s), print the summary or JSON.
 
 use super::bench_plan::plan_bench;
+use super::stdout;
 use crate::bench::log::BENCH_MD;
 use crate::bench::schema::BenchStatus;
 use crate::bench::{render, run_benches};
@@ -12,16 +13,17 @@ use crate::error::{CliError, Exit, UsageContext};
 /// interrupted (the report still shows the rest).
 pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
     let set = plan_bench(args).usage_err()?;
-    let rt = super::runtime().usage_err()?;
+    let rt = super::runtime()?;
     let reports = rt.block_on(run_benches(&set))?;
     let several = set.plans.len() > 1;
+    let mut out = String::new();
     if args.json {
-        print!("{}", render::benches_json(&reports));
+        out.push_str(&render::benches_json(&reports));
     } else {
         for r in &reports {
-            print!("{}", render::bench_markdown(r));
+            out.push_str(&render::bench_markdown(r));
             if several {
-                println!();
+                out.push('\n');
             }
         }
         if several {
@@ -30,10 +32,11 @@ pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
                 .iter()
                 .map(|p| p.endpoint.spec.name.as_str())
                 .collect();
-            print!("{}", render::side_by_side_markdown(&reports, &names));
+            out.push_str(&render::side_by_side_markdown(&reports, &names));
         }
-        println!("\nreport: {}", set.dir.join(BENCH_MD).display());
+        out.push_str(&format!("\nreport: {}\n", set.dir.join(BENCH_MD).display()));
     }
+    stdout::print(&out)?;
     let clean = reports.len() == set.plans.len()
         && reports
             .iter()

@@ -47,11 +47,11 @@ pub(super) fn run_and_score(
         .transpose()
         .usage_err()?;
     let argv = redact_args(argv, plan);
-    let rt = super::runtime().usage_err()?;
+    let rt = super::runtime()?;
     let mut outcome = rt.block_on(run_plan(plan, argv))?;
     let sent = outcome.execution.interrupted;
     if !outcome.execution.interrupted && plan.sampling.logprobs {
-        let template = forced::template_for(&plan.dir, flagged).map_err(CliError::incomplete)?;
+        let template = forced::template_for(&plan.dir, flagged).map_err(CliError::output)?;
         outcome.execution.interrupted =
             rt.block_on(forced::run(plan, &outcome.targets, template.as_ref()))?;
     }
@@ -65,7 +65,7 @@ pub(super) fn run_and_score(
         outcome
             .manifest
             .write(&plan.dir)
-            .map_err(CliError::incomplete)?;
+            .map_err(CliError::output)?;
     }
     let results = score_run(
         &plan.dir,

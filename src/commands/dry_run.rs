@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::stdout;
-use crate::error::{CliError, Exit, UsageContext};
+use crate::error::{CliError, Exit};
 use crate::run::{journal, pending_jobs, Job, RunPlan};
 
 /// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
@@ -38,7 +38,9 @@ struct EndpointPlan {
 /// Print the plan (as text, or as JSON with `json`) and send nothing.
 pub fn dry_run(plan: &RunPlan, assume_tps: f64, json: bool) -> Result<Exit, CliError> {
     let existing = if plan.previous.is_some() {
-        journal::load(&plan.dir).usage_err()?.records
+        journal::load(&plan.dir)
+            .map_err(CliError::unreadable)?
+            .records
     } else {
         Vec::new()
     };

@@ -293,11 +293,18 @@ mod tests {
     #[test]
     fn url_errors_mask_credentials_and_refuse_query_and_fragment() {
         let raw = "a=http://user:sk-live-1@host:8000/v1";
-        let e = checked_url(&format!("--endpoint `{raw}`"), "a", "http://user:sk-live-1@host:8000/v1")
-            .unwrap_err()
-            .to_string();
+        let e = checked_url(
+            &format!("--endpoint `{raw}`"),
+            "a",
+            "http://user:sk-live-1@host:8000/v1",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(!e.contains("sk-live-1") && !e.contains("user"), "{e}");
-        assert!(e.contains("http://***@host:8000/v1") && e.contains("credentials"), "{e}");
+        assert!(
+            e.contains("http://***@host:8000/v1") && e.contains("credentials"),
+            "{e}"
+        );
         let e = checked_url("--endpoint `a=http://u:sk-2@h:x`", "a", "http://u:sk-2@h:x")
             .unwrap_err()
             .to_string();
@@ -306,7 +313,10 @@ mod tests {
             let e = checked_url("--endpoint", "a", url).unwrap_err().to_string();
             assert!(e.contains("`?query` or `#fragment`"), "{url}: {e}");
         }
-        assert_eq!(checked_url("x", "a", "http://h:1/v1/").unwrap(), "http://h:1/v1");
+        assert_eq!(
+            checked_url("x", "a", "http://h:1/v1/").unwrap(),
+            "http://h:1/v1"
+        );
     }
 
     fn params(raw: &[&str]) -> anyhow::Result<Map<String, Value>> {

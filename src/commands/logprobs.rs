@@ -31,7 +31,7 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
     if let Some(dir) = &args.out {
         create_run_dir(dir).usage_err()?;
     }
-    let rt = super::runtime().usage_err()?;
+    let rt = super::runtime()?;
     let evidence = rt.block_on(async {
         let targets = crate::run::resolve_targets(&endpoints, &options).await?;
         let targets: Vec<_> = targets.into_iter().map(|(t, _)| t).collect();
@@ -40,8 +40,8 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
     let json = serde_json::to_string_pretty(&evidence).map_err(CliError::usage)? + "\n";
     let md = report::markdown(&evidence);
     if let Some(dir) = &args.out {
-        write_atomic(&dir.join("logprobs.json"), json.as_bytes()).usage_err()?;
-        write_atomic(&dir.join("logprobs.md"), md.as_bytes()).usage_err()?;
+        write_atomic(&dir.join("logprobs.json"), json.as_bytes()).map_err(CliError::output)?;
+        write_atomic(&dir.join("logprobs.md"), md.as_bytes()).map_err(CliError::output)?;
     }
     super::stdout::print(if args.json { &json } else { &md })?;
     if evidence.incomplete() {

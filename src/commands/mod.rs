@@ -1,4 +1,5 @@
-//! One file per subcommand: each wires a validated plan to the library and picks the exit code.
+//! One file per subcommand: each wires a validated plan to the library and maps its results to
+//! an exit code (errors map through `error::Failure`); stdout is written only through `stdout`.
 
 pub mod bench;
 pub mod bench_plan;
@@ -17,9 +18,11 @@ pub mod smoke;
 pub mod soak;
 pub(crate) mod stdout;
 
-/// A multi-threaded runtime for the commands that talk to endpoints.
-pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
+/// A multi-threaded runtime for the commands that talk to endpoints (none: a usage failure,
+/// nothing was sent).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, crate::error::CliError> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?)
+        .build()
+        .map_err(crate::error::CliError::usage)
 }

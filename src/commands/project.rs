@@ -41,9 +41,10 @@ struct Settings {
 
 pub fn project(args: &ProjectArgs, argv: Vec<String>) -> Result<Exit, CliError> {
     let previous: Option<Settings> = match &args.resume {
-        Some(dir) => {
-            Some(read_run_file(dir, SETTINGS, "project run", "project settings").usage_err()?)
-        }
+        Some(dir) => Some(
+            read_run_file(dir, SETTINGS, "project run", "project settings")
+                .map_err(CliError::unreadable)?,
+        ),
         None => None,
     };
     let base = previous
@@ -99,7 +100,7 @@ pub fn project(args: &ProjectArgs, argv: Vec<String>) -> Result<Exit, CliError> 
         })
         .collect();
 
-    let rt = super::runtime().usage_err()?;
+    let rt = super::runtime()?;
     let (records, interrupted_run) = rt.block_on(async {
         let targets = resolve_targets(&endpoints, &client).await?;
         create_run_dir(&dir).map_err(RunError::Folder)?;
@@ -146,10 +147,8 @@ pub fn project(args: &ProjectArgs, argv: Vec<String>) -> Result<Exit, CliError> 
             if !args.quiet {
                 eprintln!("evaluating {} from {name} in the sandbox", task.id);
             }
-            let answer = answer_of(task, record, &worker).map_err(|e| CliError {
-                exit: Exit::Usage,
-                error: anyhow!(e),
-            })?;
+            let answer =
+                answer_of(task, record, &worker).map_err(|e| CliError::usage(anyhow!(e)))?;
             if answer.request_error.is_some() {
                 complete = false;
             }
@@ -169,7 +168,7 @@ pub fn project(args: &ProjectArgs, argv: Vec<String>) -> Result<Exit, CliError> 
         complete,
         tasks: results,
     };
-    write_reports(&dir, &results).map_err(CliError::incomplete)?;
+    write_reports(&dir, &results).map_err(CliError::output)?;
     print(&summary(&dir, &results))?;
     Ok(if !complete {
         Exit::Incomplete

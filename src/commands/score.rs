@@ -29,7 +29,7 @@ pub fn score_run(
     margin: f64,
     mut warnings: Vec<String>,
 ) -> Result<Results, CliError> {
-    let loaded = journal::load(dir).map_err(CliError::incomplete)?;
+    let loaded = journal::load(dir).map_err(CliError::unreadable)?;
     for w in loaded.skipped {
         if !warnings.contains(&w) {
             warnings.push(w);
@@ -44,7 +44,7 @@ pub fn score_run(
         ));
     }
     // The gate reads the probe phases' verdicts too, so they are analysed first.
-    let (load, skipped) = read_probes(dir, catalogue, manifest).map_err(CliError::incomplete)?;
+    let (load, skipped) = read_probes(dir, catalogue, manifest).map_err(CliError::unreadable)?;
     let mut results = analyze(
         catalogue,
         manifest,
@@ -58,8 +58,8 @@ pub fn score_run(
     results.warnings.extend(skipped);
     results.request_failures += results.load.probe_failures;
     results.complete &= results.load.probe_failures == 0;
-    add_teacher_forcing(dir, catalogue, manifest, &mut results).map_err(CliError::incomplete)?;
-    report::write_all(dir, &results).map_err(CliError::incomplete)?;
+    add_teacher_forcing(dir, catalogue, manifest, &mut results).map_err(CliError::unreadable)?;
+    report::write_all(dir, &results).map_err(CliError::output)?;
     Ok(results)
 }
 
@@ -203,7 +203,7 @@ fn catalogue_for_run(flag: Option<&Path>, manifest: &Manifest) -> anyhow::Result
 }
 
 pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {
-    let manifest = Manifest::read(&args.run).usage_err()?;
+    let manifest = Manifest::read(&args.run).map_err(CliError::unreadable)?;
     let catalogue = catalogue_for_run(args.catalogue.as_deref(), &manifest).usage_err()?;
     let gate = resolve_gate(
         args.gate.fail_on.as_ref(),
@@ -221,8 +221,8 @@ pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {
 }
 
 pub fn report(args: &ReportArgs) -> Result<Exit, CliError> {
-    let results = report::read_results(&args.run).usage_err()?;
-    report::write_rendered(&args.run, &results).map_err(CliError::incomplete)?;
+    let results = report::read_results(&args.run).map_err(CliError::unreadable)?;
+    report::write_rendered(&args.run, &results).map_err(CliError::output)?;
     print_outcome(&args.run, &results, false, args.json)?;
     Ok(exit_for(&results, false))
 }

@@ -129,7 +129,7 @@ pub fn selftest(args: &SelftestArgs, argv: Vec<String>) -> Result<Exit, CliError
         positive,
     };
     let json = serde_json::to_string_pretty(&report).expect("selftest serialises") + "\n";
-    write_atomic(&dir.join(SELFTEST_FILE), json.as_bytes()).map_err(CliError::incomplete)?;
+    write_atomic(&dir.join(SELFTEST_FILE), json.as_bytes()).map_err(CliError::output)?;
     stdout::print(&if base.json {
         json
     } else {

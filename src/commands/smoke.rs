@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::bench_plan::plan_smoke;
+use super::stdout;
 use crate::bench::smoke::{smoke as check, SmokeResult, SmokeVerdict, PHRASE};
 use crate::cli::SmokeArgs;
 use crate::error::{CliError, Exit, UsageContext};
@@ -10,7 +11,7 @@ use crate::error::{CliError, Exit, UsageContext};
 /// Exit 0 when every endpoint passes, 3 when one cannot be reached, else 1 (a wrong reply).
 pub fn smoke(args: &SmokeArgs) -> Result<Exit, CliError> {
     let plan = plan_smoke(args).usage_err()?;
-    let rt = super::runtime().usage_err()?;
+    let rt = super::runtime()?;
     let results: Vec<SmokeResult> = rt.block_on(futures::future::join_all(
         plan.endpoints
             .iter()
@@ -19,14 +20,9 @@ pub fn smoke(args: &SmokeArgs) -> Result<Exit, CliError> {
     let passed = results.iter().all(|r| r.verdict == SmokeVerdict::Pass);
     if plan.json {
         let out = json!({"phrase": PHRASE, "passed": passed, "endpoints": results});
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out).expect("serialises")
-        );
+        stdout::print(&(serde_json::to_string_pretty(&out).map_err(CliError::output)? + "\n"))?;
     } else {
-        for r in &results {
-            print_result(r);
-        }
+        stdout::print(&results.iter().map(describe).collect::<String>())?;
     }
     Ok(
         if results
@@ -42,7 +38,8 @@ pub fn smoke(args: &SmokeArgs) -> Result<Exit, CliError> {
     )
 }
 
-fn print_result(r: &SmokeResult) {
+/// One endpoint's lines of the summary.
+fn describe(r: &SmokeResult) -> String {
     let models = if r.models.is_empty() {
         "no models listed".to_string()
     } else {
@@ -52,19 +49,20 @@ fn print_result(r: &SmokeResult) {
         .max_model_len
         .map(|n| format!(", max_model_len {n}"))
         .unwrap_or_default();
-    println!("{} ({}): {models}{len}", r.name, r.base_url);
+    let mut text = format!("{} ({}): {models}{len}\n", r.name, r.base_url);
     for n in &r.notes {
-        println!("  note: {n}");
+        text.push_str(&format!("  note: {n}\n"));
     }
-    match r.verdict {
-        SmokeVerdict::Pass => println!(
-            "  PASS: `{PHRASE}` from {} in {:.0} ms",
+    text.push_str(&match r.verdict {
+        SmokeVerdict::Pass => format!(
+            "  PASS: `{PHRASE}` from {} in {:.0} ms\n",
             r.model.as_deref().unwrap_or("?"),
             r.latency_ms.unwrap_or(0.0)
         ),
-        _ => println!(
-            "  FAIL: {}",
+        _ => format!(
+            "  FAIL: {}\n",
             r.reason.as_deref().unwrap_or("no reason recorded")
         ),
-    }
+    });
+    text
 }

@@ -2,6 +2,7 @@
 //! JSON, pick the exit code.
 
 use super::bench_plan::{check_report_only, plan_soak};
+use super::stdout;
 use crate::bench::log::SOAK_MD;
 use crate::bench::soak_report::SoakStatus;
 use crate::bench::{render, rerender, run_soak, SoakReport};
@@ -12,19 +13,22 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
     let (report, dir) = match &args.report {
         Some(dir) => {
             check_report_only(args).usage_err()?;
-            (rerender(dir).usage_err()?, dir.clone())
+            (rerender(dir).map_err(CliError::unreadable)?, dir.clone())
         }
         None => {
             let plan = plan_soak(args).usage_err()?;
-            let rt = super::runtime().usage_err()?;
+            let rt = super::runtime()?;
             (rt.block_on(run_soak(&plan))?, plan.dir)
         }
     };
     if args.json {
-        print!("{}", render::soak_json(&report));
+        stdout::print(&render::soak_json(&report))?;
     } else {
-        print!("{}", render::soak_markdown(&report));
-        println!("\nreport: {}", dir.join(SOAK_MD).display());
+        stdout::print(&format!(
+            "{}\nreport: {}\n",
+            render::soak_markdown(&report),
+            dir.join(SOAK_MD).display()
+        ))?;
     }
     Ok(exit_for(&report))
 }

@@ -10,5 +10,5 @@ pub fn print(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(CliError::usage)
+        .map_err(CliError::output)
 }

@@ -265,14 +265,20 @@ mod tests {
     #[test]
     fn content_that_is_not_text_says_what_it_is() {
         let body = |content: &str| {
-            format!(r#"{{"choices":[{{"message":{{"content":{content}}},"finish_reason":"stop"}}]}}"#)
+            format!(
+                r#"{{"choices":[{{"message":{{"content":{content}}},"finish_reason":"stop"}}]}}"#
+            )
         };
         let f = parse_completion(&body("42")).unwrap_err();
         assert_eq!(f.message, "content is a number, not text: 42");
         let f = parse_completion(&body(r#"{"a":1}"#)).unwrap_err();
         assert_eq!(f.message, r#"content is an object, not text: {"a":1}"#);
         let null = parse_completion(&body("null")).unwrap();
-        assert!(null.problem().unwrap().message.starts_with("content is null"));
+        assert!(null
+            .problem()
+            .unwrap()
+            .message
+            .starts_with("content is null"));
     }
 
     #[test]

@@ -126,7 +126,8 @@ mod tests {
     #[test]
     fn redacts_a_key_echoed_with_json_escapes() {
         let key = ApiKey::new("sk-secret/123".into()).unwrap();
-        let body = r#"{"content": "your key is sk\u002dsecret\/12\u0033, twice: \u0073k-secret/123"}"#;
+        let body =
+            r#"{"content": "your key is sk\u002dsecret\/12\u0033, twice: \u0073k-secret/123"}"#;
         let redacted = key.redact(body);
         assert_eq!(
             redacted,

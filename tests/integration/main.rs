@@ -22,6 +22,7 @@ mod real_endpoints;
 mod real_llama_server;
 mod reasoning;
 mod resume;
+mod robustness;
 mod secrets;
 mod selftest;
 mod smoke;

@@ -1,0 +1,291 @@
+//! Hostile input and hostile servers at the face: a closed stdout, flags and config files that
+//! would silently change a run, keys echoed back in escaped form, and `Retry-After` waits.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use coherence_testkit::ReplyKind;
+
+use crate::common::{
+    coherence, compare, correct_server, exit_code, stderr, write_catalogue, FakeServer, Reply,
+};
+
+/// Run the binary with its stdout a pipe whose reading end is closed before it writes anything.
+fn into_closed_pipe(args: &[&str], cwd: &Path) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("OPENAI_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start coherence");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("wait for coherence")
+}
+
+fn assert_quiet_success(what: &str, out: &std::process::Output) {
+    assert_eq!(exit_code(out), 0, "{what}: {}", stderr(out));
+    assert!(stderr(out).is_empty(), "{what}: {}", stderr(out));
+}
+
+#[test]
+fn a_closed_stdout_ends_every_printing_command_quietly_with_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    assert_quiet_success("prompts list", &into_closed_pipe(&["prompts", "list"], cwd));
+
+    let smoke = FakeServer::start("m", |_| Reply::content("COHERENCE SMOKE OK"));
+    let url = format!("a={}", smoke.url());
+    assert_quiet_success(
+        "smoke",
+        &into_closed_pipe(&["smoke", "--endpoint", &url], cwd),
+    );
+
+    let fast = FakeServer::start("m", |req| {
+        if req.path.ends_with("/metrics") {
+            return Reply::status(404, "no metrics");
+        }
+        Reply::content("one two three four five six seven eight")
+    });
+    let url = format!("a={}", fast.url());
+    let bench_dir = cwd.join("bench").display().to_string();
+    let bench = into_closed_pipe(
+        &[
+            "bench",
+            "--endpoint",
+            &url,
+            "--out",
+            &bench_dir,
+            "--quiet",
+            "--warmup",
+            "0",
+            "--runs",
+            "1",
+            "--concurrency",
+            "none",
+            "--prefill",
+            "none",
+        ],
+        cwd,
+    );
+    assert_quiet_success("bench", &bench);
+
+    let soak_dir = cwd.join("soak").display().to_string();
+    let soak = into_closed_pipe(
+        &[
+            "soak",
+            "--endpoint",
+            &url,
+            "--out",
+            &soak_dir,
+            "--quiet",
+            "--duration",
+            "1s",
+            "--concurrency",
+            "1",
+        ],
+        cwd,
+    );
+    assert_quiet_success("soak", &soak);
+}
+
+/// `coherence ARGS` from `dir`: exit 2, and stderr names `flag`.
+fn refused(args: &[&str], dir: &Path, flag: &str) -> String {
+    let out = coherence(args, dir, &[]);
+    let err = stderr(&out);
+    assert_eq!(exit_code(&out), 2, "{args:?}: {err}");
+    assert!(err.contains(flag), "{args:?} should name {flag}: {err}");
+    err
+}
+
+#[test]
+fn flags_that_would_silently_change_a_run_are_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = write_catalogue(dir.path()).display().to_string();
+    let base = [
+        "compare",
+        "--catalogue",
+        &cat,
+        "--endpoint",
+        "a=http://127.0.0.1:9/v1",
+        "--endpoint",
+        "b=http://127.0.0.1:9/v1",
+        "--dry-run",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let run = |extra: &[&'static str], flag: &str| {
+        let args = with(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&args, dir.path(), flag)
+    };
+    run(&["--fail-on", ""], "--fail-on");
+    run(&["--fail-on", ","], "--fail-on");
+    run(&["--concurrency", "-1"], "--concurrency");
+    run(&["--repeats", "-1"], "--repeats");
+    let e = run(&["--param", "temperature=1.0"], "--param");
+    assert!(e.contains("changes what is sampled"), "{e}");
+
+    let e = refused(
+        &[
+            "compare",
+            "--catalogue",
+            &cat,
+            "--endpoint",
+            "a=http://h/v1?x=1",
+            "--dry-run",
+        ],
+        dir.path(),
+        "--endpoint",
+    );
+    assert!(e.contains("`?query` or `#fragment`"), "{e}");
+    let e = refused(
+        &[
+            "compare",
+            "--catalogue",
+            &cat,
+            "--endpoint",
+            "a=http://user:sk-live-secret@h/v1",
+            "--dry-run",
+        ],
+        dir.path(),
+        "--endpoint",
+    );
+    assert!(!e.contains("sk-live-secret"), "the key is printed: {e}");
+}
+
+#[test]
+fn a_config_file_url_error_names_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("coherence.toml"),
+        "[endpoint.a]\nmodel = \"m\"\nurl = \"http://h/v1#frag\"\n\n[endpoint.b]\nurl = \"http://h/v1\"\n",
+    )
+    .unwrap();
+    let e = refused(
+        &["compare", "a", "b", "--dry-run"],
+        dir.path(),
+        "coherence.toml:3:",
+    );
+    assert!(e.contains("`?query` or `#fragment`"), "{e}");
+}
+
+#[test]
+fn an_empty_catalogue_says_so_instead_of_blaming_filters_never_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = dir.path().join("empty");
+    std::fs::create_dir_all(&cat).unwrap();
+    std::fs::write(cat.join("factual.toml"), "").unwrap();
+    let cat = cat.display().to_string();
+    let out = coherence(
+        &[
+            "compare",
+            "--catalogue",
+            &cat,
+            "--endpoint",
+            "a=http://h/v1",
+            "--endpoint",
+            "b=http://h/v1",
+            "--dry-run",
+        ],
+        dir.path(),
+        &[],
+    );
+    let err = stderr(&out);
+    assert_eq!(exit_code(&out), 2, "{err}");
+    assert!(!err.contains("--only/--category"), "{err}");
+}
+
+#[test]
+fn harmless_params_are_sent_and_recorded_in_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), correct_server());
+    let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &["--param", "seed=42"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["sampling"]["params"]["seed"], 42, "{manifest}");
+    assert_eq!(manifest["sampling"]["temperature"], 0.0);
+}
+
+#[test]
+fn a_key_echoed_with_json_escapes_is_redacted_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "sk-escaped-echo-9f8e7d";
+    // The key as a JSON escape spells it: `sk\u002d...`; decoded, the answer holds it verbatim.
+    let echo = FakeServer::start("test-model", |req| {
+        let text = r#""your key is sk\u002descaped\u002decho-9f8e7d""#;
+        let choice = if req.is_raw_completion() {
+            format!(r#"{{"text":{text},"finish_reason":"stop"}}"#)
+        } else {
+            format!(
+                r#"{{"message":{{"role":"assistant","content":{text}}},"finish_reason":"stop"}}"#
+            )
+        };
+        Reply {
+            kind: ReplyKind::Raw {
+                status: 200,
+                content_type: "application/json".into(),
+                body: format!(r#"{{"model":"test-model","choices":[{choice}]}}"#).into_bytes(),
+            },
+            delay: Duration::ZERO,
+            headers: Vec::new(),
+        }
+    });
+    let (a, b) = (correct_server(), echo);
+    let out = dir.path().join("run");
+    let mut args =
+        crate::common::compare_args(&write_catalogue(dir.path()), &[("a", &a), ("b", &b)], &out);
+    args.extend(
+        [
+            "--quiet",
+            "--backoff-ms",
+            "10",
+            "--api-key-env",
+            "b=ECHO_KEY",
+        ]
+        .map(String::from),
+    );
+    let run = coherence(&args, dir.path(), &[("ECHO_KEY", key)]);
+    assert!(exit_code(&run) <= 1, "{}", stderr(&run));
+    for name in ["records.jsonl", "results.json", "report.md", "report.html"] {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        assert!(!text.contains(key), "{name} holds the key");
+        assert!(
+            !text.contains("escaped\\u002decho"),
+            "{name} holds the escaped key"
+        );
+    }
+}
+
+#[test]
+fn a_long_retry_after_is_not_waited_past_the_request_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::start("m", |_| {
+        Reply::status(503, "busy").header("Retry-After", "120")
+    });
+    let url = format!("a={}", server.url());
+    let started = Instant::now();
+    let out = coherence(
+        &[
+            "smoke",
+            "--endpoint",
+            &url,
+            "--timeout",
+            "2",
+            "--retries",
+            "2",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "waited {:?} for a 120 s Retry-After with --timeout 2",
+        started.elapsed()
+    );
+}
