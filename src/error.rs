@@ -241,7 +241,7 @@ mod tests {
         let mut helps = vec![cmd.get_after_help().map(|h| h.to_string())];
         helps.extend(
             cmd.get_subcommands()
-                .filter(|c| !c.is_hide_set())
+                .filter(|c| !c.is_hide_set() && c.get_name() != "help")
                 .map(|c| c.get_after_help().map(|h| h.to_string())),
         );
         for help in helps {
