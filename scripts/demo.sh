@@ -9,10 +9,14 @@ source scripts/llama-servers.sh
 trap 'stop_llama_pair' EXIT
 trap 'exit 130' INT TERM
 
+demo_start=$SECONDS
+echo "[demo] step 1 of 4: llama.cpp deployments (built once into .demo/; later runs skip this)" >&2
 setup_llama
-echo "[demo] building coherence (release)" >&2
-cargo build --release --quiet
+echo "[demo] step 2 of 4: coherence (cargo build --release; incremental after the first time)" >&2
+with_heartbeat "building coherence" "$DEMO_DIR/logs/cargo-build.log" cargo build --release
+echo "[demo] step 3 of 4: starting the two deployments" >&2
 start_llama_pair
+echo "[demo] step 4 of 4: the comparison ($(elapsed_since "$demo_start") so far)" >&2
 
 out=runs/$(date -u +%Y%m%dT%H%M%SZ)-smollm2-kv-f16-vs-q4
 set +e

