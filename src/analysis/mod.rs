@@ -16,6 +16,7 @@ mod quality;
 mod results;
 mod rollup;
 mod samples;
+pub mod sequential;
 mod similarity;
 mod stats;
 mod token_agreement;
