@@ -5,6 +5,7 @@
 mod cache_state;
 mod determinism;
 mod divergence;
+pub mod families;
 pub mod fingerprint;
 mod kind;
 mod load;
