@@ -40,8 +40,10 @@
 //!   decide it (`more_items_to_decide`).
 //!
 //! Both sequences come from the same running sums; only ln(1/δ) differs. Once a sequence excludes
-//! 0 or fits inside the margin it stays so (the running intersection only narrows), so a caller
-//! that stops at the first decision and one that keeps going agree on what was decided.
+//! 0 or fits inside the margin it stays so (the running intersection only narrows): `different`
+//! is final, and `equivalent` can only turn `different` later, when a real difference smaller
+//! than the margin shows itself. A caller that stops at the first decision reports a verdict held
+//! to its guarantee either way.
 
 use serde::{Deserialize, Serialize};
 
