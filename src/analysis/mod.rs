@@ -5,6 +5,7 @@
 mod cache_state;
 mod determinism;
 mod divergence;
+pub mod families;
 pub mod fingerprint;
 mod kind;
 mod load;
@@ -16,6 +17,7 @@ mod quality;
 mod results;
 mod rollup;
 mod samples;
+pub mod sequential;
 mod similarity;
 mod stats;
 mod token_agreement;
