@@ -17,6 +17,13 @@ use futures::FutureExt;
 pub use progress::{Progress, Tally};
 pub use signal::{interrupted, is_interrupted, watch};
 
+/// The most requests in flight per endpoint a command or the config file may ask for
+/// (`--concurrency`, `concurrency = …`).
+pub const MAX_CONCURRENCY: usize = 1024;
+
+/// The most arrivals per second an open-loop soak may ask for (`--rate`).
+pub const MAX_RATE: f64 = 1000.0;
+
 /// How often the sink's `tick` is called while the engine runs.
 const TICK: Duration = Duration::from_secs(1);
 
