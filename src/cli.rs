@@ -219,9 +219,9 @@ pub struct CompareArgs {
     /// repeats one after the other.
     #[arg(long, value_enum, value_name = "ORDER", default_value_t = RepeatOrderArg::Interleaved)]
     pub repeat_order: RepeatOrderArg,
-    /// Requests in flight per endpoint [default: the config file's `concurrency` of the chosen
-    /// endpoints (the smallest, when they differ), else 4].
-    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Requests in flight per endpoint, 1 to 1024 [default: the config file's `concurrency` of
+    /// the chosen endpoints (the smallest, when they differ), else 4].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
     pub concurrency: Option<usize>,
     #[command(flatten)]
     pub client: ClientArgs,
@@ -514,14 +514,14 @@ pub struct SoakArgs {
     /// flight at the end are awaited.
     #[arg(long, value_name = "DURATION", default_value = "40m", value_parser = positive_duration)]
     pub duration: Duration,
-    /// Closed loop: workers, each with one request in flight.
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Closed loop: workers, each with one request in flight (1 to 1024).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=crate::engine::MAX_CONCURRENCY as i64))]
     pub concurrency: u32,
     /// Open loop instead of --concurrency: requests arrive at R per second whether or not earlier
     /// ones were answered. A list (1,2,4,8) runs each rate for --duration in turn and stops at
     /// the first the server cannot keep up with (achieved < 90% of offered, p50 latency over 3x
     /// the first rate's, or the --max-in-flight cap reached).
-    #[arg(long, value_name = "R,R", value_delimiter = ',', value_parser = positive_rate, conflicts_with = "concurrency")]
+    #[arg(long, value_name = "R,R", value_delimiter = ',', value_parser = arrival_rate, conflicts_with = "concurrency")]
     pub rate: Vec<f64>,
     /// With --rate: the shape of the gamma-distributed gaps between arrivals, as in vLLM's
     /// benchmark_serving (1 = Poisson; below 1 burstier, above 1 more even). Mean gap 1/R.
@@ -529,7 +529,7 @@ pub struct SoakArgs {
     pub burstiness: f64,
     /// With --rate: the most requests outstanding at once; an arrival beyond it waits for a slot
     /// (counted as delayed) and one still waiting when the rate's time is up is dropped (counted).
-    #[arg(long, value_name = "N", default_value_t = 256, value_parser = RangedU64ValueParser::<usize>::new().range(1..), requires = "rate")]
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64), requires = "rate")]
     pub max_in_flight: usize,
     /// Goodput objective: end-to-end latency of a request, in milliseconds.
     #[arg(long, value_name = "MS", value_parser = positive_rate)]
@@ -661,6 +661,15 @@ fn positive_rate(raw: &str) -> Result<f64, String> {
     match raw.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
         _ => Err("expected a positive number".into()),
+    }
+}
+
+/// An open-loop arrival rate: positive, at most `engine::MAX_RATE` requests per second.
+fn arrival_rate(raw: &str) -> Result<f64, String> {
+    let max = crate::engine::MAX_RATE;
+    match positive_rate(raw)? {
+        r if r <= max => Ok(r),
+        _ => Err(format!("at most {max} requests per second")),
     }
 }
 

@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod cli;
 mod commands;
 pub mod endpoint;
+pub mod engine;
 pub mod error;
 pub mod gate;
 pub mod load;

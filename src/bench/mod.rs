@@ -7,10 +7,11 @@
 //!
 //! Takes plans (built from the flags by `commands`), never flags, and returns [`BenchError`],
 //! never an exit code. From `run` it borrows the model resolution (`resolve_targets`,
-//! `PlannedEndpoint`, `Target`), the Ctrl-C/SIGTERM future `interrupted` and `write_atomic`.
+//! `PlannedEndpoint`, `Target`) and `write_atomic`; from `engine` the request engine, the
+//! Ctrl-C/SIGTERM watch and the progress reporter.
 //!
 //! Imports run one way, bottom up: `stats`, `arrivals`, `sizes`, `sample`, `prompts`, `degenerate`, `log`,
-//! `live`, `metrics`, `error` → `target`, `round`, `baseline`, `traffic` → `plan` → `session` →
+//! `metrics`, `error` → `target`, `round`, `baseline`, `traffic` → `plan` → `session` →
 //! the phases `warmup`/`decode`/`concurrency`/`prefill` → the schemas `schema`/`soak_report` →
 //! `render` → the orchestration `runner` and `soak`. `smoke` needs only `prompts`, `sample` and
 //! `stats`.
@@ -21,7 +22,6 @@ pub mod concurrency;
 pub mod decode;
 pub mod degenerate;
 pub mod error;
-mod live;
 pub mod log;
 pub mod metrics;
 pub mod plan;

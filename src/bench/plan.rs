@@ -93,6 +93,55 @@ pub enum Load {
     },
 }
 
+impl Load {
+    /// Steps of the soak: one per concurrency level or per rate.
+    pub fn steps(&self) -> usize {
+        match self {
+            Load::Closed { levels } => levels.len(),
+            Load::Open { rates, .. } => rates.len(),
+        }
+    }
+
+    /// The concurrency of a closed-loop step.
+    pub fn concurrency(&self, step: usize) -> Option<usize> {
+        match self {
+            Load::Closed { levels } => levels.get(step).copied(),
+            Load::Open { .. } => None,
+        }
+    }
+
+    /// The rate of an open-loop step.
+    pub fn rate(&self, step: usize) -> Option<f64> {
+        match self {
+            Load::Open { rates, .. } => rates.get(step).copied(),
+            Load::Closed { .. } => None,
+        }
+    }
+
+    /// The load in words, for the soak's opening line.
+    pub fn describe(&self) -> String {
+        let list = |items: Vec<String>| items.join(", ");
+        match self {
+            Load::Closed { levels } if levels.len() == 1 => format!("{} workers", levels[0]),
+            Load::Closed { levels } => format!(
+                "closed loop at concurrency {}, each level in turn",
+                list(levels.iter().map(|n| n.to_string()).collect())
+            ),
+            Load::Open {
+                rates, burstiness, ..
+            } => format!(
+                "open loop at {} req/s (burstiness {burstiness}){}",
+                list(rates.iter().map(|r| r.to_string()).collect()),
+                if rates.len() > 1 {
+                    ", each rate in turn until saturation"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
 /// Graded catalogue prompts mixed into a soak: request `seq` is graded when
 /// ⌊(seq+1)·share⌋ > ⌊seq·share⌋ (evenly spread), the g-th graded request sends prompt g mod n,
 /// at temperature 0 with the prompt's own budget.

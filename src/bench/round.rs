@@ -1,14 +1,10 @@
 //! A round: several requests sent at the same moment and awaited together. Decode runs are
-//! rounds of one; a concurrency level is rounds of N.
-
-use std::time::Instant;
+//! rounds of one; a concurrency level is rounds of N. `bench::session` sends them on the engine.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::sample::{measure, Sample};
+use super::sample::Sample;
 use super::stats::{mean, round2};
-use crate::endpoint::Client;
 
 #[derive(Debug, Clone)]
 pub struct Round {
@@ -25,14 +21,6 @@ pub struct RoundSummary {
     pub completion_tokens: u64,
     pub wall_s: f64,
     pub errors: usize,
-}
-
-/// Send every body at once; return when all have answered.
-pub async fn round(client: &Client, bodies: &[Value], origin: Instant) -> Round {
-    let sends = bodies.iter().map(|b| measure(client, b, origin));
-    Round {
-        samples: futures::future::join_all(sends).await,
-    }
 }
 
 impl Round {

@@ -7,15 +7,14 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::watch;
 
-use super::live::Live;
 use super::log::JsonLines;
 use super::plan::BenchPlan;
 use super::prompts::{chat_body, decode_prompt, sized_prompt, user};
-use super::round::{round, Round};
-use super::sample::Sample;
-use crate::run::{interrupted, Target};
+use super::round::Round;
+use super::sample::{measure, Sample};
+use crate::engine::{self, drive, Keep, Lane, Progress};
+use crate::run::Target;
 
 /// One bench in progress.
 pub struct Session<'a> {
@@ -23,10 +22,8 @@ pub struct Session<'a> {
     plan: &'a BenchPlan,
     origin: Instant,
     log: JsonLines,
-    live: Live,
+    live: Progress,
     sent: u64,
-    /// Turns true on Ctrl-C or SIGTERM.
-    stop: watch::Receiver<bool>,
     /// When the interruption came (`during <round>` or `before <round>`); once set, no
     /// request is sent.
     stopped_in: Option<String>,
@@ -55,14 +52,14 @@ struct Line<'a> {
 impl<'a> Session<'a> {
     /// Start a session logging to `log`; Ctrl-C and SIGTERM are watched from now on.
     pub fn start(target: &'a Target, plan: &'a BenchPlan, log: JsonLines) -> Self {
+        engine::watch();
         Session {
             target,
             plan,
             origin: Instant::now(),
             log,
-            live: Live::new(plan.quiet, Duration::from_secs(10)),
+            live: Progress::status_line(plan.quiet, Duration::from_secs(10)),
             sent: 0,
-            stop: interrupt_flag(),
             stopped_in: None,
             problems: Vec::new(),
         }
@@ -108,15 +105,26 @@ impl<'a> Session<'a> {
             bodies.len(),
             self.origin.elapsed().as_secs_f64()
         ));
-        let mut stop = self.stop.clone();
-        let r = tokio::select! {
-            r = round(&self.target.client, &bodies, self.origin) => r,
-            Ok(_) = stop.wait_for(|s| *s) => {
-                self.stop_at(format!(
-                    "during {at}; the requests then in flight were abandoned and are not counted"
-                ));
-                return None;
-            }
+        // A round is one lane on the engine with every body in flight at once.
+        let mut samples: Vec<Option<Sample>> = bodies.iter().map(|_| None).collect();
+        let (client, origin) = (&self.target.client, self.origin);
+        let driven = drive(
+            vec![Lane::new(bodies.iter().enumerate(), bodies.len())],
+            |(i, body), _| async move { (i, measure(client, body, origin).await) },
+            &mut Keep(|(i, sample)| {
+                samples[i] = Some(sample);
+                Ok(())
+            }),
+        )
+        .await;
+        if !matches!(driven, Ok(ref d) if !d.interrupted) {
+            self.stop_at(format!(
+                "during {at}; the requests then in flight were abandoned and are not counted"
+            ));
+            return None;
+        }
+        let r = Round {
+            samples: samples.into_iter().flatten().collect(),
         };
         for s in &r.samples {
             let line = Line {
@@ -143,7 +151,7 @@ impl<'a> Session<'a> {
     }
 
     pub fn stopped(&self) -> bool {
-        self.stopped_in.is_some() || *self.stop.borrow()
+        self.stopped_in.is_some() || engine::is_interrupted()
     }
 
     /// Clear the live line and hand back what the session collected.
@@ -161,17 +169,6 @@ impl<'a> Session<'a> {
         ));
         self.stopped_in = Some(when);
     }
-}
-
-/// A flag that turns true on Ctrl-C or SIGTERM (the handlers are installed when the watching
-/// task first runs, at the caller's next await).
-fn interrupt_flag() -> watch::Receiver<bool> {
-    let (tx, rx) = watch::channel(false);
-    tokio::spawn(async move {
-        interrupted().await;
-        let _ = tx.send(true);
-    });
-    rx
 }
 
 /// Why a sample cannot be measured: no completion, or no token count. An empty reply is not a

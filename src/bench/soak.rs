@@ -1,7 +1,8 @@
 //! Runs `coherence soak`: mixed agent-shaped traffic until `--duration` has passed (requests in
 //! flight then are awaited), closed loop (`--concurrency` workers, one request each at a time) or
 //! open loop (`--rate`: requests arrive on their own schedule, answered or not; a list of rates
-//! runs each in turn and stops at the first the server cannot keep up with). Every answer is appended to
+//! runs each in turn and stops at the first the server cannot keep up with), on the request
+//! engine (`engine::drive`). Every answer is appended to
 //! `soak.jsonl` and flushed as it arrives, so Ctrl-C, SIGTERM or even a kill leaves a journal
 //! that `coherence soak --report DIR` turns into the report.
 
@@ -11,13 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use tokio::sync::{mpsc, Semaphore};
-use tokio::task::JoinSet;
 
 use super::arrivals::Arrivals as ArrivalSchedule;
 use super::degenerate::is_degenerate;
 use super::error::BenchError;
-use super::live::Live;
 use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
 use super::plan::{Graded, Load, SoakPlan};
 use super::prompts::{chat_body, user};
@@ -30,7 +28,7 @@ use super::soak_report::{
 use super::target::{self, EndpointSummary};
 use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::catalogue::PromptRequest;
-use crate::run::interrupted;
+use crate::engine::{self, drive, Driven, Lane, Progress, Sink, Slot};
 use crate::run_folder::write_atomic;
 use crate::score::score;
 
@@ -221,19 +219,10 @@ fn grade(
     }
 }
 
-/// One step's traffic in flight: its records as they arrive, and the tasks sending them.
-struct Traffic {
-    deadline: Instant,
-    records: mpsc::UnboundedReceiver<SoakRecord>,
-    tasks: JoinSet<()>,
-    /// Open loop: arrivals never sent (the step ended while they waited for a slot).
-    dropped: Arc<AtomicU64>,
-}
-
 pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
     crate::run_folder::create_run_dir(&plan.dir).map_err(BenchError::Setup)?;
-    let mut live = Live::new(plan.quiet, Duration::from_secs(10));
+    let mut live = Progress::status_line(plan.quiet, Duration::from_secs(10));
     let (long_context, refit) = plan.long_context_for(endpoint.max_model_len);
     if let Some(note) = refit {
         live.note(&note);
@@ -241,32 +230,8 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let mut meta = soak_meta(plan, endpoint, long_context);
     write_meta(&plan.dir, &meta).map_err(BenchError::Setup)?;
     let journal = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(BenchError::Setup)?;
-    let load = match &plan.load {
-        Load::Closed { levels } if levels.len() == 1 => format!("{} workers", levels[0]),
-        Load::Closed { levels } => format!(
-            "closed loop at concurrency {}, each level in turn",
-            levels
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Load::Open {
-            rates, burstiness, ..
-        } => format!(
-            "open loop at {} req/s (burstiness {burstiness}){}",
-            rates
-                .iter()
-                .map(|r| r.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if rates.len() > 1 {
-                ", each rate in turn until saturation"
-            } else {
-                ""
-            }
-        ),
-    };
+    engine::watch();
+    let load = plan.load.describe();
     live.note(&format!(
         "soak {} ({}, model {}) for {}, {load}; journal {}",
         meta.endpoint.name,
@@ -291,78 +256,48 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         totals: RunningTotals::default(),
         write_error: None,
     };
-    let steps = match &plan.load {
-        Load::Closed { levels } => levels.len(),
-        Load::Open { rates, .. } => rates.len(),
-    };
+    let steps = plan.load.steps();
     let mut ended = SoakStatus::Finished;
     for step in 0..steps {
         let start_s = sender.origin.elapsed().as_secs_f64();
-        let mut traffic = match &plan.load {
-            Load::Closed { levels } => {
-                if levels.len() > 1 {
-                    live.note(&format!(
-                        "concurrency {} for {}",
-                        levels[step],
-                        clock(plan.duration)
-                    ));
-                }
-                spawn_workers(&sender, levels[step], step, plan.duration)
+        match (plan.load.concurrency(step), plan.load.rate(step)) {
+            (Some(n), _) if steps > 1 => {
+                live.note(&format!("concurrency {n} for {}", clock(plan.duration)))
             }
-            Load::Open {
-                rates,
-                burstiness,
-                max_in_flight,
-            } => {
-                live.note(&format!(
-                    "rate {} req/s for {}",
-                    rates[step],
-                    clock(plan.duration)
-                ));
-                spawn_arrivals(
-                    &sender,
-                    rates[step],
-                    *burstiness,
-                    *max_in_flight,
-                    step,
-                    plan.duration,
-                )
+            (_, Some(rate)) => {
+                live.note(&format!("rate {rate} req/s for {}", clock(plan.duration)))
             }
+            _ => {}
+        }
+        let mut collect = Collect {
+            sender: &sender,
+            arrivals: &mut arrivals,
+            live: &mut live,
+            deadline: Instant::now() + plan.duration,
+            total: plan.duration,
+            announced_end: false,
         };
-        let status = collect(
-            &sender,
-            &mut traffic,
-            &mut arrivals,
-            &mut live,
-            plan.duration,
-        )
-        .await;
+        let driven = send_step(&sender, &plan.load, step, plan.duration, &mut collect)
+            .await
+            .map_err(BenchError::Output)?;
         meta.steps.push(StepMeta {
             index: step,
-            concurrency: match &plan.load {
-                Load::Closed { levels } => Some(levels[step]),
-                Load::Open { .. } => None,
-            },
-            rate: match &plan.load {
-                Load::Open { rates, .. } => Some(rates[step]),
-                Load::Closed { .. } => None,
-            },
+            concurrency: plan.load.concurrency(step),
+            rate: plan.load.rate(step),
             start_s,
             end_s: sender.origin.elapsed().as_secs_f64(),
-            dropped: traffic.dropped.load(Ordering::SeqCst),
+            dropped: driven.dropped.iter().sum(),
         });
-        if status != SoakStatus::Finished {
-            ended = status;
+        if driven.interrupted {
+            live.note("interrupted: writing the report from what has arrived");
+            ended = SoakStatus::Interrupted;
             break;
         }
-        if let Load::Open { rates, .. } = &plan.load {
+        if let Some(rate) = plan.load.rate(step) {
             let summaries = step_summaries(&meta, &arrivals.records);
             if let Some(why) = summaries.last().and_then(|s| s.saturated.clone()) {
-                if step + 1 < rates.len() {
-                    let note = format!(
-                        "saturated at {} req/s ({why}); the sweep stops here",
-                        rates[step]
-                    );
+                if step + 1 < steps {
+                    let note = format!("saturated at {rate} req/s ({why}); the sweep stops here");
                     live.note(&note);
                     meta.stopped = Some(note);
                 }
@@ -444,143 +379,97 @@ fn soak_meta(plan: &SoakPlan, endpoint: EndpointSummary, long_context: u64) -> S
     }
 }
 
-/// Closed loop: `workers` tasks, each sending one request at a time until the step's time is up.
-fn spawn_workers(sender: &Sender, workers: usize, step: usize, duration: Duration) -> Traffic {
-    let deadline = Instant::now() + duration;
-    let (tx, records) = mpsc::unbounded_channel::<SoakRecord>();
-    let mut tasks = JoinSet::new();
-    for worker in 0..workers {
-        let (sender, tx) = (sender.clone(), tx.clone());
-        tasks.spawn(async move {
-            while Instant::now() < deadline {
-                let record = sender.send(worker, step, None, false).await;
-                if tx.send(record).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    Traffic {
-        deadline,
-        records,
-        tasks,
-        dropped: Arc::new(AtomicU64::new(0)),
-    }
-}
-
-/// Open loop: requests arrive on a seeded gamma schedule at `rate` req/s until the step's time is
-/// up, each sent at its arrival whatever is still in flight. Beyond `cap` outstanding requests
-/// an arrival waits for a slot (and says so); one still waiting when the time is up is dropped,
-/// with every later arrival of the schedule, and counted.
-fn spawn_arrivals(
+/// Send one step's traffic on the engine until its time is up (requests in flight then are
+/// awaited), or until Ctrl-C / SIGTERM stops it, keeping what had arrived.
+///
+/// Closed loop: `--concurrency` workers, each sending its next request as soon as one answers.
+/// Open loop: requests arrive on a seeded gamma schedule at the step's rate, each sent at its
+/// arrival whatever is still in flight; beyond `max_in_flight` outstanding an arrival waits for a
+/// slot (and says so); one still waiting when the time is up is dropped, with every later
+/// arrival of the schedule, and counted.
+async fn send_step(
     sender: &Sender,
-    rate: f64,
-    burstiness: f64,
-    cap: usize,
+    load: &Load,
     step: usize,
     duration: Duration,
-) -> Traffic {
+    collect: &mut Collect<'_>,
+) -> anyhow::Result<Driven> {
     let begin = Instant::now();
     let deadline = begin + duration;
-    let (tx, records) = mpsc::unbounded_channel::<SoakRecord>();
-    let dropped = Arc::new(AtomicU64::new(0));
-    let mut tasks = JoinSet::new();
-    let (sender, count) = (sender.clone(), dropped.clone());
-    tasks.spawn(async move {
-        let slots = Arc::new(Semaphore::new(cap.max(1)));
-        let mut schedule = ArrivalSchedule::new(rate, burstiness, ARRIVAL_SEED + step as u64);
-        let mut requests = JoinSet::new();
-        let mut at = 0.0;
-        loop {
-            at += schedule.next_gap();
-            if at >= duration.as_secs_f64() {
-                break;
-            }
-            let when = begin + Duration::from_secs_f64(at);
-            tokio::time::sleep_until(when.into()).await;
-            let scheduled = when.duration_since(sender.origin).as_secs_f64();
-            let (permit, waited) = match slots.clone().try_acquire_owned() {
-                Ok(p) => (p, false),
-                Err(_) => {
-                    match tokio::time::timeout_at(deadline.into(), slots.clone().acquire_owned())
-                        .await
-                    {
-                        Ok(Ok(p)) => (p, true),
-                        _ => {
-                            // Time is up while waiting: this arrival and the rest of the schedule.
-                            let mut lost = 1;
-                            while {
-                                at += schedule.next_gap();
-                                at < duration.as_secs_f64()
-                            } {
-                                lost += 1;
-                            }
-                            count.fetch_add(lost, Ordering::SeqCst);
-                            break;
-                        }
-                    }
-                }
-            };
-            let (sender, tx) = (sender.clone(), tx.clone());
-            requests.spawn(async move {
-                let record = sender.send(0, step, Some(scheduled), waited).await;
-                drop(permit);
-                let _ = tx.send(record);
-            });
+    let send = |scheduled: Option<f64>, slot: Slot| {
+        let worker = if scheduled.is_some() { 0 } else { slot.worker };
+        sender.send(worker, step, scheduled, slot.waited)
+    };
+    let lane = match load {
+        Load::Closed { levels } => {
+            let more = std::iter::from_fn(move || (Instant::now() < deadline).then_some(None));
+            Lane::new(more, levels.get(step).copied().unwrap_or(1))
         }
-        drop(tx);
-        while requests.join_next().await.is_some() {}
-    });
-    Traffic {
-        deadline,
-        records,
-        tasks,
-        dropped,
-    }
+        Load::Open {
+            rates,
+            burstiness,
+            max_in_flight,
+        } => {
+            let rate = rates.get(step).copied().unwrap_or(1.0);
+            let origin = sender.origin;
+            let arrivals = schedule(rate, *burstiness, step, begin, duration)
+                .map(move |at| (at, Some(at.duration_since(origin).as_secs_f64())));
+            Lane::paced(arrivals, *max_in_flight).until(deadline)
+        }
+    };
+    drive(vec![lane], send, collect).await
+}
+
+/// The arrival instants of step `step` at `rate` req/s from `begin`, for `duration`.
+fn schedule(
+    rate: f64,
+    burstiness: f64,
+    step: usize,
+    begin: Instant,
+    duration: Duration,
+) -> impl Iterator<Item = Instant> + Send {
+    let mut gaps = ArrivalSchedule::new(rate, burstiness, ARRIVAL_SEED + step as u64);
+    let end = duration.as_secs_f64();
+    let mut at = 0.0;
+    std::iter::from_fn(move || {
+        at += gaps.next_gap();
+        (at < end).then(|| begin + Duration::from_secs_f64(at))
+    })
 }
 
 /// The arrival schedule of step `n` is seeded with this plus `n`: the same flags send at the
 /// same moments on every run.
 const ARRIVAL_SEED: u64 = 0x5eed;
 
-/// Take every record as it arrives and redraw the live line each second, until the step's
-/// traffic is done (`Finished`) or Ctrl-C / SIGTERM stops it (`Interrupted`, keeping what had
-/// arrived).
-async fn collect(
-    sender: &Sender,
-    traffic: &mut Traffic,
-    arrivals: &mut Arrivals,
-    live: &mut Live,
+/// Takes every record as it arrives and redraws the live line each second.
+struct Collect<'a> {
+    sender: &'a Sender,
+    arrivals: &'a mut Arrivals,
+    live: &'a mut Progress,
+    deadline: Instant,
     total: Duration,
-) -> SoakStatus {
-    let mut ticker = tokio::time::interval(Duration::from_secs(1));
-    ticker.tick().await; // the first tick is immediate; the first status comes after a second
-    let interrupt = interrupted();
-    tokio::pin!(interrupt);
-    let mut announced_end = false;
-    loop {
-        tokio::select! {
-            next = traffic.records.recv() => match next {
-                Some(r) => arrivals.add(r),
-                None => return SoakStatus::Finished,
-            },
-            _ = ticker.tick() => {
-                let in_flight = sender.in_flight(arrivals.totals.requests);
-                if !announced_end && Instant::now() >= traffic.deadline {
-                    announced_end = true;
-                    live.note(&format!("duration reached; waiting for {in_flight} request(s) in flight"));
-                }
-                live.status(&arrivals.totals.line(sender.origin.elapsed(), total, in_flight), false);
-            }
-            _ = &mut interrupt => {
-                traffic.tasks.abort_all();
-                while let Ok(r) = traffic.records.try_recv() {
-                    arrivals.add(r);
-                }
-                live.note("interrupted: writing the report from what has arrived");
-                return SoakStatus::Interrupted;
-            }
+    announced_end: bool,
+}
+
+impl Sink<Option<f64>, SoakRecord> for Collect<'_> {
+    fn take(&mut self, r: SoakRecord) -> anyhow::Result<Option<Option<f64>>> {
+        self.arrivals.add(r);
+        Ok(None)
+    }
+
+    fn tick(&mut self) {
+        let in_flight = self.sender.in_flight(self.arrivals.totals.requests);
+        if !self.announced_end && Instant::now() >= self.deadline {
+            self.announced_end = true;
+            self.live.note(&format!(
+                "duration reached; waiting for {in_flight} request(s) in flight"
+            ));
         }
+        let line = self
+            .arrivals
+            .totals
+            .line(self.sender.origin.elapsed(), self.total, in_flight);
+        self.live.status(&line, false);
     }
 }
 

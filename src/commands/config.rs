@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use toml::{Spanned, Value};
 
+use crate::engine::MAX_CONCURRENCY;
+
 /// The file read when `--config` is not given and it exists in the working directory.
 pub const DEFAULT_CONFIG: &str = "coherence.toml";
 
@@ -151,11 +153,11 @@ pub fn parse_config(file: &Path, text: &str) -> anyhow::Result<Config> {
                 "model" => endpoint.model = Some(string()?),
                 "api_key_env" => endpoint.api_key_env = Some(string()?),
                 "concurrency" => match value.get_ref() {
-                    Value::Integer(n) if *n >= 1 => {
-                        endpoint.concurrency = Some(usize::try_from(*n).unwrap_or(usize::MAX));
+                    Value::Integer(n) if (1..=MAX_CONCURRENCY as i64).contains(n) => {
+                        endpoint.concurrency = usize::try_from(*n).ok();
                     }
                     _ => bail!(
-                        "{line}: endpoint `{name}`: `concurrency` must be a whole number of at least 1"
+                        "{line}: endpoint `{name}`: `concurrency` must be a whole number from 1 to {MAX_CONCURRENCY}"
                     ),
                 },
                 f if looks_secret(f) => bail!(
@@ -242,6 +244,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("c.toml:3:"), "{e}");
+        for absurd in ["1025", "1000000", "9223372036854775807"] {
+            let e = parse(&format!(
+                "[endpoint.a]\nurl = \"x\"\nconcurrency = {absurd}\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.starts_with("c.toml:3:") && e.contains("1 to 1024"), "{e}");
+        }
         let e = parse("[endpoint.a]\nurl = \n").unwrap_err().to_string();
         assert!(e.starts_with("c.toml:2:"), "{e}");
         let e = parse("[server]\nx = 1\n").unwrap_err().to_string();

@@ -13,63 +13,78 @@
 use std::sync::Arc;
 
 use super::fillers::{chat_body, preamble, unrelated_text, PRIMER, SHORT_TOKENS};
-use super::journal::{CacheState, Condition};
+use super::journal::{CacheState, Condition, LoadRecord};
 use super::levels::ProbeJob;
-use super::probe::Probes;
+use super::probe::{Destination, Probes};
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
 
-pub async fn run(probes: &mut Probes<'_>, jobs: &[ProbeJob]) -> anyhow::Result<()> {
+/// Returns whether Ctrl-C or SIGTERM stopped it (a sequence it cut short is not journalled).
+pub async fn run(probes: &mut Probes<'_>, jobs: &[ProbeJob]) -> anyhow::Result<bool> {
     let shared = preamble();
-    let mut unrelated = 0;
-    for (prompt, max_tokens, repeat) in jobs {
-        let complete = CacheState::ALL
-            .iter()
-            .all(|&state| probes.is_done(Condition::Cache { state }, &prompt.id, *repeat));
-        if complete {
-            continue;
-        }
-        let behind = Arc::new(with_preamble(prompt, &shared));
-        let state = |state| Condition::Cache { state };
-        side_request(probes, unrelated_text(unrelated)).await;
-        probes
-            .send(prompt, *max_tokens, *repeat, state(CacheState::Cold), None)
-            .await?;
-        probes
-            .send(prompt, *max_tokens, *repeat, state(CacheState::Warm), None)
-            .await?;
-        side_request(probes, unrelated_text(unrelated + 1)).await;
-        probes
-            .send(
-                &behind,
-                *max_tokens,
-                *repeat,
-                state(CacheState::PrefixCold),
-                None,
-            )
-            .await?;
-        side_request(probes, &format!("{shared}{PRIMER}")).await;
-        probes
-            .send(
-                &behind,
-                *max_tokens,
-                *repeat,
-                state(CacheState::PrefixCached),
-                None,
-            )
-            .await?;
-        unrelated += 2;
-    }
-    Ok(())
+    let todo: Vec<(usize, &ProbeJob)> = jobs
+        .iter()
+        .filter(|(prompt, _, repeat)| {
+            !CacheState::ALL
+                .iter()
+                .all(|&state| probes.is_done(Condition::Cache { state }, &prompt.id, *repeat))
+        })
+        .enumerate()
+        .collect();
+    let to = probes.destination();
+    let shared = &shared;
+    probes
+        .drive(todo, 1, |(n, job)| sequence(to, job, shared, 2 * n))
+        .await
+}
+
+/// One whole sequence for a prompt and repeat, the four states in order.
+async fn sequence(
+    to: Destination<'_>,
+    (prompt, max_tokens, repeat): &ProbeJob,
+    shared: &str,
+    unrelated: usize,
+) -> Vec<LoadRecord> {
+    let behind = Arc::new(with_preamble(prompt, shared));
+    let state = |state| Condition::Cache { state };
+    let mut records = Vec::new();
+    side_request(to, unrelated_text(unrelated)).await;
+    records.push(
+        to.probe(prompt, *max_tokens, *repeat, state(CacheState::Cold), None)
+            .await,
+    );
+    records.push(
+        to.probe(prompt, *max_tokens, *repeat, state(CacheState::Warm), None)
+            .await,
+    );
+    side_request(to, unrelated_text(unrelated + 1)).await;
+    records.push(
+        to.probe(
+            &behind,
+            *max_tokens,
+            *repeat,
+            state(CacheState::PrefixCold),
+            None,
+        )
+        .await,
+    );
+    side_request(to, &format!("{shared}{PRIMER}")).await;
+    records.push(
+        to.probe(
+            &behind,
+            *max_tokens,
+            *repeat,
+            state(CacheState::PrefixCached),
+            None,
+        )
+        .await,
+    );
+    records
 }
 
 /// A short request that only changes what the server has cached; its answer is not kept.
-async fn side_request(probes: &Probes<'_>, text: &str) {
-    let body = chat_body(probes.target, text, SHORT_TOKENS, probes.sampling);
-    let _ = probes
-        .target
-        .client
-        .complete("chat/completions", &body)
-        .await;
+async fn side_request(to: Destination<'_>, text: &str) {
+    let body = chat_body(to.target, text, SHORT_TOKENS, to.sampling);
+    let _ = to.target.client.complete("chat/completions", &body).await;
 }
 
 /// The prompt with the preamble before everything it says: prepended to its first message

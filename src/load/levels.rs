@@ -11,13 +11,14 @@ use crate::catalogue::Prompt;
 /// A probe of the phase: the prompt, its budget and the repeat.
 pub type ProbeJob = (Arc<Prompt>, u32, u32);
 
-/// Run every level, lowest first; probes of one level share one pool of fillers.
+/// Run every level, lowest first; probes of one level share one pool of fillers. Returns
+/// whether Ctrl-C or SIGTERM stopped it.
 pub async fn run(
     probes: &mut Probes<'_>,
     levels: &[u32],
     jobs: &[ProbeJob],
     filler_tokens: u32,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     for &load in levels {
         let condition = Condition::Load { load };
         let todo: Vec<&ProbeJob> = jobs
@@ -33,10 +34,18 @@ pub async fn run(
         if let Some(pool) = &pool {
             pool.settle().await;
         }
-        for (prompt, max_tokens, repeat) in todo {
-            probes
-                .send(prompt, *max_tokens, *repeat, condition, pool.as_ref())
-                .await?;
+        let (to, fillers) = (probes.destination(), pool.as_ref());
+        let stopped = probes
+            .drive(todo, 1, |(prompt, max_tokens, repeat)| async move {
+                vec![
+                    to.probe(prompt, *max_tokens, *repeat, condition, fillers)
+                        .await,
+                ]
+            })
+            .await?;
+        if stopped {
+            // Dropping the pool abandons its fillers: an interruption stops at once.
+            return Ok(true);
         }
         if let Some(pool) = pool {
             let stats = pool.stop().await;
@@ -48,5 +57,5 @@ pub async fn run(
             }
         }
     }
-    Ok(())
+    Ok(false)
 }

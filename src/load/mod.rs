@@ -15,8 +15,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Progress;
 pub use crate::run::Target;
-use crate::run::{interrupted, Progress, RunError, RunPlan};
+use crate::run::{RunError, RunPlan};
 use crate::run_folder::{read_run_file, write_atomic};
 use journal::{CacheState, Condition, LoadJournal, ProbeKey};
 
@@ -104,7 +105,7 @@ pub async fn run(plan: &RunPlan, targets: &[Target], load: &LoadPlan) -> Result<
             )
         })
         .collect();
-    let mut progress = Progress::new(plan.quiet, &work);
+    let mut progress = Progress::counting(plan.quiet, &work);
     for s in &existing.skipped {
         progress.note(&format!("warning: {s}"));
     }
@@ -118,21 +119,22 @@ pub async fn run(plan: &RunPlan, targets: &[Target], load: &LoadPlan) -> Result<
                 progress: &mut progress,
                 done: &done,
             };
-            levels::run(&mut probes, &load.levels, &jobs, load.filler_tokens).await?;
-            if load.cache_states {
-                cache::run(&mut probes, &jobs).await?;
+            if levels::run(&mut probes, &load.levels, &jobs, load.filler_tokens).await? {
+                return Ok(true);
+            }
+            if load.cache_states && cache::run(&mut probes, &jobs).await? {
+                return Ok(true);
             }
             if let (Some(n), Some(p)) = (load.samples, prompts.first()) {
                 let max_tokens = plan.max_tokens_for(p.max_tokens);
-                samples::run(&mut probes, p, max_tokens, n, plan.concurrency).await?;
+                if samples::run(&mut probes, p, max_tokens, n, plan.concurrency).await? {
+                    return Ok(true);
+                }
             }
         }
-        anyhow::Ok(())
+        anyhow::Ok(false)
     };
-    let stopped = tokio::select! {
-        r = phases => { r.map_err(RunError::Send)?; false }
-        _ = interrupted() => true,
-    };
+    let stopped = phases.await;
     progress.finish();
-    Ok(stopped)
+    stopped.map_err(RunError::Send)
 }

@@ -1,6 +1,6 @@
-//! Keeps K filler requests in flight on one endpoint: each worker sends a filler, and when it
-//! returns sends the next, until the pool is stopped; stopping lets the fillers in flight finish
-//! so the next phase starts on a quiet server.
+//! Keeps K filler requests in flight on one endpoint: an endless lane of fillers on the request
+//! engine, K at a time, until the pool is stopped; stopping lets the fillers in flight finish so
+//! the next phase starts on a quiet server.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use tokio::task::JoinSet;
 
 use super::fillers::{chat_body, filler_text};
 use super::Target;
+use crate::engine::{drive, Keep, Lane};
 use crate::run::Sampling;
 
 /// How long to wait, once every filler has been sent, before the first probe: long enough for
@@ -36,20 +37,26 @@ pub struct FillerStats {
 pub struct FillerPool {
     size: usize,
     counters: Arc<Counters>,
-    tasks: JoinSet<()>,
+    /// The engine driving the fillers (dropping the pool aborts it).
+    task: JoinSet<()>,
 }
 
 impl FillerPool {
-    /// Start `size` workers against `target` (dropping the pool aborts them).
+    /// Start `size` fillers in flight against `target`.
     pub fn start(target: &Target, size: usize, sampling: &Sampling, max_tokens: u32) -> Self {
         let counters = Arc::new(Counters::default());
-        let mut tasks = JoinSet::new();
-        for worker in 0..size {
-            let (target, sampling, counters) = (target.clone(), sampling.clone(), counters.clone());
-            tasks.spawn(async move {
-                let mut n = worker;
-                while !counters.stop.load(Ordering::SeqCst) {
-                    let body = chat_body(&target, &filler_text(n), max_tokens, &sampling);
+        let (target, sampling) = (target.clone(), sampling.clone());
+        let fillers = {
+            let counters = counters.clone();
+            (0..).take_while(move |_| !counters.stop.load(Ordering::SeqCst))
+        };
+        let c = counters.clone();
+        let mut task = JoinSet::new();
+        task.spawn(async move {
+            let send = |n: usize, _| {
+                let (target, sampling, counters) = (&target, &sampling, &c);
+                async move {
+                    let body = chat_body(target, &filler_text(n), max_tokens, sampling);
                     counters.in_flight.fetch_add(1, Ordering::SeqCst);
                     let ex = target.client.complete("chat/completions", &body).await;
                     counters.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -58,14 +65,14 @@ impl FillerPool {
                         counters.failed.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(FAILURE_PAUSE).await;
                     }
-                    n += size;
                 }
-            });
-        }
+            };
+            let _ = drive(vec![Lane::new(fillers, size)], send, &mut Keep(|()| Ok(()))).await;
+        });
         FillerPool {
             size,
             counters,
-            tasks,
+            task,
         }
     }
 
@@ -89,7 +96,7 @@ impl FillerPool {
     /// Send no more fillers and wait for those in flight to come back.
     pub async fn stop(mut self) -> FillerStats {
         self.counters.stop.store(true, Ordering::SeqCst);
-        while self.tasks.join_next().await.is_some() {}
+        while self.task.join_next().await.is_some() {}
         FillerStats {
             sent: self.counters.sent.load(Ordering::SeqCst),
             failed: self.counters.failed.load(Ordering::SeqCst),

@@ -1,13 +1,16 @@
-//! Sending one probe and journalling it: what every phase shares.
+//! Sending probes and journalling them: what every phase shares. Probes go through the request
+//! engine (`engine::drive`), one lane for the endpoint, each probe journalled as it returns.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::sync::Arc;
 
 use super::journal::{Condition, LoadJournal, LoadRecord, ProbeKey};
 use super::pool::FillerPool;
 use super::Target;
 use crate::catalogue::Prompt;
-use crate::run::{send, Job, Progress, Sampling};
+use crate::engine::{drive, Keep, Lane, Progress};
+use crate::run::{send, tally, Job, Sampling};
 
 /// One endpoint's share of a load run: where probes go and where they are written.
 pub struct Probes<'a> {
@@ -20,25 +23,24 @@ pub struct Probes<'a> {
     pub done: &'a BTreeSet<ProbeKey>,
 }
 
-impl Probes<'_> {
-    pub fn is_done(&self, condition: Condition, prompt: &str, repeat: u32) -> bool {
-        self.done.contains(&(
-            condition,
-            prompt.to_string(),
-            self.target.name.clone(),
-            repeat,
-        ))
-    }
+/// Where a probe goes: the endpoint with its index and the sampling of the run.
+#[derive(Clone, Copy)]
+pub struct Destination<'a> {
+    pub target: &'a Target,
+    pub endpoint: usize,
+    pub sampling: &'a Sampling,
+}
 
-    /// Send `prompt` once (alone, or while `fillers` keep the server busy) and journal it.
-    pub async fn send(
-        &mut self,
+impl Destination<'_> {
+    /// Send `prompt` once (alone, or while `fillers` keep the server busy).
+    pub async fn probe(
+        self,
         prompt: &Arc<Prompt>,
         max_tokens: u32,
         repeat: u32,
         condition: Condition,
         fillers: Option<&FillerPool>,
-    ) -> anyhow::Result<()> {
+    ) -> LoadRecord {
         let job = Job {
             prompt: prompt.clone(),
             endpoint: self.endpoint,
@@ -49,18 +51,59 @@ impl Probes<'_> {
         let fillers_at_send = fillers.map(|f| f.in_flight() as u32);
         let record = send(self.target, &job, self.sampling).await;
         let fillers_at_return = fillers.map(|f| f.in_flight() as u32);
-        self.write(LoadRecord {
+        LoadRecord {
             condition,
             fillers_at_send,
             fillers_at_return,
             record,
-        })
+        }
+    }
+}
+
+impl<'a> Probes<'a> {
+    pub fn is_done(&self, condition: Condition, prompt: &str, repeat: u32) -> bool {
+        self.done.contains(&(
+            condition,
+            prompt.to_string(),
+            self.target.name.clone(),
+            repeat,
+        ))
     }
 
-    /// Journal a probe that was sent elsewhere (the samples phase sends several at once).
-    pub fn write(&mut self, record: LoadRecord) -> anyhow::Result<()> {
-        self.journal.append(&record)?;
-        self.progress.record(&record.record);
-        Ok(())
+    pub fn destination(&self) -> Destination<'a> {
+        Destination {
+            target: self.target,
+            endpoint: self.endpoint,
+            sampling: self.sampling,
+        }
+    }
+
+    /// Send `jobs` on the engine, at most `limit` at once, journalling the probes each returns
+    /// as they arrive. Returns whether Ctrl-C or SIGTERM stopped it.
+    pub async fn drive<J, F, Fut>(
+        &mut self,
+        jobs: Vec<J>,
+        limit: usize,
+        send: F,
+    ) -> anyhow::Result<bool>
+    where
+        J: Send,
+        F: Fn(J) -> Fut,
+        Fut: Future<Output = Vec<LoadRecord>>,
+    {
+        let (journal, progress) = (&mut *self.journal, &mut *self.progress);
+        let driven = drive(
+            vec![Lane::new(jobs, limit)],
+            |job, _| send(job),
+            &mut Keep(|records: Vec<LoadRecord>| {
+                for r in records {
+                    journal.append(&r)?;
+                    progress.record(&r.record.endpoint, tally(&r.record));
+                }
+                Ok(())
+            }),
+        )
+        .await?;
+        Ok(driven.interrupted)
     }
 }

@@ -1,6 +1,6 @@
 //! Teacher forcing for a compare run (`compare --logprobs`): every endpoint re-scores the
 //! reference's own completion of each prompt with prompt logprobs, one request per completion per
-//! endpoint within the run's concurrency, journalled to `teacher_forcing.jsonl` so a killed run
+//! endpoint within the run's concurrency (on `engine::drive`), journalled to `teacher_forcing.jsonl` so a killed run
 //! keeps what was scored and a resumed one sends only what is missing.
 //!
 //! A chat prompt is scored as the chat template's rendering of its messages followed by the
@@ -13,7 +13,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::align::{lookup, predicted, suffix_span, Predicted};
@@ -21,9 +20,10 @@ use super::mode::{score_counted, Mode};
 use super::run::{establish, EndpointInfo, Problem, SelfConsistency, Settings};
 use super::template::ChatTemplate;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
+use crate::engine::{drive, interrupted, Keep, Lane, Progress, Tally};
 use crate::run::journal::{self, effective};
 use crate::run::request::short_hash;
-use crate::run::{interrupted, Record, RunPlan, Target};
+use crate::run::{Record, RunPlan, Target};
 use crate::run_folder::{read_json_lines, JsonLines, Lines};
 
 pub const FORCED_FILE: &str = "teacher_forcing.jsonl";
@@ -78,6 +78,8 @@ struct Text {
 /// One scoring request: the text, how the endpoint is read for its condition, and the prompt
 /// tokens the endpoint's own chat answer counted.
 struct Job<'a> {
+    /// The index of the endpoint.
+    target: usize,
     text: &'a Text,
     mode: Mode,
     offset: usize,
@@ -312,89 +314,138 @@ pub async fn run(
     if todo.iter().all(Vec::is_empty) {
         return Ok(false);
     }
-    if !plan.quiet {
-        let n: usize = todo.iter().map(Vec::len).sum();
-        eprintln!(
-            "teacher forcing: {n} scoring requests (one per reference completion per endpoint)"
-        );
-    }
-    let work = async {
-        // Every (endpoint, condition) with texts to score is established at once.
-        let groups: Vec<(usize, Condition, Vec<&Text>)> = todo
-            .iter()
-            .enumerate()
-            .flat_map(|(target, todo)| {
-                [Condition::Chat, Condition::Plain].map(|condition| {
-                    let texts: Vec<&Text> = todo
-                        .iter()
-                        .copied()
-                        .filter(|t| t.condition == condition)
-                        .collect();
-                    (target, condition, texts)
-                })
+    let work: Vec<(String, u64)> = names
+        .iter()
+        .zip(&todo)
+        .map(|(name, todo)| (name.to_string(), todo.len() as u64))
+        .collect();
+    let mut progress = Progress::counting(plan.quiet, &work);
+    let n: usize = todo.iter().map(Vec::len).sum();
+    progress.note(&format!(
+        "teacher forcing: {n} scoring requests (one per reference completion per endpoint)"
+    ));
+    let forced = force(
+        plan,
+        targets,
+        template,
+        &slots,
+        &todo,
+        &mut journal,
+        &mut progress,
+    )
+    .await;
+    progress.finish();
+    forced.map_err(RunError::Send)
+}
+
+/// Establish how each endpoint is read for each condition with texts to score, then score every
+/// text on the engine, one lane per endpoint within the run's concurrency. Returns whether Ctrl-C
+/// or SIGTERM stopped it.
+async fn force(
+    plan: &RunPlan,
+    targets: &[Target],
+    template: Option<&ChatTemplate>,
+    slots: &BTreeMap<journal::Slot, &Record>,
+    todo: &[Vec<&Text>],
+    journal: &mut JsonLines,
+    progress: &mut Progress,
+) -> anyhow::Result<bool> {
+    // Every (endpoint, condition) with texts to score is established at once.
+    let groups: Vec<(usize, Condition, Vec<&Text>)> = todo
+        .iter()
+        .enumerate()
+        .flat_map(|(target, todo)| {
+            [Condition::Chat, Condition::Plain].map(|condition| {
+                let texts: Vec<&Text> = todo
+                    .iter()
+                    .copied()
+                    .filter(|t| t.condition == condition)
+                    .collect();
+                (target, condition, texts)
             })
-            .filter(|(_, _, texts)| !texts.is_empty())
-            .collect();
-        let established = futures::future::join_all(groups.iter().map(|(i, condition, _)| {
-            let settings = Settings {
-                top_k: TOP_K,
-                concurrency: plan.concurrency,
-                self_check_tokens: SELF_CHECK_TOKENS,
-                self_check_prompts: check_prompts(*condition, template),
-            };
-            let target = &targets[*i];
-            async move { establish(target, &settings).await }
-        }))
-        .await;
-        // One queue per endpoint, both conditions in it, so an endpoint never has more than
-        // the run's concurrency in flight.
-        let mut queues: Vec<Vec<Job>> = targets.iter().map(|_| Vec::new()).collect();
-        for ((i, condition, texts), (mut info, sc)) in groups.into_iter().zip(established) {
-            let target = &targets[i];
-            info.condition = Some(condition.label().into());
-            let (mode, offset) = (info.mode, info.offset.filter(|_| info.usable));
-            let unusable = info.notes.join("; ");
-            journal.append(&ForcedLine::Endpoint {
-                info,
-                self_consistency: sc,
-            })?;
-            let (Some(mode), Some(offset)) = (mode, offset) else {
-                for t in texts {
-                    journal.append(&ForcedLine::Problem(Problem {
-                        endpoint: target.name.clone(),
-                        passage: Some(t.prompt.clone()),
-                        kind: "unsupported".into(),
-                        reason: format!("no usable prompt logprobs: {unusable}"),
-                    }))?;
-                }
-                continue;
-            };
-            queues[i].extend(texts.into_iter().map(|text| {
-                Job {
-                    text,
-                    mode,
-                    offset,
-                    chat_prompt_tokens: first_answer(&slots, &text.prompt, &target.name)
-                        .and_then(|r| r.completion.usage.as_ref())
-                        .and_then(|u| u.prompt_tokens),
-                }
-            }));
-        }
-        let streams = targets.iter().zip(queues).map(|(target, jobs)| {
-            stream::iter(jobs)
-                .map(move |j| score_one(target, j.mode, j.offset, j.text, j.chat_prompt_tokens))
-                .buffered(plan.concurrency.max(1))
-                .boxed_local()
-        });
-        let mut lines = stream::select_all(streams);
-        while let Some(line) = lines.next().await {
-            journal.append(&line)?;
-        }
-        anyhow::Ok(())
+        })
+        .filter(|(_, _, texts)| !texts.is_empty())
+        .collect();
+    let establishing = futures::future::join_all(groups.iter().map(|(i, condition, _)| {
+        let settings = Settings {
+            top_k: TOP_K,
+            concurrency: plan.concurrency,
+            self_check_tokens: SELF_CHECK_TOKENS,
+            self_check_prompts: check_prompts(*condition, template),
+        };
+        let target = &targets[*i];
+        async move { establish(target, &settings).await }
+    }));
+    let established = tokio::select! {
+        e = establishing => e,
+        _ = interrupted() => return Ok(true),
     };
-    tokio::select! {
-        r = work => { r.map_err(RunError::Send)?; Ok(false) }
-        _ = interrupted() => Ok(true),
+    // One lane per endpoint, both conditions in it, so an endpoint never has more than the
+    // run's concurrency in flight.
+    let mut queues: Vec<Vec<Job>> = targets.iter().map(|_| Vec::new()).collect();
+    for ((i, condition, texts), (mut info, sc)) in groups.into_iter().zip(established) {
+        let target = &targets[i];
+        info.condition = Some(condition.label().into());
+        let (mode, offset) = (info.mode, info.offset.filter(|_| info.usable));
+        let unusable = info.notes.join("; ");
+        journal.append(&ForcedLine::Endpoint {
+            info,
+            self_consistency: sc,
+        })?;
+        let (Some(mode), Some(offset)) = (mode, offset) else {
+            for t in texts {
+                let line = ForcedLine::Problem(Problem {
+                    endpoint: target.name.clone(),
+                    passage: Some(t.prompt.clone()),
+                    kind: "unsupported".into(),
+                    reason: format!("no usable prompt logprobs: {unusable}"),
+                });
+                journal.append(&line)?;
+                progress.record(&target.name, tally(&line));
+            }
+            continue;
+        };
+        queues[i].extend(texts.into_iter().map(|text| {
+            Job {
+                target: i,
+                text,
+                mode,
+                offset,
+                chat_prompt_tokens: first_answer(slots, &text.prompt, &target.name)
+                    .and_then(|r| r.completion.usage.as_ref())
+                    .and_then(|u| u.prompt_tokens),
+            }
+        }));
+    }
+    let lanes = queues
+        .into_iter()
+        .map(|jobs| Lane::new(jobs, plan.concurrency))
+        .collect();
+    let driven = drive(
+        lanes,
+        |j: Job, _| {
+            let target = &targets[j.target];
+            async move {
+                let line = score_one(target, j.mode, j.offset, j.text, j.chat_prompt_tokens).await;
+                (target.name.as_str(), line)
+            }
+        },
+        &mut Keep(|(endpoint, line): (&str, ForcedLine)| {
+            journal.append(&line)?;
+            progress.record(endpoint, tally(&line));
+            Ok(())
+        }),
+    )
+    .await?;
+    Ok(driven.interrupted)
+}
+
+/// How progress counts a journalled line: a problem is an error.
+fn tally(line: &ForcedLine) -> Tally {
+    Tally {
+        planned: true,
+        failed: matches!(line, ForcedLine::Problem(_)),
+        line: None,
     }
 }
 

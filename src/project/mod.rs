@@ -8,6 +8,7 @@
 
 pub mod artifact;
 pub mod checks;
+mod pipeline;
 pub mod report;
 pub mod results;
 pub mod task;
@@ -21,6 +22,7 @@ use serde_json::json;
 
 use crate::score::js::{run_script, EngineLimits, ProcessLimits, ScriptJob, ScriptOutcome};
 pub use artifact::{extract, Artifact};
+pub use pipeline::{run, ProjectError, ProjectPlan, Settings};
 pub use results::{Evaluation, RequirementResult, RequirementStatus, RuntimeError, ScenarioRun};
 pub use task::{load_task, task_ids, Task};
 

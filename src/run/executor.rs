@@ -1,20 +1,16 @@
 //! Sends the planned requests with bounded concurrency per endpoint; every outcome becomes a
-//! record appended to the journal as soon as it arrives. Ctrl-C stops sending and keeps what
-//! has arrived.
+//! record appended to the journal as soon as it arrives (on `engine::drive`). Ctrl-C stops
+//! sending and keeps what has arrived.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
-use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use std::sync::Arc;
 
 use super::journal::Journal;
 use super::manifest::Sampling;
-use super::progress::Progress;
 use super::record::{Record, RecordKey};
 use super::request::{build_request, request_hash};
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, FailureKind};
+use crate::engine::{drive, Lane, Progress, Sink, Tally};
 
 /// One request to make.
 #[derive(Debug, Clone)]
@@ -57,7 +53,9 @@ pub struct Execution {
     pub interrupted: bool,
 }
 
-/// Run `jobs`, at most `concurrency` in flight per endpoint, appending each record to `journal`.
+/// Run `jobs`, at most `concurrency` in flight per endpoint (in plan order: with concurrency 1,
+/// strictly one after another), appending each record to `journal` as it arrives. A request
+/// whose reasoning used the whole budget is re-run at `reasoning_retry_budget` on its endpoint.
 pub async fn execute(
     jobs: Vec<Job>,
     targets: &[Target],
@@ -67,88 +65,69 @@ pub async fn execute(
     journal: &mut Journal,
     progress: &mut Progress,
 ) -> anyhow::Result<Execution> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Record>();
-    // One queue per endpoint, drained in plan order by `concurrency` workers: requests start in
-    // the order they were planned (with concurrency 1, strictly one after another).
-    let mut queues: Vec<VecDeque<Job>> = targets.iter().map(|_| VecDeque::new()).collect();
+    let mut queues: Vec<Vec<Job>> = targets.iter().map(|_| Vec::new()).collect();
     for job in jobs {
-        queues[job.endpoint].push_back(job);
-    }
-    let sampling = Arc::new(sampling.clone());
-    let mut tasks = JoinSet::new();
-    for (target, queue) in targets.iter().zip(queues) {
-        let queue = Arc::new(Mutex::new(queue));
-        for _ in 0..concurrency {
-            let (target, queue, tx, sampling) =
-                (target.clone(), queue.clone(), tx.clone(), sampling.clone());
-            tasks.spawn(async move {
-                loop {
-                    let Some(job) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
-                    else {
-                        break;
-                    };
-                    let record = send(&target, &job, &sampling).await;
-                    let retry = record
-                        .error
-                        .as_ref()
-                        .filter(|e| e.kind == FailureKind::ReasoningConsumedBudget)
-                        .and_then(|_| job.reasoning_retry(reasoning_retry_budget));
-                    let _ = tx.send(record);
-                    if let Some(retry) = retry {
-                        let _ = tx.send(send(&target, &retry, &sampling).await);
-                    }
-                }
-            });
+        if let Some(queue) = queues.get_mut(job.endpoint) {
+            queue.push(job);
         }
     }
-    drop(tx);
-
-    let mut execution = Execution::default();
-    let interrupt = interrupted();
-    tokio::pin!(interrupt);
-    loop {
-        tokio::select! {
-            next = rx.recv() => match next {
-                Some(record) => {
-                    journal.append(&record)?;
-                    progress.record(&record);
-                    execution.sent += 1;
-                }
-                None => break,
-            },
-            _ = &mut interrupt => {
-                execution.interrupted = true;
-                tasks.abort_all();
-                while let Ok(record) = rx.try_recv() {
-                    journal.append(&record)?;
-                    progress.record(&record);
-                    execution.sent += 1;
-                }
-                break;
-            }
-        }
-    }
-    progress.finish();
-    Ok(execution)
+    let lanes = queues
+        .into_iter()
+        .map(|queue| Lane::new(queue, concurrency))
+        .collect();
+    let mut sink = Journalled {
+        journal,
+        progress,
+        reasoning_retry_budget,
+    };
+    let driven = drive(
+        lanes,
+        |job: Job, _| async move {
+            let record = send(&targets[job.endpoint], &job, sampling).await;
+            (job, record)
+        },
+        &mut sink,
+    )
+    .await;
+    sink.progress.finish();
+    let driven = driven?;
+    Ok(Execution {
+        sent: driven.delivered,
+        interrupted: driven.interrupted,
+    })
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn interrupted() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
+/// Every record journalled and counted as it arrives; a reasoning budget overrun asks for its
+/// retry.
+struct Journalled<'a> {
+    journal: &'a mut Journal,
+    progress: &'a mut Progress,
+    reasoning_retry_budget: u32,
+}
+
+impl Sink<Job, (Job, Record)> for Journalled<'_> {
+    fn take(&mut self, (job, record): (Job, Record)) -> anyhow::Result<Option<Job>> {
+        self.journal.append(&record)?;
+        self.progress.record(&record.endpoint, tally(&record));
+        let consumed = record
+            .error
+            .as_ref()
+            .is_some_and(|e| e.kind == FailureKind::ReasoningConsumedBudget);
+        Ok(consumed
+            .then(|| job.reasoning_retry(self.reasoning_retry_budget))
+            .flatten())
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+}
+
+/// How progress counts a record: a retry is not part of the plan; its error is printed.
+pub fn tally(r: &Record) -> Tally {
+    Tally {
+        planned: r.note.is_none(),
+        failed: r.is_request_failure(),
+        line: r
+            .error
+            .as_ref()
+            .map(|e| format!("{}: {} failed: {e}", r.endpoint, r.prompt)),
     }
 }
 

@@ -4,21 +4,20 @@ mod executor;
 pub mod journal;
 pub mod manifest;
 pub mod plan;
-mod progress;
 pub mod record;
 pub mod request;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use executor::{execute, interrupted, send, Execution, Job, Target};
+pub use executor::{execute, send, tally, Execution, Job, Target};
 pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, RunStatus, Sampling};
 pub use plan::{PlannedEndpoint, RepeatOrder, RunPlan};
-pub use progress::Progress;
 pub use record::{Record, RecordKey};
 
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
+use crate::engine::Progress;
 use crate::gate::Gate;
 use crate::run_folder::{create_run_dir, tool_version};
 
@@ -229,7 +228,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
             )
         })
         .collect();
-    let mut progress = Progress::new(plan.quiet, &work);
+    let mut progress = Progress::counting(plan.quiet, &work);
     for s in &loaded.skipped {
         progress.note(&format!("warning: {s}"));
     }

@@ -14,6 +14,7 @@ mod compare;
 mod determinism;
 mod failures;
 mod js_sandbox;
+mod limits;
 mod load;
 mod logprobs;
 mod offline;

@@ -295,27 +295,23 @@ fn a_killed_soak_is_reported_from_its_journal() {
     assert!(run.join("soak.json").exists() && run.join("soak.md").exists());
 }
 
+/// Soak `fake` (answering after `latency_ms`) with `load`, send SIGTERM once the journal holds
+/// `lines`, and check the interrupted report: prompt, exit 3, every journalled request counted.
 #[cfg(unix)]
-#[test]
-fn sigterm_stops_the_soak_and_writes_the_report() {
-    let _serial = serial();
-    let server = FakeServer::start("slow-model", |_| {
-        Reply::content(&words(10)).after(Duration::from_millis(30))
+fn soak_until_sigterm(latency_ms: u64, load: &[&str], lines: usize) -> std::process::Output {
+    let server = FakeServer::start("slow-model", move |_| {
+        Reply::content(&words(10)).after(Duration::from_millis(latency_ms))
     });
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     let url = format!("fake={}", server.url());
     let journal = run.join("soak.jsonl");
     let (out, took) = sigterm_when(
-        &soak_args(
-            &url,
-            run.to_str().unwrap(),
-            &["--duration", "60s", "--concurrency", "3"],
-        ),
+        &soak_args(&url, run.to_str().unwrap(), load),
         "the soak journals as it goes",
-        || jsonl(&journal).len() >= 5,
+        || jsonl(&journal).len() >= lines,
     );
-    assert!(took < Duration::from_secs(5));
+    assert!(took < Duration::from_secs(5), "{took:?}");
     assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
     let r: Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("soak.json")).unwrap()).unwrap();
@@ -326,8 +322,26 @@ fn sigterm_stops_the_soak_and_writes_the_report() {
         "{}",
         stdout(&out)
     );
+    out
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_the_soak_and_writes_the_report() {
+    let _serial = serial();
+    let out = soak_until_sigterm(30, &["--duration", "60s", "--concurrency", "3"], 5);
     // Plain progress lines, since stderr is not a terminal.
     assert!(stderr(&out).contains("requests,"), "{}", stderr(&out));
+}
+
+/// Open loop at the highest rate allowed, the in-flight cap reached: the paced engine stops
+/// at once.
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_an_open_loop_soak_at_the_highest_rate_and_writes_the_report() {
+    let _serial = serial();
+    let load = ["--duration", "1h", "--rate", "1000", "--max-in-flight", "8"];
+    soak_until_sigterm(400, &load, 8);
 }
 
 #[test]
@@ -408,6 +422,27 @@ fn report_needs_a_soak_folder_and_flags_are_checked() {
                 "0.5",
             ],
             "--rate",
+        ),
+        // Issue 21: an absurd rate was accepted and the soak never finished.
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--rate",
+                "1e10",
+            ],
+            "--rate",
+        ),
+        (
+            &[
+                "soak",
+                "--endpoint",
+                "a=http://127.0.0.1:9/v1",
+                "--concurrency",
+                "4294967295",
+            ],
+            "--concurrency",
         ),
     ];
     for (args, needle) in cases {
