@@ -83,6 +83,17 @@ impl From<RunError> for CliError {
     }
 }
 
+impl From<crate::pipeline::PipelineError> for CliError {
+    fn from(e: crate::pipeline::PipelineError) -> Self {
+        use crate::pipeline::PipelineError;
+        match e {
+            PipelineError::Input(error) => CliError::usage(error),
+            PipelineError::Incomplete(error) => CliError::incomplete(error),
+            PipelineError::Run(e) => e.into(),
+        }
+    }
+}
+
 /// Shorthand: turn any error into a usage error (exit 2).
 pub trait UsageContext<T> {
     fn usage_err(self) -> Result<T, CliError>;

@@ -19,7 +19,5 @@ pub(crate) mod stdout;
 
 /// A multi-threaded runtime for the commands that talk to endpoints.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?)
+    crate::pipeline::runtime()
 }

@@ -22,6 +22,7 @@ mod real_endpoints;
 mod real_llama_server;
 mod reasoning;
 mod resume;
+mod run_folder_values;
 mod secrets;
 mod selftest;
 mod smoke;
