@@ -187,6 +187,17 @@ impl From<crate::bench::BenchError> for CliError {
     }
 }
 
+impl From<crate::pipeline::PipelineError> for CliError {
+    fn from(e: crate::pipeline::PipelineError) -> Self {
+        use crate::pipeline::PipelineError;
+        match e {
+            PipelineError::Input(error) => CliError::unreadable(error),
+            PipelineError::Incomplete(error) => CliError::incomplete(error),
+            PipelineError::Run(e) => e.into(),
+        }
+    }
+}
+
 /// Shorthand: turn any error into a usage error ([`Failure::Usage`]).
 pub trait UsageContext<T> {
     fn usage_err(self) -> Result<T, CliError>;

@@ -14,6 +14,7 @@ pub mod error;
 pub mod gate;
 pub mod load;
 pub mod logprobs;
+pub mod pipeline;
 pub mod project;
 pub mod report;
 pub mod run;

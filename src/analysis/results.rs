@@ -72,6 +72,21 @@ pub struct Results {
     pub load: super::load::LoadResults,
 }
 
+impl Results {
+    /// Refuse a results.json of a later layout than this build writes: its fields may mean
+    /// something this build would misreport.
+    pub fn check_version(&self) -> Result<(), String> {
+        if self.schema_version > SCHEMA_VERSION {
+            return Err(format!(
+                "schema_version {} is newer than this coherence reads ({SCHEMA_VERSION}); score the \
+                 run again with `coherence score`, or use a newer coherence",
+                self.schema_version
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSampling {
     pub temperature: f64,

@@ -1,5 +1,5 @@
-//! `coherence compare` and `coherence determinism` flags to a validated [`RunPlan`]. Every
-//! validation error names the flag it is about.
+//! `coherence compare`, `coherence determinism` and `coherence selftest` flags to a validated
+//! [`RunPlan`]. Every validation error names the flag it is about.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ use super::flags::{
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
-use crate::run::manifest::{Manifest, Sampling, MANIFEST_FILE};
+use crate::run::manifest::{Manifest, Sampling, MANIFEST_FILE, MAX_REPEATS};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
 use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::new_run_dir;
@@ -28,31 +28,72 @@ pub enum Mode {
     /// One endpoint or more, five repeats, gate
     /// `nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0`.
     Determinism,
+    /// Exactly one endpoint (compared with itself by the selftest's controls), one repeat, the
+    /// compare gate; the folder is named `selftest-…`.
+    Selftest,
 }
 
-/// Build the plan for `coherence compare` or `coherence determinism`.
+impl Mode {
+    fn default_repeats(self) -> u32 {
+        match self {
+            Mode::Compare | Mode::Selftest => 1,
+            Mode::Determinism => 5,
+        }
+    }
+
+    fn default_gate(self) -> Gate {
+        match self {
+            Mode::Compare | Mode::Selftest => Gate::default_compare(),
+            Mode::Determinism => Gate::default_determinism(),
+        }
+    }
+
+    /// Refuse an endpoint count this mode cannot run.
+    fn check_endpoints(self, count: usize) -> anyhow::Result<()> {
+        match self {
+            Mode::Compare if count < 2 => bail!(
+                "--endpoint: give at least two endpoints (NAME=URL); the first is the reference"
+            ),
+            Mode::Determinism if count < 1 => {
+                bail!("--endpoint: give at least one endpoint (NAME=URL)")
+            }
+            Mode::Selftest if count != 1 => bail!(
+                "--endpoint: selftest takes exactly one endpoint (NAME=URL, or a name from the config file); it is compared with itself"
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The command stamp of a new run folder's name.
+    fn folder_prefix(self) -> Option<&'static str> {
+        (self == Mode::Selftest).then_some("selftest")
+    }
+}
+
+/// Where a run goes and what it covers: a new run's, or the resumed run's grown by the flags.
+struct Scope {
+    dir: PathBuf,
+    /// Every prompt id the run covers.
+    scope: Vec<String>,
+    /// The prompt ids to send now.
+    send: Vec<String>,
+    repeats: u32,
+    sampling: Sampling,
+}
+
+/// Build the plan for `coherence compare`, `coherence determinism` or a selftest.
 pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
-    let (min_endpoints, default_repeats, default_gate) = match mode {
-        Mode::Compare => (2, 1, Gate::default_compare()),
-        Mode::Determinism => (1, 5, Gate::default_determinism()),
-    };
-    let repeats_flag = args.repeats.unwrap_or(default_repeats);
+    if let Some(n) = args.repeats.filter(|n| *n > MAX_REPEATS) {
+        bail!("--repeats {n}: at most {MAX_REPEATS} repeats of each prompt");
+    }
     let previous = args.resume.as_deref().map(Manifest::read).transpose()?;
     let base_specs = previous
         .as_ref()
         .map(|m| m.endpoints.iter().map(|e| e.spec.clone()).collect())
         .unwrap_or_default();
     let resolved = resolve_endpoints(&args.endpoints, base_specs)?;
-    let specs = resolved.specs;
-    if specs.len() < min_endpoints {
-        match mode {
-            Mode::Compare => bail!(
-                "--endpoint: give at least two endpoints (NAME=URL); the first is the reference"
-            ),
-            Mode::Determinism => bail!("--endpoint: give at least one endpoint (NAME=URL)"),
-        }
-    }
-    let endpoints = with_keys(specs)?;
+    mode.check_endpoints(resolved.specs.len())?;
+    let endpoints = with_keys(resolved.specs)?;
 
     let catalogue_flag = args
         .catalogue
@@ -73,80 +114,39 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
     if selected.is_empty() {
         bail!("--only/--category: no prompt matches");
     }
-
-    let (dir, scope, repeats, mut sampling) = match &previous {
-        Some(m) => {
-            // Resuming adds prompts to the run only when --only/--category name them.
-            let mut scope: Vec<String> = m.prompts.clone();
-            if filtered {
-                let known: BTreeSet<String> = scope.iter().cloned().collect();
-                scope.extend(selected.iter().filter(|id| !known.contains(*id)).cloned());
-            }
-            (
-                args.resume.clone().unwrap_or_default(),
-                scope,
-                m.repeats.max(args.repeats.unwrap_or(0)),
-                // The budget rule the run was started with stays the run's; a --max-tokens given
-                // now applies to what this invocation sends.
-                m.sampling.clone(),
-            )
-        }
+    let mut run = match &previous {
+        Some(m) => resumed_scope(args, m, selected),
         None => {
             let names: Vec<&str> = endpoints.iter().map(|e| e.spec.name.as_str()).collect();
-            let dir = match &args.out {
-                Some(d) => d.clone(),
-                None => new_run_dir(None, &names),
-            };
-            if dir.join(MANIFEST_FILE).exists() {
-                bail!(
-                    "--out {}: this folder already holds a run; continue it with --resume {}",
-                    dir.display(),
-                    dir.display()
-                );
-            }
-            (
-                dir,
-                selected.clone(),
-                repeats_flag,
-                Sampling {
-                    max_tokens_override: args.max_tokens,
-                    ..Sampling::deterministic(DEFAULT_MAX_TOKENS)
-                },
-            )
+            new_scope(args, mode, &names, selected)?
         }
     };
-    let send = if previous.is_some() && !filtered {
-        scope.clone()
-    } else {
-        selected
-    };
-    sampling.params = parse_params(&args.params, std::mem::take(&mut sampling.params))?;
-    sampling.logprobs |= args.logprobs;
-    let fail_on = resolve_gate(
-        args.gate.fail_on.as_ref(),
-        previous.as_ref().map(|m| &m.fail_on),
-        default_gate,
-    );
-    let max_tokens_override = args.max_tokens.or(sampling.max_tokens_override);
-    let margin = args
-        .gate
-        .margin
-        .or(previous.as_ref().and_then(|m| m.margin))
-        .unwrap_or(DEFAULT_MARGIN_POINTS);
+    run.sampling.params = parse_params(&args.params, std::mem::take(&mut run.sampling.params))?;
+    run.sampling.logprobs |= args.logprobs;
     Ok(RunPlan {
-        dir,
+        fail_on: resolve_gate(
+            args.gate.fail_on.as_ref(),
+            previous.as_ref().map(|m| &m.fail_on),
+            mode.default_gate(),
+        ),
+        margin: args
+            .gate
+            .margin
+            .or(previous.as_ref().and_then(|m| m.margin))
+            .unwrap_or(DEFAULT_MARGIN_POINTS),
+        max_tokens_override: args.max_tokens.or(run.sampling.max_tokens_override),
+        dir: run.dir,
         previous,
         catalogue,
         endpoints,
-        send,
-        scope,
-        repeats,
+        send: run.send,
+        scope: run.scope,
+        repeats: run.repeats,
         repeat_order: match args.repeat_order {
             RepeatOrderArg::Interleaved => RepeatOrder::Interleaved,
             RepeatOrderArg::BackToBack => RepeatOrder::BackToBack,
         },
-        max_tokens_override,
-        sampling,
+        sampling: run.sampling,
         // One concurrency for every endpoint (the executor's rule): the flag, else the
         // smallest the config file gives the chosen endpoints, so none gets more than its own.
         concurrency: args
@@ -155,9 +155,58 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
             .unwrap_or(DEFAULT_CONCURRENCY),
         client: client_options(&args.client)?,
         quiet: args.quiet,
-        fail_on,
-        margin,
         reasoning_retry_budget: args.reasoning_retry_budget,
+    })
+}
+
+/// A resumed run: its folder, scope and budget rule; `--only`/`--category` add the prompts they
+/// select to the scope and send only those.
+fn resumed_scope(args: &CompareArgs, m: &Manifest, selected: Vec<String>) -> Scope {
+    let filtered = !args.only.is_empty() || !args.category.is_empty();
+    let mut scope: Vec<String> = m.prompts.clone();
+    if filtered {
+        let known: BTreeSet<String> = scope.iter().cloned().collect();
+        scope.extend(selected.iter().filter(|id| !known.contains(*id)).cloned());
+    }
+    Scope {
+        dir: args.resume.clone().unwrap_or_default(),
+        send: if filtered { selected } else { scope.clone() },
+        scope,
+        repeats: m.repeats.max(args.repeats.unwrap_or(0)),
+        // The budget rule the run was started with stays the run's; a --max-tokens given now
+        // applies to what this invocation sends.
+        sampling: m.sampling.clone(),
+    }
+}
+
+/// A new run: `--out` (which must not hold a run yet), else a new folder named after the
+/// endpoints.
+fn new_scope(
+    args: &CompareArgs,
+    mode: Mode,
+    names: &[&str],
+    selected: Vec<String>,
+) -> anyhow::Result<Scope> {
+    let dir = match &args.out {
+        Some(d) => d.clone(),
+        None => new_run_dir(mode.folder_prefix(), names),
+    };
+    if dir.join(MANIFEST_FILE).exists() {
+        bail!(
+            "--out {}: this folder already holds a run; continue it with --resume {}",
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok(Scope {
+        dir,
+        scope: selected.clone(),
+        send: selected,
+        repeats: args.repeats.unwrap_or(mode.default_repeats()),
+        sampling: Sampling {
+            max_tokens_override: args.max_tokens,
+            ..Sampling::deterministic(DEFAULT_MAX_TOKENS)
+        },
     })
 }
 

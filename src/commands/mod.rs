@@ -21,8 +21,5 @@ pub(crate) mod stdout;
 /// A multi-threaded runtime for the commands that talk to endpoints (none: a usage failure,
 /// nothing was sent).
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, crate::error::CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(crate::error::CliError::usage)
+    crate::pipeline::runtime().map_err(crate::error::CliError::usage)
 }

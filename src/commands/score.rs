@@ -1,5 +1,5 @@
-//! `coherence score RUN_DIR` and `coherence report RUN_DIR`: offline re-scoring and re-rendering,
-//! and the scoring step every run ends with.
+//! `coherence score RUN_DIR` and `coherence report RUN_DIR`: offline re-scoring and re-rendering
+//! (flags to the run's catalogue, gate and margin; results to the summary and the exit code).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -7,104 +7,14 @@ use std::path::{Path, PathBuf};
 use super::compare_plan::resolve_gate;
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::analysis::{
-    analyze, analyze_forcing, analyze_load, LoadResults, Results, DEFAULT_MARGIN_POINTS,
-};
+use crate::analysis::{Results, DEFAULT_MARGIN_POINTS};
 use crate::catalogue::Catalogue;
 use crate::cli::{ReportArgs, ScoreArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::gate::Gate;
-use crate::logprobs::forced;
+use crate::pipeline::score::{rerender, score_run};
 use crate::report;
-use crate::run::{journal, Manifest};
-use crate::run_folder::read_json_lines;
-use crate::score::ScoreContext;
-
-/// Score the run's records, write results.json and the reports.
-pub fn score_run(
-    dir: &Path,
-    catalogue: &Catalogue,
-    manifest: &Manifest,
-    gate: &Gate,
-    margin: f64,
-    mut warnings: Vec<String>,
-) -> Result<Results, CliError> {
-    let loaded = journal::load(dir).map_err(CliError::unreadable)?;
-    for w in loaded.skipped {
-        if !warnings.contains(&w) {
-            warnings.push(w);
-        }
-    }
-    if !manifest.catalogue.hash.is_empty() && manifest.catalogue.hash != catalogue.hash {
-        warnings.push(format!(
-            "the catalogue in {} changed since the run (hash {} then, {} now); answers were scored with the current one",
-            catalogue.dir.display(),
-            short(&manifest.catalogue.hash),
-            short(&catalogue.hash)
-        ));
-    }
-    // The gate reads the probe phases' verdicts too, so they are analysed first.
-    let (load, skipped) = read_probes(dir, catalogue, manifest).map_err(CliError::unreadable)?;
-    let mut results = analyze(
-        catalogue,
-        manifest,
-        &loaded.records,
-        load,
-        warnings,
-        gate,
-        margin,
-    );
-    // A failed probe makes the run incomplete like a failed repeat.
-    results.warnings.extend(skipped);
-    results.request_failures += results.load.probe_failures;
-    results.complete &= results.load.probe_failures == 0;
-    add_teacher_forcing(dir, catalogue, manifest, &mut results).map_err(CliError::unreadable)?;
-    report::write_all(dir, &results).map_err(CliError::output)?;
-    Ok(results)
-}
-
-/// What the probe phases journalled (`load.jsonl`, absent for most runs), analysed, and the
-/// journal's skipped lines as warnings.
-fn read_probes(
-    dir: &Path,
-    catalogue: &Catalogue,
-    manifest: &Manifest,
-) -> anyhow::Result<(LoadResults, Vec<String>)> {
-    let probes = crate::load::journal::load(dir)?;
-    if probes.values.is_empty() {
-        return Ok((LoadResults::default(), probes.skipped));
-    }
-    let ctx = ScoreContext::for_catalogue(&catalogue.dir);
-    let names = manifest.endpoint_names();
-    let load = analyze_load(catalogue, &names, &manifest.prompts, &probes.values, &ctx);
-    Ok((load, probes.skipped))
-}
-
-/// Read what teacher forcing journalled (`teacher_forcing.jsonl`, present after
-/// `compare --logprobs`) into the results; a failed scoring request makes the run incomplete.
-fn add_teacher_forcing(
-    dir: &Path,
-    catalogue: &Catalogue,
-    manifest: &Manifest,
-    results: &mut Results,
-) -> anyhow::Result<()> {
-    let lines = read_json_lines(&dir.join(forced::FORCED_FILE))?;
-    results.warnings.extend(lines.skipped);
-    let names = manifest.endpoint_names();
-    let (pairs, forcing) = analyze_forcing(catalogue, &names, &manifest.prompts, &lines.values);
-    if let Some(f) = &forcing {
-        results.request_failures += f.request_failures();
-        results.complete &= f.request_failures() == 0;
-    }
-    results.token_agreement = pairs;
-    results.teacher_forcing = forcing;
-    Ok(())
-}
-
-/// The first 12 characters of a hash (a hand-edited manifest may hold any text).
-fn short(hash: &str) -> String {
-    hash.chars().take(12).collect()
-}
+use crate::run::Manifest;
 
 /// 3 when anything is missing or failed, else 1 when the gate failed, else 0.
 pub fn exit_for(results: &Results, interrupted: bool) -> Exit {
@@ -221,8 +131,7 @@ pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {
 }
 
 pub fn report(args: &ReportArgs) -> Result<Exit, CliError> {
-    let results = report::read_results(&args.run).map_err(CliError::unreadable)?;
-    report::write_rendered(&args.run, &results).map_err(CliError::output)?;
+    let results = rerender(&args.run)?;
     print_outcome(&args.run, &results, false, args.json)?;
     Ok(exit_for(&results, false))
 }

@@ -1,5 +1,6 @@
 //! `manifest.json`: what a run is (endpoints, catalogue, sampling, scope), never a secret.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -11,6 +12,10 @@ use crate::gate::Gate;
 use crate::run_folder::{read_run_file, write_atomic};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The most repeats of each prompt a run may have (`--repeats`, a manifest's `repeats`): far
+/// beyond any useful determinism run, small enough that a run's slots always fit in memory.
+pub const MAX_REPEATS: u32 = 10_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -101,6 +106,21 @@ pub struct Invocation {
     pub args: Vec<String>,
 }
 
+/// The first value that occurs twice.
+fn first_repeated<'a>(values: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = BTreeSet::new();
+    values.into_iter().find(|v| !seen.insert(*v))
+}
+
+/// An `http://` or `https://` URL a client can be made for.
+fn check_base_url(url: &str) -> Result<(), String> {
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(()),
+        Ok(_) => Err(format!("`{url}` is not an http:// or https:// URL")),
+        Err(e) => Err(format!("`{url}` is not a URL: {e}")),
+    }
+}
+
 impl Manifest {
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
         let manifest: Manifest = read_run_file(dir, MANIFEST_FILE, "run", "manifest")?;
@@ -111,22 +131,39 @@ impl Manifest {
         Ok(manifest)
     }
 
-    /// What serde cannot check: at least one endpoint, unique names, at least one repeat.
+    /// What serde cannot check: at least one endpoint with an http(s) URL, unique names, at
+    /// least one prompt, each once, a repeat count within [`MAX_REPEATS`], a margin between 0
+    /// and 100 points.
     fn validate(&self) -> Result<(), String> {
         if self.endpoints.is_empty() {
             return Err("`endpoints` is empty; a run has at least one endpoint".into());
         }
-        let mut names: Vec<&str> = self
-            .endpoints
-            .iter()
-            .map(|e| e.spec.name.as_str())
-            .collect();
-        names.sort_unstable();
-        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-            return Err(format!("endpoint name `{}` appears twice", w[0]));
+        if let Some(name) = first_repeated(self.endpoints.iter().map(|e| e.spec.name.as_str())) {
+            return Err(format!("endpoint name `{name}` appears twice"));
+        }
+        for e in &self.endpoints {
+            check_base_url(&e.spec.base_url)
+                .map_err(|why| format!("endpoint `{}`: `base_url` {why}", e.spec.name))?;
+        }
+        if self.prompts.is_empty() {
+            return Err("`prompts` is empty; a run covers at least one prompt".into());
+        }
+        if let Some(id) = first_repeated(self.prompts.iter().map(String::as_str)) {
+            return Err(format!("prompt `{id}` appears twice in `prompts`"));
         }
         if self.repeats == 0 {
             return Err("`repeats` is 0; a run has at least one repeat".into());
+        }
+        if self.repeats > MAX_REPEATS {
+            return Err(format!(
+                "`repeats` is {}; a run has at most {MAX_REPEATS} repeats",
+                self.repeats
+            ));
+        }
+        if let Some(m) = self.margin.filter(|m| !(0.0..=100.0).contains(m)) {
+            return Err(format!(
+                "`margin` is {m}; give accuracy points between 0 and 100"
+            ));
         }
         Ok(())
     }

@@ -24,6 +24,7 @@ mod real_llama_server;
 mod reasoning;
 mod resume;
 mod robustness;
+mod run_folder_values;
 mod secrets;
 mod selftest;
 mod smoke;

@@ -104,3 +104,54 @@ fn selftest_takes_exactly_one_endpoint() {
         stderr(&res)
     );
 }
+
+#[test]
+fn selftest_takes_a_name_from_the_config_file() {
+    let server = correct_server();
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = write_catalogue(dir.path());
+    std::fs::write(
+        dir.path().join("coherence.toml"),
+        format!(
+            "[endpoint.solo]\nurl = \"{}\"\nmodel = \"m\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let res = coherence(
+        &[
+            "selftest",
+            "solo",
+            "--catalogue",
+            &catalogue.display().to_string(),
+            "--out",
+            "st",
+            "--quiet",
+            "--json",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&res), 0, "{}", stderr(&res));
+    let report: Value = serde_json::from_str(&stdout(&res)).unwrap();
+    assert_eq!(report["endpoint"], json!("solo"), "{report}");
+    // Five prompts are too few to decide equivalence; the endpoint must not differ from itself.
+    assert_ne!(
+        report["negative"]["verdict"],
+        json!("different"),
+        "{report}"
+    );
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("st/negative/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let names: Vec<&Value> = manifest["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["name"])
+        .collect();
+    assert_eq!(names, [&json!("solo"), &json!("solo-twin")]);
+    assert_eq!(manifest["endpoints"][1]["base_url"], json!(server.url()));
+    assert!(server.requests().len() >= 4, "both controls were sent");
+}

@@ -1,0 +1,55 @@
+//! The `--fail-on` gate applied to a run: each gate metric's value, then the conditions that hold.
+
+use super::load::LoadResults;
+use super::quality::QualityVerdict;
+use super::results::GateResult;
+use super::run_figures::RunFigures;
+use crate::gate::{Gate, Metric};
+
+/// The value of one gate metric for this run; None when the run did not measure it (no pair
+/// for `p`, no load phase for `changes_at_load`, no cache-state phase for `cache_dependent`).
+fn metric(m: Metric, figures: &RunFigures, load: &LoadResults) -> Option<f64> {
+    let summary = &figures.summary;
+    let count_quality =
+        |v: QualityVerdict| figures.quality.iter().filter(|q| q.verdict == v).count();
+    let count = match m {
+        Metric::Same => summary.same,
+        Metric::Diff => summary.diff,
+        Metric::Review => summary.review,
+        Metric::Fail => summary.fail,
+        Metric::Nondeterministic => figures.nondeterministic,
+        Metric::Deployment => figures.deployment_differences,
+        Metric::P => {
+            return figures
+                .statistics
+                .iter()
+                .map(|s| s.overall.p_value)
+                .reduce(f64::min)
+        }
+        Metric::Flip => summary.kinds.flip,
+        Metric::Answer => summary.kinds.answer,
+        Metric::Format => summary.kinds.format,
+        Metric::Different => count_quality(QualityVerdict::Different),
+        Metric::Inconclusive => count_quality(QualityVerdict::Inconclusive),
+        Metric::Parity => figures
+            .parity
+            .iter()
+            .map(|p| p.prompt_tokens_mismatches)
+            .sum(),
+        Metric::ChangesAtLoad => return load.changes_at_load().map(|n| n as f64),
+        Metric::CacheDependent => return load.cache_dependent().map(|n| n as f64),
+    };
+    Some(count as f64)
+}
+
+/// The gate's expression and the conditions of it that hold (none: the gate passed).
+pub fn evaluate(gate: &Gate, figures: &RunFigures, load: &LoadResults) -> GateResult {
+    GateResult {
+        expression: gate.to_string(),
+        failed: gate
+            .failed(|m| metric(m, figures, load))
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+    }
+}

@@ -1,0 +1,143 @@
+//! A run's inputs, read once from its folder: the records, the probes of the load phases and
+//! teacher forcing, with the manifest and catalogue the run is scored with, and a note for every
+//! line that was read but cannot count (unreadable, or outside the run).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::catalogue::Catalogue;
+use crate::load::journal::LoadRecord;
+use crate::logprobs::forced::{ForcedLine, FORCED_FILE};
+use crate::run::journal::{self, RECORDS_FILE};
+use crate::run::{Manifest, Record};
+use crate::run_folder::read_json_lines;
+
+/// Everything the results of one run are built from.
+#[derive(Debug)]
+pub struct Inputs<'a> {
+    pub manifest: &'a Manifest,
+    /// The catalogue the answers are scored with (the run's own, or the one given now).
+    pub catalogue: &'a Catalogue,
+    /// `records.jsonl`, in file order.
+    pub records: Vec<Record>,
+    /// `load.jsonl` (the load, cache-state and samples phases; empty for most runs).
+    pub probes: Vec<LoadRecord>,
+    /// `teacher_forcing.jsonl` (after `compare --logprobs`; empty otherwise).
+    pub forcing: Vec<ForcedLine>,
+    /// Notes for results.json `warnings`, in the order they were met.
+    pub warnings: Vec<String>,
+}
+
+impl<'a> Inputs<'a> {
+    /// Read the run folder `dir`. `warnings` are notes met before (while sending); a note that
+    /// reading repeats is kept once.
+    pub fn read(
+        dir: &Path,
+        manifest: &'a Manifest,
+        catalogue: &'a Catalogue,
+        mut warnings: Vec<String>,
+    ) -> anyhow::Result<Self> {
+        let loaded = journal::load(dir)?;
+        for w in loaded.skipped {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        warnings.extend(outside_the_run(manifest, &loaded.records));
+        if !manifest.catalogue.hash.is_empty() && manifest.catalogue.hash != catalogue.hash {
+            warnings.push(format!(
+                "the catalogue in {} changed since the run (hash {} then, {} now); answers were scored with the current one",
+                catalogue.dir.display(),
+                short(&manifest.catalogue.hash),
+                short(&catalogue.hash)
+            ));
+        }
+        let probes = crate::load::journal::load(dir)?;
+        warnings.extend(probes.skipped);
+        let forcing = read_json_lines(&dir.join(FORCED_FILE))?;
+        warnings.extend(forcing.skipped);
+        Ok(Inputs {
+            manifest,
+            catalogue,
+            records: loaded.records,
+            probes: probes.values,
+            forcing: forcing.values,
+            warnings,
+        })
+    }
+}
+
+/// What a record names that the run does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Outside {
+    Prompt,
+    Endpoint,
+    Repeat,
+}
+
+impl Outside {
+    fn noun(self) -> &'static str {
+        match self {
+            Outside::Prompt => "prompt",
+            Outside::Endpoint => "endpoint",
+            Outside::Repeat => "repeat",
+        }
+    }
+
+    /// What the manifest has instead.
+    fn in_the_run(self, manifest: &Manifest) -> String {
+        match self {
+            Outside::Prompt => format!("{} prompts", manifest.prompts.len()),
+            Outside::Endpoint => format!("endpoints {}", manifest.endpoint_names().join(", ")),
+            Outside::Repeat => format!("{} repeats", manifest.repeats),
+        }
+    }
+}
+
+/// One note per kind of record that names no slot of the run (a prompt, endpoint or repeat the
+/// manifest does not have): such records are not scored, and the note says how many and which.
+fn outside_the_run(manifest: &Manifest, records: &[Record]) -> Vec<String> {
+    let prompts: BTreeSet<&str> = manifest.prompts.iter().map(String::as_str).collect();
+    let endpoints: BTreeSet<&str> = manifest
+        .endpoints
+        .iter()
+        .map(|e| e.spec.name.as_str())
+        .collect();
+    let mut unknown: BTreeMap<Outside, BTreeMap<String, usize>> = BTreeMap::new();
+    for r in records {
+        let (what, value) = if !prompts.contains(r.prompt.as_str()) {
+            (Outside::Prompt, format!("`{}`", r.prompt))
+        } else if !endpoints.contains(r.endpoint.as_str()) {
+            (Outside::Endpoint, format!("`{}`", r.endpoint))
+        } else if r.repeat >= manifest.repeats {
+            (Outside::Repeat, (u64::from(r.repeat) + 1).to_string())
+        } else {
+            continue;
+        };
+        *unknown.entry(what).or_default().entry(value).or_default() += 1;
+    }
+    unknown
+        .into_iter()
+        .map(|(what, values)| {
+            let count: usize = values.values().sum();
+            let shown: Vec<String> = values.keys().take(5).cloned().collect();
+            let more = match values.len() - shown.len() {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!(
+                "{RECORDS_FILE}: {count} record{} for a {} the run does not have ({}{more}; the \
+                 manifest has {}) skipped",
+                if count == 1 { "" } else { "s" },
+                what.noun(),
+                shown.join(", "),
+                what.in_the_run(manifest)
+            )
+        })
+        .collect()
+}
+
+/// The first 12 characters of a hash (a hand-edited manifest may hold any text).
+fn short(hash: &str) -> String {
+    hash.chars().take(12).collect()
+}

@@ -1,0 +1,389 @@
+//! Per-prompt results: every usable answer scored once, each endpoint's repeats summarised, each
+//! pair of the reference with another endpoint given a verdict, a kind and a noise label; and
+//! what the journal lacked (missing slots, failed requests).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::determinism::{summarize, RepeatOutcome};
+use super::divergence::{first_divergence, logprob_positions, logprob_tokens, LogprobToken};
+use super::inputs::Inputs;
+use super::kind::{self, DivergenceKind};
+use super::results::{AnswerResult, PairResult, PromptResult, RepeatAnswer};
+use super::verdict::{pair_verdict, Side, Verdict};
+use super::{noise, token_divergence};
+use crate::catalogue::{Catalogue, Prompt};
+use crate::run::journal::{effective, Slot};
+use crate::run::Record;
+use crate::score::{score, Score, ScoreContext};
+
+/// The prompts of the run's scope, compared, and what the journal lacked for them.
+pub struct PromptResults {
+    pub prompts: Vec<PromptResult>,
+    /// Slots whose newest record is a failed request.
+    pub request_failures: usize,
+    /// Planned (prompt, endpoint, repeat) slots with no record at all.
+    pub missing: usize,
+    /// Prompts of the run that the catalogue no longer has (skipped).
+    pub warnings: Vec<String>,
+}
+
+/// What one endpoint did on one prompt, before comparing.
+struct EndpointPrompt<'a> {
+    answer: AnswerResult,
+    outcomes: Vec<RepeatOutcome>,
+    /// The most frequent usable answer key.
+    modal: Option<String>,
+    representative: Option<&'a Record>,
+    /// The representative completion's tokens with their logprobs and top-k, parsed once
+    /// (`--logprobs`).
+    positions: Option<Vec<LogprobToken>>,
+}
+
+impl EndpointPrompt<'_> {
+    /// Every usable repeat's answer key.
+    fn answer_keys(&self) -> Vec<&str> {
+        self.outcomes
+            .iter()
+            .filter_map(|o| o.key.as_deref())
+            .collect()
+    }
+
+    fn side(&self) -> Side<'_> {
+        Side {
+            usable: self.answer.error.is_none(),
+            correct: self.answer.correct,
+            extracted: self.answer.extracted.as_deref(),
+            answer: self.answer.answer.as_deref().unwrap_or(""),
+            evidence: self.answer.evidence.as_deref(),
+        }
+    }
+}
+
+/// Where each record sat in what its endpoint was sent: its position and the prompt before it.
+type SendOrder = HashMap<*const Record, (usize, Option<String>)>;
+
+fn send_order(records: &[Record]) -> SendOrder {
+    let mut by_endpoint: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        by_endpoint.entry(&r.endpoint).or_default().push(r);
+    }
+    let mut order = SendOrder::new();
+    for list in by_endpoint.values_mut() {
+        list.sort_by_key(|r| r.started_at);
+        for (i, r) in list.iter().enumerate() {
+            let before = i.checked_sub(1).map(|j| list[j].prompt.clone());
+            order.insert(*r as *const Record, (i, before));
+        }
+    }
+    order
+}
+
+/// Score and compare everything the journal holds for the run's scope, prompt by prompt.
+pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> PromptResults {
+    let (catalogue, manifest) = (inputs.catalogue, inputs.manifest);
+    let slots = effective(&inputs.records);
+    let scores = score_all(catalogue, &slots, ctx);
+    let order = send_order(&inputs.records);
+    let mut out = PromptResults {
+        prompts: Vec::new(),
+        request_failures: 0,
+        missing: 0,
+        warnings: Vec::new(),
+    };
+    for id in &manifest.prompts {
+        let Some(prompt) = catalogue.get(id) else {
+            out.warnings.push(format!(
+                "prompt `{id}` is in the run but not in the catalogue {}; skipped",
+                catalogue.dir.display()
+            ));
+            continue;
+        };
+        let mut per_endpoint = Vec::new();
+        for name in names {
+            let recs: Vec<Option<&Record>> = (0..manifest.repeats)
+                .map(|repeat| {
+                    let slot = Slot {
+                        prompt: id.clone(),
+                        endpoint: name.clone(),
+                        repeat,
+                    };
+                    slots.get(&slot).copied()
+                })
+                .collect();
+            out.missing += recs.iter().filter(|r| r.is_none()).count();
+            out.request_failures += recs
+                .iter()
+                .flatten()
+                .filter(|r| r.is_request_failure())
+                .count();
+            per_endpoint.push(endpoint_prompt(&recs, manifest.repeats, &scores, &order));
+        }
+        out.prompts.push(prompt_result(prompt, names, per_endpoint));
+    }
+    out
+}
+
+/// Whether the completion was cut off at the budget.
+fn is_truncated(r: &Record) -> bool {
+    r.completion.finish_reason.as_deref() == Some("length")
+}
+
+/// Every usable record's score, computed once and in parallel: JS scoring runs a sandboxed
+/// process per distinct candidate, which would otherwise leave all but one core idle.
+fn score_all(
+    catalogue: &Catalogue,
+    slots: &BTreeMap<Slot, &Record>,
+    ctx: &ScoreContext,
+) -> HashMap<Slot, Score> {
+    let work: Vec<(&Slot, &Prompt, &str)> = slots
+        .iter()
+        .filter(|(_, r)| r.is_usable())
+        .filter_map(|(slot, r)| {
+            Some((
+                slot,
+                catalogue.get(&slot.prompt)?,
+                r.completion.answer.as_deref().unwrap_or(""),
+            ))
+        })
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(work.len().max(1));
+    let next = AtomicUsize::new(0);
+    let scores = Mutex::new(HashMap::with_capacity(work.len()));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some((slot, prompt, answer)) =
+                    work.get(next.fetch_add(1, Ordering::Relaxed))
+                {
+                    let scored = score(&prompt.score, answer, ctx);
+                    scores
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert((*slot).clone(), scored);
+                }
+            });
+        }
+    });
+    scores.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The recorded repeats of one prompt on one endpoint, each with its score.
+struct Repeats<'a> {
+    outcomes: Vec<RepeatOutcome>,
+    answers: Vec<RepeatAnswer>,
+    scores: Vec<Option<Score>>,
+    present: Vec<&'a Record>,
+}
+
+fn collect_repeats<'a>(
+    recs: &[Option<&'a Record>],
+    scored: &HashMap<Slot, Score>,
+    order: &SendOrder,
+) -> Repeats<'a> {
+    let mut out = Repeats {
+        outcomes: Vec::new(),
+        answers: Vec::new(),
+        scores: Vec::new(),
+        present: Vec::new(),
+    };
+    for (repeat, rec) in recs.iter().enumerate() {
+        let Some(r) = rec else { continue };
+        let s = scored.get(&Slot::of(r)).cloned();
+        let key = s.as_ref().map(|s| {
+            s.extracted
+                .clone()
+                .unwrap_or_else(|| r.completion.answer.clone().unwrap_or_default())
+        });
+        let (sent, after) = order
+            .get(&(*r as *const Record))
+            .cloned()
+            .unwrap_or((0, None));
+        out.answers.push(RepeatAnswer {
+            repeat: repeat as u32,
+            answer: key.clone(),
+            correct: s.as_ref().and_then(|s| s.correct),
+            truncated: is_truncated(r),
+            sent,
+            after,
+        });
+        out.outcomes.push(RepeatOutcome {
+            repeat: repeat as u32,
+            key,
+            correct: s.as_ref().and_then(|s| s.correct),
+            completion: r.completion.content.clone().unwrap_or_default(),
+            tokens: r.raw_body.as_deref().and_then(logprob_tokens),
+            failure: r.error.as_ref().map(|e| e.to_string()),
+        });
+        out.scores.push(s);
+        out.present.push(r);
+    }
+    out
+}
+
+fn endpoint_prompt<'a>(
+    recs: &[Option<&'a Record>],
+    planned: u32,
+    scored: &HashMap<Slot, Score>,
+    order: &SendOrder,
+) -> EndpointPrompt<'a> {
+    let Repeats {
+        outcomes,
+        answers,
+        scores,
+        present,
+    } = collect_repeats(recs, scored, order);
+    if present.is_empty() {
+        return EndpointPrompt {
+            answer: AnswerResult {
+                error: Some(
+                    "no response recorded (run incomplete; continue it with --resume)".into(),
+                ),
+                repeats_planned: planned,
+                ..AnswerResult::default()
+            },
+            outcomes,
+            modal: None,
+            representative: None,
+            positions: None,
+        };
+    }
+    let (det, i) = summarize(&outcomes);
+    let modal = det.modal_answer.clone();
+    let rec = present[i];
+    let mut answer = AnswerResult {
+        answer: rec.completion.answer.clone(),
+        reasoning_chars: rec
+            .completion
+            .reasoning
+            .as_ref()
+            .map_or(0, |t| t.chars().count()),
+        finish_reason: rec.completion.finish_reason.clone(),
+        truncated: is_truncated(rec),
+        prompt_tokens: rec.completion.usage.and_then(|u| u.prompt_tokens),
+        max_tokens: Some(rec.max_tokens),
+        latency_ms: Some(rec.latency_ms),
+        completion_tokens: rec.completion.usage.and_then(|u| u.completion_tokens),
+        note: rec.note.clone(),
+        repeats_answered: outcomes.iter().filter(|o| o.key.is_some()).count() as u32,
+        repeats_planned: planned,
+        determinism: (planned > 1).then_some(det),
+        repeats: if planned > 1 { answers } else { Vec::new() },
+        ..AnswerResult::default()
+    };
+    match &scores[i] {
+        Some(s) => {
+            answer.extracted = s.extracted.clone();
+            answer.correct = s.correct;
+            answer.evidence = Some(s.evidence.clone());
+        }
+        None => answer.error = rec.error.as_ref().map(|e| e.to_string()),
+    }
+    EndpointPrompt {
+        answer,
+        outcomes,
+        modal,
+        representative: Some(rec),
+        positions: rec.raw_body.as_deref().and_then(logprob_positions),
+    }
+}
+
+/// The reference and one other endpoint on one prompt: verdict, kind, noise label, divergences.
+fn pair_result(
+    prompt: &Prompt,
+    (reference_name, reference): (&str, &EndpointPrompt),
+    (other_name, other): (&str, &EndpointPrompt),
+) -> PairResult {
+    let (verdict, reason, similarity) = pair_verdict(reference.side(), other.side());
+    let kind = (verdict == Verdict::Diff)
+        .then(|| kind::classify(prompt.score.kind(), reference.side(), other.side()));
+    let reason = if kind == Some(DivergenceKind::Format) {
+        "both wrong: the same failure, rendered differently".to_string()
+    } else {
+        reason
+    };
+    // Only a divergence needs explaining: agreeing or failed pairs have no difference to classify.
+    let divergent = matches!(verdict, Verdict::Diff | Verdict::Review);
+    let (ref_keys, other_keys) = (reference.answer_keys(), other.answer_keys());
+    let difference = divergent
+        .then(|| {
+            noise::classify(
+                noise::Answers {
+                    modal: reference.modal.as_deref(),
+                    repeats: &ref_keys,
+                },
+                noise::Answers {
+                    modal: other.modal.as_deref(),
+                    repeats: &other_keys,
+                },
+            )
+        })
+        .flatten();
+    let token_divergence = divergent
+        .then(|| {
+            let (a, b) = (reference.positions.as_ref()?, other.positions.as_ref()?);
+            token_divergence::first_token_divergence(a, b)
+        })
+        .flatten();
+    let reference_tokens: Option<Vec<String>> = reference
+        .positions
+        .as_ref()
+        .map(|p| p.iter().map(|t| t.token.clone()).collect());
+    let first_divergence = match (reference.representative, other.representative) {
+        (Some(a), Some(b)) => first_divergence(
+            a.completion.content.as_deref().unwrap_or(""),
+            b.completion.content.as_deref().unwrap_or(""),
+            reference_tokens.as_deref(),
+        ),
+        _ => None,
+    };
+    PairResult {
+        reference: reference_name.to_string(),
+        other: other_name.to_string(),
+        verdict,
+        reason,
+        similarity,
+        kind,
+        difference,
+        first_divergence,
+        token_divergence,
+    }
+}
+
+fn prompt_result(
+    prompt: &Prompt,
+    names: &[String],
+    per_endpoint: Vec<EndpointPrompt>,
+) -> PromptResult {
+    let pairs: Vec<PairResult> = match per_endpoint.first() {
+        Some(reference) => names
+            .iter()
+            .zip(&per_endpoint)
+            .skip(1)
+            .map(|(name, other)| pair_result(prompt, (&names[0], reference), (name, other)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let verdict = pairs
+        .iter()
+        .map(|p| p.verdict)
+        .max()
+        .unwrap_or(Verdict::Same);
+    PromptResult {
+        id: prompt.id.clone(),
+        category: prompt.category.clone(),
+        question: prompt.question().to_string(),
+        expected: prompt.score.expected_summary(),
+        scorer: prompt.score.kind().to_string(),
+        verdict,
+        pairs,
+        answers: names
+            .iter()
+            .cloned()
+            .zip(per_endpoint.into_iter().map(|e| e.answer))
+            .collect(),
+    }
+}

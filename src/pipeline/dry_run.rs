@@ -1,0 +1,282 @@
+//! `compare … --dry-run` and `determinism … --dry-run`: the plan without sending anything, not
+//! even `GET /models`. It counts the requests [`pending_jobs`] would send (with `--resume`, only
+//! what the run folder is missing), their token ceiling, and estimates the time. A new run's
+//! counts are computed, not listed, so a large `--repeats` costs nothing to show.
+//!
+//! The estimate is an upper bound under a stated assumption: every request generates its whole
+//! `max_tokens` at `--assume-tps` tokens per second (default 30, a single stream of a mid-sized
+//! model on one GPU; answers that stop early take less), `concurrency` of them at once per
+//! endpoint, endpoints in parallel (as the executor sends them); prompt processing, retries and
+//! reasoning re-runs are not counted.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::run::{journal, pending_jobs, RunPlan};
+
+/// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
+/// prompt per endpoint (the reference's completion scored), and per endpoint and condition a mode
+/// probe and three self-consistency checks (a decode and a re-score each).
+fn teacher_forcing_ceiling(plan: &RunPlan) -> usize {
+    if !plan.sampling.logprobs {
+        return 0;
+    }
+    (plan.scope.len() + 2 * (1 + 3 * 2)) * plan.endpoints.len()
+}
+
+/// What one endpoint would be sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct EndpointPlan {
+    requests: u64,
+    token_ceiling: u64,
+    seconds: f64,
+}
+
+/// One request a resumed run is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Missing {
+    prompt: String,
+    endpoint: usize,
+    repeat: u32,
+    max_tokens: u32,
+}
+
+/// What the plan would send.
+#[derive(Debug)]
+pub struct DryRun {
+    per_endpoint: Vec<EndpointPlan>,
+    /// With `--resume`: every planned request, and the ones still missing.
+    resume: Option<(u64, Vec<Missing>)>,
+    assume_tps: f64,
+}
+
+impl DryRun {
+    /// Count what `plan` would send, assuming `assume_tps` tokens per second per request. A
+    /// resumed run's journal is read to find what is missing.
+    pub fn of(plan: &RunPlan, assume_tps: f64) -> anyhow::Result<DryRun> {
+        let endpoints = plan.endpoints.len();
+        let mut per_endpoint = vec![EndpointPlan::default(); endpoints];
+        let mut resume = None;
+        if plan.previous.is_some() {
+            let existing = journal::load(&plan.dir)?.records;
+            let jobs = pending_jobs(plan, &existing);
+            for j in &jobs {
+                per_endpoint[j.endpoint].requests += 1;
+                per_endpoint[j.endpoint].token_ceiling += u64::from(j.max_tokens);
+            }
+            let missing = jobs
+                .iter()
+                .map(|j| Missing {
+                    prompt: j.prompt.id.clone(),
+                    endpoint: j.endpoint,
+                    repeat: j.repeat,
+                    max_tokens: j.max_tokens,
+                })
+                .collect();
+            let planned = (plan.send.len() * endpoints) as u64 * u64::from(plan.repeats);
+            resume = Some((planned, missing));
+        } else {
+            // Every repeat of every prompt to send, on every endpoint.
+            let prompts = plan.prompts_to_send();
+            let repeats = u64::from(plan.repeats);
+            let tokens: u64 = prompts
+                .iter()
+                .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
+                .sum();
+            for e in &mut per_endpoint {
+                e.requests = prompts.len() as u64 * repeats;
+                e.token_ceiling = tokens.saturating_mul(repeats);
+            }
+        }
+        for e in &mut per_endpoint {
+            let in_flight = (plan.concurrency as u64).min(e.requests).max(1) as f64;
+            e.seconds = e.token_ceiling as f64 / assume_tps / in_flight;
+        }
+        Ok(DryRun {
+            per_endpoint,
+            resume,
+            assume_tps,
+        })
+    }
+
+    /// Requests to send, over every endpoint.
+    pub fn requests(&self) -> u64 {
+        self.per_endpoint.iter().map(|e| e.requests).sum()
+    }
+
+    /// The sum of `max_tokens` over the requests.
+    pub fn token_ceiling(&self) -> u64 {
+        self.per_endpoint.iter().map(|e| e.token_ceiling).sum()
+    }
+
+    /// The estimated time: the slowest endpoint's, as they are sent side by side.
+    pub fn seconds(&self) -> f64 {
+        self.per_endpoint
+            .iter()
+            .map(|e| e.seconds)
+            .fold(0.0, f64::max)
+    }
+
+    /// The plan as `--dry-run --json` prints it.
+    pub fn json(&self, plan: &RunPlan) -> Value {
+        json!({
+            "dry_run": true,
+            "sent": 0,
+            "run_dir": plan.dir.display().to_string(),
+            "catalogue": {"dir": plan.catalogue.dir.display().to_string(), "hash": plan.catalogue.hash},
+            "prompts": plan.send.len(),
+            "repeats": plan.repeats,
+            "concurrency": plan.concurrency,
+            "assume_tps": self.assume_tps,
+            "requests": self.requests(),
+            "teacher_forcing_requests": teacher_forcing_ceiling(plan),
+            "token_ceiling": self.token_ceiling(),
+            "estimated_seconds": self.seconds().ceil(),
+            "endpoints": plan.endpoints.iter().zip(&self.per_endpoint).map(|(e, p)| json!({
+                "name": e.spec.name,
+                "base_url": e.spec.base_url,
+                "model": e.spec.model,
+                "requests": p.requests,
+                "token_ceiling": p.token_ceiling,
+                "estimated_seconds": p.seconds.ceil(),
+            })).collect::<Vec<Value>>(),
+            "resume": self.resume.as_ref().map(|(planned, missing)| json!({
+                "planned": planned,
+                "missing": missing.iter().map(|m| json!({
+                    "prompt": m.prompt,
+                    "endpoint": plan.endpoints[m.endpoint].spec.name,
+                    "repeat": m.repeat,
+                    "max_tokens": m.max_tokens,
+                })).collect::<Vec<Value>>(),
+            })),
+        })
+    }
+
+    /// The plan as `--dry-run` prints it.
+    pub fn text(&self, plan: &RunPlan) -> String {
+        let mut out = self.header(plan);
+        let _ = writeln!(out, "{} requests", self.requests());
+        let forcing = teacher_forcing_ceiling(plan);
+        if forcing > 0 {
+            let _ = writeln!(
+                out,
+                "then, with --logprobs, at most {forcing} teacher-forcing requests (one per reference completion per endpoint, 1 token each, plus each endpoint's mode probe and self-checks; on --resume only what is missing)"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "token ceiling: {} completion tokens (the sum of max_tokens over the requests)",
+            self.token_ceiling()
+        );
+        let _ = writeln!(
+            out,
+            "estimated time: at most {}, assuming every request generates its whole max_tokens at {} tokens/s \
+             (--assume-tps) with {} in flight per endpoint and the endpoints in parallel; prompt processing, \
+             retries and reasoning re-runs not counted",
+            duration(self.seconds()),
+            self.assume_tps,
+            plan.concurrency
+        );
+        if let Some((planned, missing)) = &self.resume {
+            out += &missing_text(plan, *planned, missing);
+        }
+        out
+    }
+
+    /// The folder, the catalogue and each endpoint's share.
+    fn header(&self, plan: &RunPlan) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "dry run: nothing was sent, not even GET /models (model discovery is skipped; unnamed models are looked up when the run starts)"
+        );
+        let _ = writeln!(
+            out,
+            "run folder: {}{}",
+            plan.dir.display(),
+            if plan.previous.is_some() {
+                " (resumed)"
+            } else {
+                " (not created)"
+            }
+        );
+        let _ = writeln!(
+            out,
+            "catalogue: {} ({} prompt{} × {} repeat{}), concurrency {} per endpoint",
+            plan.catalogue.dir.display(),
+            plan.send.len(),
+            if plan.send.len() == 1 { "" } else { "s" },
+            plan.repeats,
+            if plan.repeats == 1 { "" } else { "s" },
+            plan.concurrency
+        );
+        for (e, p) in plan.endpoints.iter().zip(&self.per_endpoint) {
+            let model = e
+                .spec
+                .model
+                .as_deref()
+                .map_or("model from GET /models".to_string(), |m| {
+                    format!("model {m}")
+                });
+            let _ = writeln!(
+                out,
+                "  {} ({}, {model}): {} requests, token ceiling {}, about {}",
+                e.spec.name,
+                e.spec.base_url,
+                p.requests,
+                p.token_ceiling,
+                duration(p.seconds)
+            );
+        }
+        out
+    }
+}
+
+/// What a resumed run has and lacks, at most 20 missing requests named per endpoint.
+fn missing_text(plan: &RunPlan, planned: u64, missing: &[Missing]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "resume {}: {} of {planned} planned requests already answered; missing:",
+        plan.dir.display(),
+        planned.saturating_sub(missing.len() as u64)
+    );
+    if missing.is_empty() {
+        let _ = writeln!(out, "  nothing: the run is complete");
+    }
+    let mut by_endpoint: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for m in missing {
+        by_endpoint.entry(m.endpoint).or_default().push(format!(
+            "{}#{}",
+            m.prompt,
+            u64::from(m.repeat) + 1
+        ));
+    }
+    for (i, names) in by_endpoint {
+        let shown: Vec<&str> = names.iter().take(20).map(String::as_str).collect();
+        let more = match names.len() - shown.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let _ = writeln!(
+            out,
+            "  {}: {}{more}",
+            plan.endpoints[i].spec.name,
+            shown.join(", ")
+        );
+    }
+    out
+}
+
+/// Whole seconds, as humantime writes them (`14m 13s`).
+fn duration(seconds: f64) -> String {
+    let secs = if seconds.is_finite() {
+        seconds.ceil().min(u64::MAX as f64) as u64
+    } else {
+        0
+    };
+    humantime::format_duration(Duration::from_secs(secs)).to_string()
+}
