@@ -50,7 +50,7 @@ use crate::catalogue::{Catalogue, Prompt};
 use crate::gate::{Gate, Metric};
 use crate::run::journal::{effective, Slot};
 use crate::run::{Manifest, Record};
-use crate::score::{score, Score, ScoreContext};
+use crate::score::{score, Detail, Score, ScoreContext};
 use rollup::{endpoint_summary, pair_statistics, rollup};
 
 /// What one endpoint did on one prompt, before comparing.
@@ -63,6 +63,8 @@ struct EndpointPrompt<'a> {
     /// The representative completion's tokens with their logprobs and top-k, parsed once
     /// (`--logprobs`).
     positions: Option<Vec<LogprobToken>>,
+    /// What the scorer found in the representative answer.
+    detail: Option<Detail>,
 }
 
 impl EndpointPrompt<'_> {
@@ -100,7 +102,7 @@ fn side<'a>(e: &'a EndpointPrompt) -> Side<'a> {
         correct: e.answer.correct,
         extracted: e.answer.extracted.as_deref(),
         answer: e.answer.answer.as_deref().unwrap_or(""),
-        evidence: e.answer.evidence.as_deref(),
+        detail: e.detail.as_ref(),
     }
 }
 
@@ -438,6 +440,7 @@ fn endpoint_prompt<'a>(
             modal: None,
             representative: None,
             positions: None,
+            detail: None,
         };
     }
     let (det, i) = summarize(&outcomes);
@@ -478,6 +481,7 @@ fn endpoint_prompt<'a>(
         modal,
         representative: Some(rec),
         positions: rec.raw_body.as_deref().and_then(logprob_positions),
+        detail: scores[i].as_ref().map(|s| s.detail.clone()),
     }
 }
 
@@ -494,7 +498,7 @@ fn prompt_result(
         .map(|(other_name, other)| {
             let (verdict, reason, similarity) = pair_verdict(side(reference), side(other));
             let kind = (verdict == Verdict::Diff)
-                .then(|| kind::classify(prompt.score.kind(), side(reference), side(other)));
+                .then(|| kind::classify(&prompt.score, side(reference), side(other)));
             let reason = if kind == Some(DivergenceKind::Format) {
                 "both wrong: the same failure, rendered differently".to_string()
             } else {
