@@ -31,9 +31,7 @@ use chrono::Utc;
 
 pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
 pub use determinism::{summarize, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY};
-pub use divergence::{
-    first_divergence, logprob_positions, logprob_tokens, Divergence, LogprobToken,
-};
+pub use divergence::{first_divergence, Divergence};
 pub use kind::DivergenceKind;
 pub use load::{analyze_load, LoadResults};
 pub use noise::{Difference, MIN_REFERENCE_REPEATS};
@@ -47,6 +45,7 @@ pub use under_load::{LoadVerdict, LoadVerdictKind, UnderLoad};
 pub use verdict::{pair_verdict, Side, Verdict};
 
 use crate::catalogue::{Catalogue, Prompt};
+use crate::endpoint::LogprobToken;
 use crate::gate::{Gate, Metric};
 use crate::run::journal::{effective, Slot};
 use crate::run::{Manifest, Record};
@@ -409,7 +408,7 @@ fn endpoint_prompt<'a>(
             }),
             correct: s.as_ref().and_then(|s| s.correct),
             completion: r.completion.content.clone().unwrap_or_default(),
-            tokens: r.raw_body.as_deref().and_then(logprob_tokens),
+            tokens: r.completion.token_texts(),
             failure: r.error.as_ref().map(|e| e.to_string()),
         });
         let (sent, after) = order
@@ -480,7 +479,7 @@ fn endpoint_prompt<'a>(
         outcomes,
         modal,
         representative: Some(rec),
-        positions: rec.raw_body.as_deref().and_then(logprob_positions),
+        positions: rec.completion.logprobs.clone(),
         detail: scores[i].as_ref().map(|s| s.detail.clone()),
     }
 }
