@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::verdict::Side;
+use crate::score::{Check, Detail, ScorerSpec};
 
 /// The kind of a `diff` pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -42,29 +43,32 @@ impl DivergenceKind {
     }
 }
 
-/// The kind of a pair the verdict already called `diff`; `scorer` is the scorer family name.
-pub fn classify(scorer: &str, a: Side, b: Side) -> DivergenceKind {
+/// The kind of a pair the verdict already called `diff`, scored by `spec`.
+pub fn classify(spec: &ScorerSpec, a: Side, b: Side) -> DivergenceKind {
     match (a.correct, b.correct) {
         (Some(x), Some(y)) if x != y => DivergenceKind::Flip,
         (Some(false), None) | (None, Some(false)) => DivergenceKind::Flip,
-        (Some(false), Some(false)) if same_failure(scorer, a, b) => DivergenceKind::Format,
+        (Some(false), Some(false)) if same_failure(spec, a, b) => DivergenceKind::Format,
         _ => DivergenceKind::Answer,
     }
 }
 
-fn same_failure(scorer: &str, a: Side, b: Side) -> bool {
+fn same_failure(spec: &ScorerSpec, a: Side, b: Side) -> bool {
     let (x, y) = (readable(a.extracted), readable(b.extracted));
     match (x, y) {
         (None, None) => true,
         (Some(x), Some(y)) if rendering_free(x) == rendering_free(y) => true,
-        _ => match scorer {
-            "js" => passed_none(x) && passed_none(y),
-            "json" => !json_attempt(a) && !json_attempt(b),
-            "output" => x.zip(y).is_some_and(|(x, y)| restated(x, y)),
-            "trap" | "open" | "clarify" => {
-                failed_checks(a.evidence).is_some_and(|f| Some(f) == failed_checks(b.evidence))
+        _ => match spec {
+            ScorerSpec::Js { .. } => passed_no_test(a.detail) && passed_no_test(b.detail),
+            ScorerSpec::Json { .. } => !json_attempt(a.detail) && !json_attempt(b.detail),
+            ScorerSpec::Output { .. } => x.zip(y).is_some_and(|(x, y)| restated(x, y)),
+            ScorerSpec::Trap(_) | ScorerSpec::Open(_) | ScorerSpec::Clarify { .. } => {
+                failed_checks(a.detail)
+                    .is_some_and(|f| !f.is_empty() && Some(f) == failed_checks(b.detail))
             }
-            _ => false,
+            ScorerSpec::Numeric { .. } | ScorerSpec::Exact { .. } | ScorerSpec::Choice { .. } => {
+                false
+            }
         },
     }
 }
@@ -74,21 +78,6 @@ fn restated(x: &str, y: &str) -> bool {
     let (x, y) = (rendering_free(x), rendering_free(y));
     let (long, short) = if x.len() >= y.len() { (x, y) } else { (y, x) };
     !short.is_empty() && long.ends_with(&short)
-}
-
-/// The checks a text failed, without their particulars (counts and quoted words): from evidence
-/// such as `failed: contains forbidden "moon"; letter 'e' in 3 word(s): "The" | passed: …`.
-fn failed_checks(evidence: Option<&str>) -> Option<Vec<String>> {
-    let failed = evidence?.strip_prefix("failed: ")?;
-    let failed = failed.split(" | passed:").next().unwrap_or(failed);
-    let checks: Vec<String> = failed
-        .split("; ")
-        .map(|check| {
-            let head = check.split(": ").next().unwrap_or(check);
-            head.chars().filter(|c| !c.is_ascii_digit()).collect()
-        })
-        .collect();
-    (!checks.is_empty()).then_some(checks)
 }
 
 fn readable(extracted: Option<&str>) -> Option<&str> {
@@ -115,33 +104,63 @@ fn rendering_free(text: &str) -> String {
         .collect()
 }
 
-/// A JS verdict key such as `0/6 FFFFFF` (none of six tests passed).
-fn passed_none(extracted: Option<&str>) -> bool {
-    extracted.is_none_or(|e| e.starts_with("0/"))
+/// The text checks a side failed.
+fn failed_checks(detail: Option<&Detail>) -> Option<&[Check]> {
+    detail.and_then(Detail::failed_checks)
+}
+
+/// A JS candidate that passed none of its tests, or that the scorer could not run at all.
+fn passed_no_test(detail: Option<&Detail>) -> bool {
+    match detail {
+        Some(Detail::Tests(t)) => t.passed == 0,
+        Some(Detail::Unscored) | None => true,
+        Some(_) => false,
+    }
 }
 
 /// Whether a side answered with a JSON object of its own, not one found inside code in
 /// another language.
-fn json_attempt(side: Side) -> bool {
-    is_object(readable(side.extracted)) && !in_foreign_code(side.answer)
-}
-
-/// The answer is a fenced block in a language other than JSON (```python, ```js …).
-fn in_foreign_code(answer: &str) -> bool {
-    answer.trim_start().strip_prefix("```").is_some_and(|rest| {
-        let lang = rest.lines().next().unwrap_or("").trim().to_lowercase();
-        !lang.is_empty() && lang != "json"
-    })
-}
-
-fn is_object(extracted: Option<&str>) -> bool {
-    extracted
-        .is_some_and(|e| serde_json::from_str::<serde_json::Value>(e).is_ok_and(|v| v.is_object()))
+fn json_attempt(detail: Option<&Detail>) -> bool {
+    matches!(detail, Some(Detail::Json(found)) if found.object && !found.in_foreign_code)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::score::{score, JsonFound, JsonPlace, Score, ScoreContext, Tests, TextChecks};
+
+    fn numeric() -> ScorerSpec {
+        ScorerSpec::Numeric {
+            expected: "4".into(),
+            tolerance: None,
+            counts: None,
+        }
+    }
+
+    fn js() -> ScorerSpec {
+        ScorerSpec::Js {
+            suite: "code_generation/x.toml".into(),
+            function: "f".into(),
+        }
+    }
+
+    /// JSON that must be an object with an integer `id`.
+    fn json() -> ScorerSpec {
+        ScorerSpec::Json {
+            required: [("id".to_string(), crate::score::JsonType::Integer)].into(),
+            values: Default::default(),
+        }
+    }
+
+    fn output() -> ScorerSpec {
+        ScorerSpec::Output {
+            expected: "[0, 4]".into(),
+        }
+    }
+
+    fn trap(toml_src: &str) -> ScorerSpec {
+        ScorerSpec::Trap(crate::score::testing::text_checks(toml_src))
+    }
 
     fn wrong(extracted: Option<&'static str>) -> Side<'static> {
         Side {
@@ -149,8 +168,35 @@ mod tests {
             correct: Some(false),
             extracted,
             answer: "",
-            evidence: None,
+            detail: None,
         }
+    }
+
+    /// A side as the analysis builds it from a score of `answer`.
+    fn scored<'a>(s: &'a Score, answer: &'a str) -> Side<'a> {
+        Side {
+            usable: true,
+            correct: s.correct,
+            extracted: s.extracted.as_deref(),
+            answer,
+            detail: Some(&s.detail),
+        }
+    }
+
+    fn run(spec: &ScorerSpec, answer: &str) -> Score {
+        score(
+            spec,
+            answer,
+            &ScoreContext::for_catalogue(std::path::Path::new("prompts")),
+        )
+    }
+
+    fn tests(passed: usize, total: usize) -> Detail {
+        Detail::Tests(Tests {
+            passed,
+            total,
+            failed: (passed + 1..=total).collect(),
+        })
     }
 
     #[test]
@@ -160,7 +206,7 @@ mod tests {
             ..wrong(Some("4"))
         };
         assert_eq!(
-            classify("numeric", right, wrong(Some("5"))),
+            classify(&numeric(), right, wrong(Some("5"))),
             DivergenceKind::Flip
         );
     }
@@ -168,15 +214,28 @@ mod tests {
     #[test]
     fn different_wrong_answers_are_answers() {
         assert_eq!(
-            classify("numeric", wrong(Some("9")), wrong(Some("5"))),
+            classify(&numeric(), wrong(Some("9")), wrong(Some("5"))),
             DivergenceKind::Answer
         );
+        let (a, b) = (run(&json(), "{\"a\":1}"), run(&json(), "{\"a\":2}"));
+        assert_eq!((a.correct, b.correct), (Some(false), Some(false)));
         assert_eq!(
-            classify("json", wrong(Some("{\"a\":1}")), wrong(Some("{\"a\":2}"))),
+            classify(&json(), scored(&a, "{\"a\":1}"), scored(&b, "{\"a\":2}")),
             DivergenceKind::Answer
         );
+        let (some, none) = (tests(2, 6), tests(0, 6));
         assert_eq!(
-            classify("js", wrong(Some("2/6 PPFFFF")), wrong(Some("0/6 FFFFFF"))),
+            classify(
+                &js(),
+                Side {
+                    detail: Some(&some),
+                    ..wrong(Some("2/6 PPFFFF"))
+                },
+                Side {
+                    detail: Some(&none),
+                    ..wrong(Some("0/6 FFFFFF"))
+                }
+            ),
             DivergenceKind::Answer
         );
     }
@@ -186,7 +245,7 @@ mod tests {
         // Seen on the committed example: the code line echoed back, with and without a fence.
         assert_eq!(
             classify(
-                "output",
+                &output(),
                 wrong(Some("print([x * 2 for x in range(5) if x % 2 == 0])")),
                 wrong(Some(
                     "```python\nprint([x * 2 for x in range(5) if x % 2 == 0])"
@@ -195,31 +254,48 @@ mod tests {
             DivergenceKind::Format
         );
         // Every test failing, by wrong value on one side and by exception on the other.
+        let none = tests(0, 6);
+        let failing = |pattern: &'static str| Side {
+            detail: Some(&none),
+            ..wrong(Some(pattern))
+        };
         assert_eq!(
-            classify("js", wrong(Some("0/6 FFFFFF")), wrong(Some("0/6 EEEEEE"))),
+            classify(&js(), failing("0/6 FFFFFF"), failing("0/6 EEEEEE")),
             DivergenceKind::Format
         );
         // JSON fragments picked out of Python, or nothing at all.
+        let fragment = run(&json(), "[1,2]");
+        let nothing = run(&json(), "no JSON here");
         assert_eq!(
-            classify("json", wrong(Some("[1,2]")), wrong(Some(""))),
-            DivergenceKind::Format
-        );
-        let python = Side {
-            answer: "```python\nprint(json.dumps({\"id\": 3}))\n```",
-            ..wrong(Some("{\"id\":3}"))
-        };
-        assert_eq!(
-            classify("json", wrong(Some("")), python),
-            DivergenceKind::Format
+            (fragment.correct, nothing.correct),
+            (Some(false), Some(false))
         );
         assert_eq!(
-            classify("numeric", wrong(None), wrong(Some("  "))),
+            classify(&json(), scored(&fragment, "[1,2]"), scored(&nothing, "")),
+            DivergenceKind::Format
+        );
+        let python = "```python\nprint(json.dumps({\"id\": \"3\"}))\n```";
+        let picked = run(&json(), python);
+        assert_eq!(
+            picked.detail,
+            Detail::Json(JsonFound {
+                place: JsonPlace::Embedded,
+                object: true,
+                in_foreign_code: true
+            })
+        );
+        assert_eq!(
+            classify(&json(), scored(&nothing, ""), scored(&picked, python)),
+            DivergenceKind::Format
+        );
+        assert_eq!(
+            classify(&numeric(), wrong(None), wrong(Some("  "))),
             DivergenceKind::Format
         );
         // The code line echoed with the output after it, against the output alone.
         assert_eq!(
             classify(
-                "output",
+                &output(),
                 wrong(Some(
                     "console.log([10, 9, 1].sort().join(\",\")); // Output: 10, 9, 1"
                 )),
@@ -227,27 +303,67 @@ mod tests {
             ),
             DivergenceKind::Format
         );
-        // The same forbidden words in two wordings of one sentence.
-        let failing = |evidence: &'static str| Side {
-            evidence: Some(evidence),
-            ..wrong(Some(evidence))
-        };
+    }
+
+    #[test]
+    fn failing_the_same_text_checks_is_format_and_other_checks_an_answer() {
+        let spec = trap("forbid = [\"moon\"]\nforbid_letters = \"e\"\nmin_words = 5");
+        let (a, b) = (
+            "Awe at the moon, a bright disc of light up in a dark sky tonight",
+            "The moon is a bright disc of light up in a dark sky tonight",
+        );
+        let (x, y) = (run(&spec, a), run(&spec, b));
+        assert_ne!(x.evidence, y.evidence, "the particulars differ");
         assert_eq!(
-            classify(
-                "trap",
-                failing("failed: contains forbidden \"moon\"; letter 'e' in 1 word(s): \"Awe\" | passed: 21 words (min 5)"),
-                failing("failed: contains forbidden \"moon\"; letter 'e' in 3 word(s): \"The\" | passed: 22 words (min 5)")
-            ),
+            classify(&spec, scored(&x, a), scored(&y, b)),
             DivergenceKind::Format
         );
+        let short = "Too short here";
+        let z = run(&spec, short);
         assert_eq!(
-            classify(
-                "trap",
-                failing("failed: contains forbidden \"moon\" | passed: 5 words"),
-                failing("failed: 3 words, fewer than 5 | passed: no \"moon\"")
-            ),
+            classify(&spec, scored(&x, a), scored(&z, short)),
             DivergenceKind::Answer,
             "different checks failed"
+        );
+    }
+
+    #[test]
+    fn a_reworded_evidence_message_does_not_change_the_kind() {
+        // The trap's answer check quotes the sentence it read, and this one holds "; ": read
+        // back from the evidence text, that sentence looked like a list of further checks.
+        let spec = trap("answer = \"4\"\nforbid = [\"moon\"]");
+        let (a, b) = ("The moon; it shows 5.", "The moon shows 6.");
+        let (x, mut y) = (run(&spec, a), run(&spec, b));
+        assert_eq!((x.correct, y.correct), (Some(false), Some(false)));
+        assert_ne!(x.extracted, y.extracted);
+        assert_eq!(
+            classify(&spec, scored(&x, a), scored(&y, b)),
+            DivergenceKind::Format
+        );
+        y.evidence = y
+            .evidence
+            .replace("failed:", "did not pass:")
+            .replace("; ", " and ");
+        assert_eq!(
+            classify(&spec, scored(&x, a), scored(&y, b)),
+            DivergenceKind::Format
+        );
+    }
+
+    #[test]
+    fn answers_are_kept_as_written_beside_their_normalised_key() {
+        let spec = ScorerSpec::Clarify { require: vec![] };
+        let answer = "The bank is about 2.5 kilometers away.";
+        let s = run(&spec, answer);
+        assert_eq!(
+            s.extracted.as_deref(),
+            Some("the bank is about 2 5 kilometers away")
+        );
+        assert_eq!(s.as_written.as_deref(), Some(answer));
+        let s = run(&numeric(), "It is **4.0** apples");
+        assert_eq!(
+            (s.extracted.as_deref(), s.as_written.as_deref()),
+            (Some("4"), Some("4.0"))
         );
     }
 
@@ -258,7 +374,11 @@ mod tests {
             ..wrong(Some("cold rain on the leaves"))
         };
         assert_eq!(
-            classify("open", wrong(Some("one line")), passed),
+            classify(
+                &ScorerSpec::Open(TextChecks::default()),
+                wrong(Some("one line")),
+                passed
+            ),
             DivergenceKind::Flip
         );
     }
@@ -270,7 +390,11 @@ mod tests {
             ..wrong(Some(t))
         };
         assert_eq!(
-            classify("open", open("a poem"), open("a song")),
+            classify(
+                &ScorerSpec::Open(TextChecks::default()),
+                open("a poem"),
+                open("a song")
+            ),
             DivergenceKind::Answer
         );
     }

@@ -9,7 +9,6 @@ use super::cache_state::{self, CacheStateResult, CacheVerdict, CacheVerdictKind}
 use super::probe::{ByCondition, Probe};
 use super::samples::{self, SampleResult};
 use super::under_load::{self, LoadVerdict, LoadVerdictKind, UnderLoad};
-use crate::analysis::logprob_tokens;
 use crate::catalogue::Catalogue;
 use crate::load::journal::{merge, LoadRecord};
 use crate::score::{score, ScoreContext};
@@ -126,7 +125,7 @@ pub fn analyze_load(
                 repeat: rec.repeat,
                 key,
                 completion: rec.completion.content.clone().unwrap_or_default(),
-                tokens: rec.raw_body.as_deref().and_then(logprob_tokens),
+                tokens: rec.completion.token_texts(),
                 fillers_at_send: r.fillers_at_send,
             });
     }

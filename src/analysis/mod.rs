@@ -34,9 +34,7 @@ use chrono::Utc;
 
 pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
 pub use determinism::{summarize, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY};
-pub use divergence::{
-    first_divergence, logprob_positions, logprob_tokens, Divergence, LogprobToken,
-};
+pub use divergence::{first_divergence, Divergence};
 pub use inputs::Inputs;
 pub use kind::DivergenceKind;
 pub use load::{analyze_load, LoadResults};

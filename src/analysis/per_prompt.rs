@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::determinism::{summarize, RepeatOutcome};
-use super::divergence::{first_divergence, logprob_positions, logprob_tokens, LogprobToken};
+use super::divergence::first_divergence;
 use super::inputs::Inputs;
 use super::kind::{self, DivergenceKind};
 use super::results::{AnswerResult, PairResult, PromptResult, RepeatAnswer};
@@ -16,7 +16,8 @@ use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};
 use crate::run::journal::{effective, Slot};
 use crate::run::Record;
-use crate::score::{score, Score, ScoreContext};
+use crate::endpoint::LogprobToken;
+use crate::score::{score, Detail, Score, ScoreContext};
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
 pub struct PromptResults {
@@ -39,6 +40,8 @@ struct EndpointPrompt<'a> {
     /// The representative completion's tokens with their logprobs and top-k, parsed once
     /// (`--logprobs`).
     positions: Option<Vec<LogprobToken>>,
+    /// What the scorer found in the representative answer.
+    detail: Option<Detail>,
 }
 
 impl EndpointPrompt<'_> {
@@ -56,7 +59,7 @@ impl EndpointPrompt<'_> {
             correct: self.answer.correct,
             extracted: self.answer.extracted.as_deref(),
             answer: self.answer.answer.as_deref().unwrap_or(""),
-            evidence: self.answer.evidence.as_deref(),
+            detail: self.detail.as_ref(),
         }
     }
 }
@@ -215,7 +218,7 @@ fn collect_repeats<'a>(
             key,
             correct: s.as_ref().and_then(|s| s.correct),
             completion: r.completion.content.clone().unwrap_or_default(),
-            tokens: r.raw_body.as_deref().and_then(logprob_tokens),
+            tokens: r.completion.token_texts(),
             failure: r.error.as_ref().map(|e| e.to_string()),
         });
         out.scores.push(s);
@@ -249,6 +252,7 @@ fn endpoint_prompt<'a>(
             modal: None,
             representative: None,
             positions: None,
+            detail: None,
         };
     }
     let (det, i) = summarize(&outcomes);
@@ -287,7 +291,8 @@ fn endpoint_prompt<'a>(
         outcomes,
         modal,
         representative: Some(rec),
-        positions: rec.raw_body.as_deref().and_then(logprob_positions),
+        positions: rec.completion.logprobs.clone(),
+        detail: scores[i].as_ref().map(|s| s.detail.clone()),
     }
 }
 
@@ -299,7 +304,7 @@ fn pair_result(
 ) -> PairResult {
     let (verdict, reason, similarity) = pair_verdict(reference.side(), other.side());
     let kind = (verdict == Verdict::Diff)
-        .then(|| kind::classify(prompt.score.kind(), reference.side(), other.side()));
+        .then(|| kind::classify(&prompt.score, reference.side(), other.side()));
     let reason = if kind == Some(DivergenceKind::Format) {
         "both wrong: the same failure, rendered differently".to_string()
     } else {

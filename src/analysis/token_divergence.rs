@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::divergence::LogprobToken;
 use super::results::{NearTieCounts, PromptResult, TokenDivergence, TokenDivergenceCounts};
+use crate::endpoint::LogprobToken;
 use crate::logprobs::near_tie::{classify, DivergenceClass, Side, NEAR_TIE_GAP};
 
 /// The first index where the two token sequences differ, classified (None when they agree over

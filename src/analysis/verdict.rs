@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::similarity::{similarity, SAME_SIMILARITY};
+use crate::score::Detail;
 
 /// same: the endpoints agree; diff: they disagree; review: cannot be decided deterministically;
 /// fail: a side has no usable answer.
@@ -33,8 +34,8 @@ pub struct Side<'a> {
     pub correct: Option<bool>,
     pub extracted: Option<&'a str>,
     pub answer: &'a str,
-    /// How the scorer read it (for text checks: `failed: …; … | passed: …`).
-    pub evidence: Option<&'a str>,
+    /// What the scorer found, as data (None when the answer was not scored).
+    pub detail: Option<&'a Detail>,
 }
 
 /// The verdict for one pair, why, and the text similarity when it decided.
@@ -132,7 +133,7 @@ mod tests {
             correct,
             extracted: Some(extracted),
             answer: extracted,
-            evidence: None,
+            detail: None,
         }
     }
 
@@ -143,7 +144,7 @@ mod tests {
             correct: Some(false),
             extracted: None,
             answer: text,
-            evidence: None,
+            detail: None,
         };
         let (v, reason, _) = pair_verdict(
             unreadable("The quick brown fox."),
@@ -180,7 +181,7 @@ mod tests {
             correct: None,
             extracted: None,
             answer: "",
-            evidence: None,
+            detail: None,
         };
         assert_eq!(pair_verdict(side(Some(true), "3"), broken).0, Verdict::Fail);
         assert_eq!(

@@ -111,7 +111,7 @@ pub fn from_exchange(ex: Exchange, start_s: f64, end_s: f64) -> Sample {
     let (outcome, answer, usage, finish_reason, problem) = match ex.completion {
         Some(c) => {
             let has_answer = c.answer.as_deref().is_some_and(|a| !a.trim().is_empty());
-            let outcome = if has_answer || has_tool_calls(ex.body.as_deref()) {
+            let outcome = if has_answer || !c.tool_calls.is_empty() {
                 SampleOutcome::Ok
             } else {
                 SampleOutcome::SoftEmpty
@@ -139,22 +139,6 @@ pub fn from_exchange(ex: Exchange, start_s: f64, end_s: f64) -> Sample {
         problem,
         answer,
     }
-}
-
-/// `choices[0].message.tool_calls` holds at least one call.
-fn has_tool_calls(body: Option<&str>) -> bool {
-    let Some(body) = body else { return false };
-    if !body.contains("tool_calls") {
-        return false;
-    }
-    serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/choices/0/message/tool_calls")
-                .and_then(Value::as_array)
-                .map(|calls| !calls.is_empty())
-        })
-        .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -1,11 +1,16 @@
 //! OpenAI-compatible client: chat and raw completions, retries, response parsing, fingerprints.
 
 mod client;
+mod logprobs;
 mod response;
 mod retry;
 mod secret;
 
 pub use client::{Client, ClientOptions, EndpointSpec, Exchange, ModelsInfo};
-pub use response::{parse_completion, split_think, Completion, Failure, FailureKind, Usage};
+pub(crate) use logprobs::{logprob_value, short, sort_best_first};
+pub use logprobs::{parse_logprobs, LogprobToken};
+pub use response::{
+    parse_completion, split_think, Completion, Failure, FailureKind, ToolCall, Usage,
+};
 pub use retry::{parse_retry_after, RetryPolicy};
 pub use secret::ApiKey;

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::logprobs::{parse_logprobs, LogprobToken};
+
 /// Token counts reported by the server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -24,6 +26,25 @@ pub struct Completion {
     pub usage: Option<Usage>,
     pub model: Option<String>,
     pub system_fingerprint: Option<String>,
+    /// The generated tokens with their logprobs and top-k, when the server sent them
+    /// (`--logprobs`) and they were well formed. Not saved apart from the raw body: a record
+    /// read back gets them from it again ([`Completion::read_body`]).
+    #[serde(skip)]
+    pub logprobs: Option<Vec<LogprobToken>>,
+    /// `message.tool_calls`, as the server sent them (empty when it called none). Not saved
+    /// apart from the raw body either.
+    #[serde(skip)]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// One entry of a chat message's `tool_calls`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCall {
+    pub id: Option<String>,
+    /// `function.name`.
+    pub name: Option<String>,
+    /// `function.arguments`: JSON text, as the model wrote it.
+    pub arguments: Option<String>,
 }
 
 /// Why a request produced no usable answer.
@@ -183,10 +204,54 @@ pub fn parse_completion(body: &str) -> Result<Completion, Failure> {
             .and_then(|u| serde_json::from_value(u.clone()).ok()),
         model: str_at(&json, "model"),
         system_fingerprint: str_at(&json, "system_fingerprint"),
+        logprobs: token_logprobs(choice),
+        tool_calls: tool_calls(choice),
     })
 }
 
+/// The choice's generated tokens, when it lists them well formed and not empty.
+fn token_logprobs(choice: &Value) -> Option<Vec<LogprobToken>> {
+    parse_logprobs(choice).ok().filter(|t| !t.is_empty())
+}
+
+/// The choice's `message.tool_calls`.
+fn tool_calls(choice: &Value) -> Vec<ToolCall> {
+    let str_at =
+        |v: &Value, path: &str| v.pointer(path).and_then(Value::as_str).map(str::to_string);
+    choice
+        .pointer("/message/tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| ToolCall {
+                    id: str_at(c, "/id"),
+                    name: str_at(c, "/function/name"),
+                    arguments: str_at(c, "/function/arguments"),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl Completion {
+    /// Reads the tokens' logprobs and the tool calls from the raw response body, for a
+    /// completion read back from a record (which keeps them only there).
+    pub fn read_body(&mut self, body: &str) {
+        let json: Option<Value> = serde_json::from_str(body).ok();
+        if let Some(choice) = json.as_ref().and_then(|j| j.pointer("/choices/0")) {
+            self.logprobs = token_logprobs(choice);
+            self.tool_calls = tool_calls(choice);
+        }
+    }
+
+    /// The generated tokens' texts, when the server listed them.
+    pub fn token_texts(&self) -> Option<Vec<String>> {
+        self.logprobs
+            .as_ref()
+            .map(|t| t.iter().map(|t| t.token.clone()).collect())
+    }
+
     /// Why this completion leaves nothing to score, if it does.
     pub fn problem(&self) -> Option<Failure> {
         let empty_answer = self.answer.as_deref().is_none_or(|a| a.trim().is_empty());
@@ -290,6 +355,38 @@ mod tests {
         assert_eq!(c.usage.unwrap().completion_tokens, Some(2));
         assert_eq!(c.system_fingerprint.as_deref(), Some("fp1"));
         assert!(c.problem().is_none());
+    }
+
+    #[test]
+    fn logprobs_and_tool_calls_are_read_once_with_the_response() {
+        let body = r#"{"choices":[{"message":{"content":"3","tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}]},"logprobs":{"content":[{"token":"3","logprob":-0.25,"top_logprobs":[{"token":"3","logprob":-0.25},{"token":"4","logprob":-1.5}]}]},"finish_reason":"stop"}]}"#;
+        let c = parse_completion(body).unwrap();
+        let tokens = c.logprobs.as_deref().unwrap();
+        assert_eq!(tokens.len(), 1);
+        assert_eq!(tokens[0].top[1], ("4".into(), -1.5));
+        assert_eq!(c.token_texts().unwrap(), ["3"]);
+        assert_eq!(
+            c.tool_calls,
+            [ToolCall {
+                id: Some("c1".into()),
+                name: Some("add".into()),
+                arguments: Some("{\"a\":1}".into()),
+            }]
+        );
+        let mut read_back = Completion {
+            logprobs: None,
+            tool_calls: Vec::new(),
+            ..c.clone()
+        };
+        read_back.read_body(body);
+        assert_eq!(read_back, c);
+        let plain =
+            parse_completion(r#"{"choices":[{"message":{"content":"3"},"logprobs":null}]}"#)
+                .unwrap();
+        assert_eq!((plain.logprobs, plain.tool_calls.len()), (None, 0));
+        let broken =
+            r#"{"choices":[{"text":"3","logprobs":{"tokens":["3"],"token_logprobs":[]}}]}"#;
+        assert_eq!(parse_completion(broken).unwrap().logprobs, None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Token alignment: which listed positions spell the requested text (and nothing else), and
 //! which distribution predicts each of its tokens once a server's position offset is applied.
 
-use super::parse::Position;
+use crate::endpoint::LogprobToken;
 
 /// The tokens of a requested text that did not spell it.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +35,7 @@ fn is_special(token: &str) -> bool {
 
 /// Find the positions that spell `text` exactly: leading special tokens the text does not start
 /// with are skipped; anything after the text (the generated token of an echo request) is left out.
-pub fn span_of(positions: &[Position], text: &str) -> Result<Span, Mismatch> {
+pub fn span_of(positions: &[LogprobToken], text: &str) -> Result<Span, Mismatch> {
     let start = positions
         .iter()
         .take_while(|p| is_special(&p.token) && (p.token.is_empty() || !text.starts_with(&p.token)))
@@ -85,7 +85,7 @@ pub fn span_of(positions: &[Position], text: &str) -> Result<Span, Mismatch> {
 /// the completion): the span ends at the last position, or at the one before it when the server
 /// listed an echo request's generated token. The prompt part is not matched, since servers render
 /// its special tokens in different ways (as text, as "", or not at all).
-pub fn suffix_span(positions: &[Position], completion: &str) -> Result<Span, Mismatch> {
+pub fn suffix_span(positions: &[LogprobToken], completion: &str) -> Result<Span, Mismatch> {
     if completion.is_empty() {
         return Err(Mismatch {
             at: 0,
@@ -146,7 +146,7 @@ pub fn lookup(top: &[(String, f64)], token: &str) -> Option<f64> {
 /// carries the distribution of token i + 1 (llama-cpp-python's echo): token i's distribution is
 /// taken from position i − 1 and its logprob read from that list (`token_logprobs` is ignored,
 /// since it scores token i under the wrong distribution); the first token then has none.
-pub fn predicted(positions: &[Position], span: Span, offset: usize) -> Vec<Predicted> {
+pub fn predicted(positions: &[LogprobToken], span: Span, offset: usize) -> Vec<Predicted> {
     (span.start..span.start + span.len)
         .map(|i| {
             let token = positions[i].token.clone();
@@ -179,8 +179,8 @@ pub fn predicted(positions: &[Position], span: Span, offset: usize) -> Vec<Predi
 mod tests {
     use super::*;
 
-    fn pos(token: &str, logprob: f64, top: &[(&str, f64)]) -> Position {
-        Position {
+    fn pos(token: &str, logprob: f64, top: &[(&str, f64)]) -> LogprobToken {
+        LogprobToken {
             token: token.into(),
             logprob: Some(logprob),
             top: top.iter().map(|(t, v)| (t.to_string(), *v)).collect(),

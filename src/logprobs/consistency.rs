@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::align::{lookup, suffix_span};
-use super::parse::Position;
+use crate::endpoint::LogprobToken;
 
 /// A re-scored logprob within this of the decode logprob counts as the same value when choosing
 /// the offset.
@@ -41,7 +41,7 @@ pub struct Check {
 /// Compare `decoded` (the completion's tokens with their decode logprobs) with `rescored` (the
 /// positions of an echo or prompt-logprobs request for the prompt followed by the completion text).
 /// An error means the re-scored tokens are not the decoded ones, so nothing can be compared.
-pub fn check(decoded: &[Position], rescored: &[Position]) -> Result<Check, String> {
+pub fn check(decoded: &[LogprobToken], rescored: &[LogprobToken]) -> Result<Check, String> {
     let generated: String = decoded.iter().map(|p| p.token.as_str()).collect();
     let n = decoded.len();
     if n == 0 {
@@ -123,15 +123,15 @@ pub fn check(decoded: &[Position], rescored: &[Position]) -> Result<Check, Strin
 mod tests {
     use super::*;
 
-    fn pos(token: &str, logprob: Option<f64>, top: &[(&str, f64)]) -> Position {
-        Position {
+    fn pos(token: &str, logprob: Option<f64>, top: &[(&str, f64)]) -> LogprobToken {
+        LogprobToken {
             token: token.into(),
             logprob,
             top: top.iter().map(|(t, v)| (t.to_string(), *v)).collect(),
         }
     }
 
-    fn decoded() -> Vec<Position> {
+    fn decoded() -> Vec<LogprobToken> {
         vec![
             pos(" Paris", Some(-0.264), &[(" Paris", -0.264)]),
             pos(".", Some(-0.5), &[(".", -0.5)]),

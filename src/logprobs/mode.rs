@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::align::span_of;
-use super::parse::{parse_completion_logprobs, parse_prompt_logprobs, Position};
-use crate::endpoint::Client;
+use super::parse::{parse_completion_logprobs, parse_prompt_logprobs};
+use crate::endpoint::{Client, LogprobToken};
 
 /// A request mode for prompt logprobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,7 +71,7 @@ pub async fn score(
     mode: Mode,
     text: &str,
     k: u32,
-) -> Result<Vec<Position>, String> {
+) -> Result<Vec<LogprobToken>, String> {
     score_counted(client, model, mode, text, k)
         .await
         .map(|s| s.positions)
@@ -80,7 +80,7 @@ pub async fn score(
 /// What a scoring request returned: the positions, and the prompt tokens the server counted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scoring {
-    pub positions: Vec<Position>,
+    pub positions: Vec<LogprobToken>,
     /// `usage.prompt_tokens`: every token of the text, special ones included.
     pub prompt_tokens: Option<u64>,
 }
@@ -120,7 +120,7 @@ pub async fn decode(
     prompt: &str,
     max_tokens: u32,
     k: u32,
-) -> Result<Vec<Position>, String> {
+) -> Result<Vec<LogprobToken>, String> {
     let ex = client
         .post("completions", &decode_body(model, prompt, max_tokens, k))
         .await;

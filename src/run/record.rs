@@ -1,7 +1,7 @@
 //! One line of `records.jsonl`: the full outcome of one request, success or failure.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::endpoint::{Completion, Exchange, Failure};
 
@@ -14,7 +14,10 @@ pub struct RecordKey {
     pub repeat: u32,
 }
 
+/// Read back, the completion gets its tokens' logprobs and tool calls from `raw_body` again
+/// (`Completion::read_body`): the file keeps them only there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Record {
     pub prompt: String,
     pub endpoint: String,
@@ -43,6 +46,22 @@ pub struct Record {
     pub note: Option<String>,
     /// The final attempt's response body, capped, with any API key redacted.
     pub raw_body: Option<String>,
+}
+
+impl Serialize for Record {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Record::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut record = Record::deserialize(deserializer)?;
+        if let Some(body) = &record.raw_body {
+            record.completion.read_body(body);
+        }
+        Ok(record)
+    }
 }
 
 impl Record {
@@ -93,5 +112,37 @@ impl Record {
         self.error
             .as_ref()
             .is_some_and(|e| e.kind.is_request_failure())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoint::parse_completion;
+
+    #[test]
+    fn a_record_read_back_gets_its_logprobs_from_the_raw_body() {
+        let body = r#"{"choices":[{"message":{"content":"3"},"logprobs":{"content":[{"token":"3","logprob":-0.5}]},"finish_reason":"stop"}]}"#;
+        let ex = Exchange {
+            status: Some(200),
+            body: Some(body.into()),
+            completion: parse_completion(body).ok(),
+            ..Exchange::default()
+        };
+        let key = RecordKey {
+            prompt: "p".into(),
+            endpoint: "e".into(),
+            max_tokens: 8,
+            repeat: 0,
+        };
+        let record = Record::of_exchange(key, "h".into(), Utc::now(), ex);
+        let line = serde_json::to_value(&record).unwrap();
+        assert!(
+            line.get("logprobs").is_none() && line.get("tool_calls").is_none(),
+            "records.jsonl keeps its format: {line}"
+        );
+        let back: Record = serde_json::from_value(line).unwrap();
+        assert_eq!(back.completion.token_texts().unwrap(), ["3"]);
+        assert_eq!(back, record);
     }
 }

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::detail::{Check, Detail, FailedCheck};
 use super::language::{self, Language};
 use super::text::{find_alternative, normalize, sentences, term_is_matchable, words};
 
@@ -45,14 +46,14 @@ pub struct TextChecks {
 #[derive(Debug, Default, PartialEq)]
 pub struct CheckOutcome {
     pub passed: Vec<String>,
-    pub failed: Vec<String>,
+    pub failed: Vec<FailedCheck>,
 }
 
 impl CheckOutcome {
-    fn record(&mut self, result: Result<String, String>) {
+    fn record(&mut self, check: Check, result: Result<String, String>) {
         match result {
             Ok(p) => self.passed.push(p),
-            Err(f) => self.failed.push(f),
+            Err(f) => self.failed.push(FailedCheck::new(check, f)),
         }
     }
 
@@ -60,12 +61,20 @@ impl CheckOutcome {
     pub fn evidence(&self) -> String {
         let mut parts = Vec::new();
         if !self.failed.is_empty() {
-            parts.push(format!("failed: {}", self.failed.join("; ")));
+            let failed: Vec<&str> = self.failed.iter().map(|f| f.message.as_str()).collect();
+            parts.push(format!("failed: {}", failed.join("; ")));
         }
         if !self.passed.is_empty() {
             parts.push(format!("passed: {}", self.passed.join("; ")));
         }
         parts.join(" | ")
+    }
+
+    /// The failed checks, as data.
+    pub fn detail(&self) -> Detail {
+        Detail::Checks {
+            failed: self.failed.iter().map(|f| f.check.clone()).collect(),
+        }
     }
 }
 
@@ -103,70 +112,91 @@ impl TextChecks {
         let mut out = CheckOutcome::default();
         let norm = normalize(text);
         for term in &self.require {
-            out.record(match find_alternative(&norm, term) {
-                Some(alt) => Ok(format!("has \"{alt}\"")),
-                None => Err(format!("missing \"{term}\"")),
-            });
+            out.record(
+                Check::Require(term.clone()),
+                match find_alternative(&norm, term) {
+                    Some(alt) => Ok(format!("has \"{alt}\"")),
+                    None => Err(format!("missing \"{term}\"")),
+                },
+            );
         }
         for term in &self.forbid {
-            out.record(match forbidden_hit(&norm, term) {
-                Some(hit) => Err(format!("contains forbidden \"{hit}\"")),
-                None => Ok(format!("no \"{term}\"")),
-            });
+            out.record(
+                Check::Forbid(term.clone()),
+                match forbidden_hit(&norm, term) {
+                    Some(hit) => Err(format!("contains forbidden \"{hit}\"")),
+                    None => Ok(format!("no \"{term}\"")),
+                },
+            );
         }
         for letter in normalize(&self.forbid_letters).chars() {
             let offenders: Vec<&str> = words(text)
                 .into_iter()
                 .filter(|w| normalize(w).contains(letter))
                 .collect();
-            out.record(if offenders.is_empty() {
-                Ok(format!("no letter '{letter}'"))
-            } else {
-                let shown: Vec<String> = offenders
-                    .iter()
-                    .take(3)
-                    .map(|w| format!("\"{w}\""))
-                    .collect();
-                Err(format!(
-                    "letter '{letter}' in {} word(s): {}",
-                    offenders.len(),
-                    shown.join(", ")
-                ))
-            });
+            out.record(
+                Check::ForbidLetter(letter),
+                if offenders.is_empty() {
+                    Ok(format!("no letter '{letter}'"))
+                } else {
+                    let shown: Vec<String> = offenders
+                        .iter()
+                        .take(3)
+                        .map(|w| format!("\"{w}\""))
+                        .collect();
+                    Err(format!(
+                        "letter '{letter}' in {} word(s): {}",
+                        offenders.len(),
+                        shown.join(", ")
+                    ))
+                },
+            );
         }
         let n_words = words(text).len();
         if let Some(lo) = self.min_words {
-            out.record(if n_words >= lo {
-                Ok(format!("{n_words} words (min {lo})"))
-            } else {
-                Err(format!("{n_words} words, fewer than {lo}"))
-            });
+            out.record(
+                Check::MinWords,
+                if n_words >= lo {
+                    Ok(format!("{n_words} words (min {lo})"))
+                } else {
+                    Err(format!("{n_words} words, fewer than {lo}"))
+                },
+            );
         }
         if let Some(hi) = self.max_words {
-            out.record(if n_words <= hi {
-                Ok(format!("{n_words} words (max {hi})"))
-            } else {
-                Err(format!("{n_words} words, more than {hi}"))
-            });
+            out.record(
+                Check::MaxWords,
+                if n_words <= hi {
+                    Ok(format!("{n_words} words (max {hi})"))
+                } else {
+                    Err(format!("{n_words} words, more than {hi}"))
+                },
+            );
         }
         if let Some(hi) = self.max_sentences {
             let n = sentences(text).len();
-            out.record(if n <= hi {
-                Ok(format!("{n} sentence(s) (max {hi})"))
-            } else {
-                Err(format!("{n} sentences, more than {hi}"))
-            });
+            out.record(
+                Check::MaxSentences,
+                if n <= hi {
+                    Ok(format!("{n} sentence(s) (max {hi})"))
+                } else {
+                    Err(format!("{n} sentences, more than {hi}"))
+                },
+            );
         }
         if let Some(want) = self.lines {
             let n = text.lines().filter(|l| !l.trim().is_empty()).count();
-            out.record(if n == want {
-                Ok(format!("{n} line(s)"))
-            } else {
-                Err(format!("{n} line(s), not {want}"))
-            });
+            out.record(
+                Check::Lines,
+                if n == want {
+                    Ok(format!("{n} line(s)"))
+                } else {
+                    Err(format!("{n} line(s), not {want}"))
+                },
+            );
         }
         if let Some(lang) = self.language {
-            out.record(language::check(text, lang));
+            out.record(Check::Language, language::check(text, lang));
         }
         out
     }
@@ -245,7 +275,10 @@ mod tests {
         let out = c.run("Émile sat on the mat.");
         assert_eq!(
             out.failed,
-            vec!["letter 'e' in 2 word(s): \"Émile\", \"the\"".to_string()]
+            [FailedCheck::new(
+                Check::ForbidLetter('e'),
+                "letter 'e' in 2 word(s): \"Émile\", \"the\""
+            )]
         );
     }
 
@@ -257,21 +290,27 @@ mod tests {
             .failed
             .is_empty());
         let one_line = haiku.run("In the heart of autumn rain, a gentle breeze.");
-        assert_eq!(one_line.failed, ["1 line(s), not 3"]);
+        assert_eq!(
+            one_line.failed,
+            [FailedCheck::new(Check::Lines, "1 line(s), not 3")]
+        );
         let c = checks("min_words = 3\nmax_words = 5\nmax_sentences = 1");
         assert!(c.run("Blue light scatters most.").failed.is_empty());
         assert_eq!(
             c.run("Blue.").failed,
-            vec!["1 words, fewer than 3".to_string()]
+            [FailedCheck::new(Check::MinWords, "1 words, fewer than 3")]
         );
         assert_eq!(
             c.run("Light scatters. Blue wins.").failed,
-            vec!["2 sentences, more than 1".to_string()]
+            [FailedCheck::new(
+                Check::MaxSentences,
+                "2 sentences, more than 1"
+            )]
         );
         assert_eq!(
             c.run("Air molecules scatter short blue wavelengths.")
                 .failed,
-            vec!["6 words, more than 5".to_string()]
+            [FailedCheck::new(Check::MaxWords, "6 words, more than 5")]
         );
     }
 

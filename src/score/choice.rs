@@ -37,7 +37,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::markers::{after_answer_marker, bold_spans, last_boxed};
 use super::reading::dismissed;
 use super::text::{normalize, offset_in, phrase_spans, sentence_at, QUOTE_CHARS};
-use super::Score;
+use super::{Detail, Score};
 
 /// The options of a choice prompt: each label with the names that also pick it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,7 +109,7 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
     let Some((picked, rule)) = decide(&opts, answer) else {
         return Score::new(
             Some(false),
-            None,
+            Detail::NotFound,
             format!("no option found; expected {expected}"),
         );
     };
@@ -119,12 +119,13 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
     if labels.len() > 1 {
         return Score::new(
             Some(false),
-            Some(labels.join(", ")),
+            Detail::Value,
             format!(
                 "picks several options ({}) ({rule}) in \"{quote}\"",
                 labels.join(", ")
             ),
-        );
+        )
+        .read(labels.join(", "), &labels.join(", "));
     }
     let ok = labels[0] == expected;
     let tail = if ok {
@@ -134,9 +135,10 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
     };
     Score::new(
         Some(ok),
-        Some(labels[0].to_string()),
+        Detail::Value,
         format!("picks {} ({rule}) in \"{quote}\"{tail}", labels[0]),
     )
+    .read(labels[0].to_string(), labels[0])
 }
 
 /// The options a fragment picks, each with where (in the whole answer) it is first picked.

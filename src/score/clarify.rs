@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::detail::{Check, Detail};
 use super::text::{find_alternative, normalize, sentences, term_is_matchable};
 use super::Score;
 use crate::text::clip;
@@ -63,22 +64,25 @@ pub fn score(require: &[String], answer: &str) -> Score {
         .collect();
     let signals: Vec<String> = asks.iter().chain(assumes.iter()).cloned().collect();
     let mut failed = Vec::new();
+    let mut lines = Vec::new();
     if signals.is_empty() {
-        failed.push("neither asks for clarification nor states an assumption".to_string());
+        failed.push(Check::Clarification);
+        lines.push("neither asks for clarification nor states an assumption".to_string());
     }
     if !missing.is_empty() {
-        failed.push(format!("missing \"{}\"", missing.join("\", \"")));
+        failed.extend(missing.iter().map(|t| Check::Require(t.to_string())));
+        lines.push(format!("missing \"{}\"", missing.join("\", \"")));
     }
-    if failed.is_empty() {
+    let detail = Detail::Checks { failed };
+    if lines.is_empty() {
         let kind = match (asks.is_some(), assumes.is_some()) {
             (true, true) => "asks and hedges",
             (true, false) => "asks",
             _ => "hedges",
         };
-        Score::new(Some(true), Some(kind.into()), signals.join("; "))
+        Score::new(Some(true), detail, signals.join("; ")).keyed(kind)
     } else {
-        let text = Some(norm).filter(|s| !s.is_empty());
-        Score::new(Some(false), text, format!("failed: {}", failed.join("; ")))
+        Score::new(Some(false), detail, format!("failed: {}", lines.join("; "))).read_whole(answer)
     }
 }
 

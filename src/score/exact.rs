@@ -14,7 +14,7 @@
 
 use super::reading::{dismissed, opens_with_name};
 use super::text::{normalize, phrase_spans, sentence_at, QUOTE_CHARS};
-use super::Score;
+use super::{Detail, Score};
 
 pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
     for phrase in std::iter::once(expected).chain(aliases.iter().map(String::as_str)) {
@@ -35,7 +35,7 @@ pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
 pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer: &str) -> Score {
     let norm_answer = normalize(answer);
     if norm_answer.is_empty() {
-        return Score::new(Some(false), None, "empty answer");
+        return Score::new(Some(false), Detail::NotFound, "empty answer");
     }
     let accepted = std::iter::once(expected).chain(aliases.iter().map(String::as_str));
     let mut mentions: Vec<(usize, usize, &str)> = accepted
@@ -61,21 +61,23 @@ pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer:
                 if let Some((d, at)) = credited(answer, distractors, &other) {
                     return Score::new(
                         Some(false),
-                        Some(norm_answer),
+                        Detail::Value,
                         format!(
                             "\"{candidate}\" is named, but so is \"{d}\" in \"{}\"",
                             sentence_at(answer, at, QUOTE_CHARS)
                         ),
-                    );
+                    )
+                    .read(norm_answer, answer.trim());
                 }
                 return Score::new(
                     Some(true),
-                    Some(normalize(expected)),
+                    Detail::Value,
                     format!(
                         "found \"{candidate}\" in \"{}\"",
                         sentence_at(answer, a, QUOTE_CHARS)
                     ),
-                );
+                )
+                .read(normalize(expected), &answer[a..b]);
             }
             Some(why) => {
                 first_dismissed.get_or_insert((a, why));
@@ -89,7 +91,7 @@ pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer:
         ),
         None => format!("\"{expected}\" not found"),
     };
-    Score::new(Some(false), Some(norm_answer), evidence)
+    Score::new(Some(false), Detail::Value, evidence).read(norm_answer, answer.trim())
 }
 
 /// The first distractor the answer credits: a mention that no reading rule dismisses.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Score;
+use super::{Detail, JsonFound, JsonPlace, Score};
 
 /// A JSON type a required key must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,21 +36,13 @@ impl JsonType {
     }
 }
 
-/// How the JSON was found in the answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
-    Whole,
-    CodeFence,
-    Embedded,
-}
-
 /// Find the JSON value in an answer: the whole text, a fenced code block, or the first
-/// balanced `{...}` / `[...]` span that parses.
-pub fn extract_json(answer: &str) -> Option<(Value, Found)> {
+/// balanced `{...}` / `[...]` span that parses; with the value's text as written and its place.
+fn extract_json(answer: &str) -> Option<(Value, &str, JsonPlace)> {
     let trimmed = answer.trim();
     if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
         if v.is_object() || v.is_array() {
-            return Some((v, Found::Whole));
+            return Some((v, trimmed, JsonPlace::Whole));
         }
     }
     let mut rest = answer;
@@ -62,7 +54,7 @@ pub fn extract_json(answer: &str) -> Option<(Value, Found)> {
         };
         let body = &after[body_start..body_start + end];
         if let Ok(v) = serde_json::from_str::<Value>(body.trim()) {
-            return Some((v, Found::CodeFence));
+            return Some((v, body.trim(), JsonPlace::CodeFence));
         }
         rest = &after[body_start + end + 3..];
     }
@@ -71,7 +63,8 @@ pub fn extract_json(answer: &str) -> Option<(Value, Found)> {
             let mut stream = serde_json::Deserializer::from_str(&answer[i..]).into_iter::<Value>();
             if let Some(Ok(v)) = stream.next() {
                 if v.is_object() || v.is_array() {
-                    return Some((v, Found::Embedded));
+                    let written = &answer[i..i + stream.byte_offset()];
+                    return Some((v, written, JsonPlace::Embedded));
                 }
             }
         }
@@ -84,14 +77,19 @@ pub fn score(
     values: &BTreeMap<String, Value>,
     answer: &str,
 ) -> Score {
-    let Some((value, found)) = extract_json(answer) else {
-        return Score::new(Some(false), None, "no valid JSON found");
+    let Some((value, written, place)) = extract_json(answer) else {
+        return Score::new(Some(false), Detail::NotFound, "no valid JSON found");
     };
-    let how = match found {
-        Found::Whole => "valid JSON",
-        Found::CodeFence => "valid JSON (extracted from a code fence)",
-        Found::Embedded => "valid JSON (extracted from surrounding prose)",
+    let how = match place {
+        JsonPlace::Whole => "valid JSON",
+        JsonPlace::CodeFence => "valid JSON (extracted from a code fence)",
+        JsonPlace::Embedded => "valid JSON (extracted from surrounding prose)",
     };
+    let detail = Detail::Json(JsonFound {
+        place,
+        object: value.is_object(),
+        in_foreign_code: in_foreign_code(answer),
+    });
     let canonical = serde_json::to_string(&value).unwrap_or_default();
     let mut problems = Vec::new();
     if !required.is_empty() || !values.is_empty() {
@@ -119,15 +117,20 @@ pub fn score(
             }
         }
     }
-    if problems.is_empty() {
-        Score::new(Some(true), Some(canonical), how)
+    let evidence = if problems.is_empty() {
+        how.to_string()
     } else {
-        Score::new(
-            Some(false),
-            Some(canonical),
-            format!("{how}; {}", problems.join("; ")),
-        )
-    }
+        format!("{how}; {}", problems.join("; "))
+    };
+    Score::new(Some(problems.is_empty()), detail, evidence).read(canonical, written)
+}
+
+/// The answer is a fenced block in a language other than JSON (```python, ```js …).
+fn in_foreign_code(answer: &str) -> bool {
+    answer.trim_start().strip_prefix("```").is_some_and(|rest| {
+        let lang = rest.lines().next().unwrap_or("").trim().to_lowercase();
+        !lang.is_empty() && lang != "json"
+    })
 }
 
 /// Equality that treats 2 and 2.0 as the same number.

@@ -3,6 +3,7 @@
 mod checks;
 mod choice;
 mod clarify;
+mod detail;
 mod exact;
 pub(crate) mod js;
 mod json;
@@ -26,6 +27,7 @@ use crate::text::clip;
 
 pub use checks::TextChecks;
 pub use choice::Options;
+pub use detail::{Check, Detail, JsonFound, JsonPlace, Tests};
 pub use json::JsonType;
 pub use language::Language;
 pub use numeric::{extract_number, Extracted};
@@ -177,23 +179,58 @@ impl ScorerSpec {
 }
 
 /// The outcome of scoring one answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Score {
     /// true/false against ground truth; None when the prompt has none (open-ended text).
     pub correct: Option<bool>,
-    /// The answer as the scorer understood it; two endpoints agree when these are equal.
+    /// The answer as the scorer understood it, normalised; two endpoints agree when these are
+    /// equal. A key the scorer composes (a JS pass/fail pattern) when it reads no text.
     pub extracted: Option<String>,
+    /// The same answer as the model wrote it (before normalisation), when the scorer read it
+    /// out of the text.
+    pub as_written: Option<String>,
     /// What the report shows: how the answer was extracted and which check failed.
     pub evidence: String,
+    /// What the evidence says, as data.
+    pub detail: Detail,
 }
 
 impl Score {
-    fn new(correct: Option<bool>, extracted: Option<String>, evidence: impl Into<String>) -> Self {
+    /// A score that read no answer out of the text (`extracted` and `as_written` are None).
+    fn new(correct: Option<bool>, detail: Detail, evidence: impl Into<String>) -> Self {
         Score {
             correct,
-            extracted,
+            extracted: None,
+            as_written: None,
             evidence: evidence.into(),
+            detail,
         }
+    }
+
+    /// The answer read out of the text: `normalised` is what endpoints are compared on,
+    /// `as_written` the same answer as the model wrote it.
+    fn read(mut self, normalised: String, as_written: &str) -> Self {
+        self.extracted = Some(normalised);
+        self.as_written = Some(as_written.to_string());
+        self
+    }
+
+    /// The whole answer as the value (free text scored by checks, or a phrase not found):
+    /// normalised as `text::normalize` does; nothing when that leaves nothing.
+    fn read_whole(self, answer: &str) -> Self {
+        let normalised = text::normalize(answer);
+        if normalised.is_empty() {
+            self
+        } else {
+            self.read(normalised, answer.trim())
+        }
+    }
+
+    /// A comparison key the scorer composed rather than read (a JS pass/fail pattern, whether a
+    /// clarification asked or hedged): nothing of it is as written.
+    fn keyed(mut self, key: impl Into<String>) -> Self {
+        self.extracted = Some(key.into());
+        self
     }
 }
 

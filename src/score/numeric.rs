@@ -37,7 +37,7 @@ use super::markers::{after_answer_marker, bold_spans, last_boxed};
 pub use super::numtoken::Value;
 use super::numtoken::{has_percent, has_time, paren_depth, tokens, Token, Want};
 use super::text::{offset_in, sentence_at, sentence_spans, QUOTE_CHARS};
-use super::Score;
+use super::{Detail, Score};
 
 impl Value {
     /// A canonical rendering, equal for equal values, used to compare endpoints' answers.
@@ -260,12 +260,12 @@ pub fn matches(expected: Value, got: Value, tolerance: Option<f64>) -> bool {
 pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answer: &str) -> Score {
     let want = match parse_expected(expected) {
         Ok(v) => v,
-        Err(e) => return Score::new(None, None, e),
+        Err(e) => return Score::new(None, Detail::Unscored, e),
     };
     match extract_number(answer, want.want, counts) {
         None => Score::new(
             Some(false),
-            None,
+            Detail::NotFound,
             format!(
                 "no {} found; expected {expected}",
                 if want.want == Want::Time {
@@ -288,7 +288,7 @@ pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answe
                 found.rule,
                 sentence_at(answer, found.at, QUOTE_CHARS)
             );
-            Score::new(Some(ok), Some(found.value.canonical()), evidence)
+            Score::new(Some(ok), Detail::Value, evidence).read(found.value.canonical(), &found.text)
         }
     }
 }

@@ -4,7 +4,6 @@
 //! one is wrong (`correct: Some(false)`) with the failed checks as evidence.
 
 use super::checks::TextChecks;
-use super::text::normalize;
 use super::{sanity, Score};
 
 pub fn validate(checks: &TextChecks) -> Result<(), String> {
@@ -21,10 +20,9 @@ pub fn score(checks: &TextChecks, answer: &str) -> Score {
         Err(e) => outcome.failed.insert(0, e),
     }
     if outcome.failed.is_empty() {
-        Score::new(None, None, outcome.evidence())
+        Score::new(None, outcome.detail(), outcome.evidence())
     } else {
-        let text = Some(normalize(answer)).filter(|s| !s.is_empty());
-        Score::new(Some(false), text, outcome.evidence())
+        Score::new(Some(false), outcome.detail(), outcome.evidence()).read_whole(answer)
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::Score;
+use super::{Detail, Score};
 use crate::text::clip;
 
 pub fn validate(expected: &str) -> Result<(), String> {
@@ -30,7 +30,7 @@ pub fn validate(expected: &str) -> Result<(), String> {
 pub fn score(expected: &str, answer: &str) -> Score {
     let want = tidy(expected);
     let Some((candidate, rule)) = predict(answer, &want) else {
-        return Score::new(Some(false), None, "empty answer");
+        return Score::new(Some(false), Detail::NotFound, "empty answer");
     };
     let ok = candidate == want;
     let tail = if ok {
@@ -40,9 +40,10 @@ pub fn score(expected: &str, answer: &str) -> Score {
     };
     Score::new(
         Some(ok),
-        Some(candidate.clone()),
+        Detail::Value,
         format!("predicted `{}` ({rule}){tail}", clip(&candidate, 60)),
     )
+    .read(candidate.clone(), &candidate)
 }
 
 static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)```[^\n`]*\n(.*?)```").unwrap());

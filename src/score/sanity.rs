@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::detail::{Check, FailedCheck};
 use super::text::{normalize, words};
 
 /// More words than this is a runaway answer, unless the prompt sets its own `max_words`.
@@ -26,17 +27,24 @@ pub const NGRAM_MIN_DISTINCT: f64 = 0.5;
 
 /// Ok with the word count, or Err naming the failed check. `own_limit`: the prompt sets its own
 /// `max_words`, so the runaway check is left to it.
-pub fn check(text: &str, own_limit: bool) -> Result<usize, String> {
+pub fn check(text: &str, own_limit: bool) -> Result<usize, FailedCheck> {
     let all = words(text);
     if all.is_empty() {
-        return Err("empty answer".into());
+        return Err(FailedCheck::new(Check::Empty, "empty answer"));
     }
     if !own_limit && all.len() > RUNAWAY_WORDS {
-        return Err(format!(
-            "runaway length: {} words (max {RUNAWAY_WORDS})",
-            all.len()
+        return Err(FailedCheck::new(
+            Check::Runaway,
+            format!("runaway length: {} words (max {RUNAWAY_WORDS})", all.len()),
         ));
     }
+    repetition(text, &all).map_err(|message| FailedCheck::new(Check::Degenerate, message))?;
+    Ok(all.len())
+}
+
+/// Err describing the repetition when the text is degenerate: a stuck word, a repeated line or
+/// a loop of phrases.
+fn repetition(text: &str, all: &[&str]) -> Result<(), String> {
     let norm: Vec<String> = all.iter().map(|w| normalize(w)).collect();
     let mut run = 1;
     for pair in norm.windows(2) {
@@ -74,7 +82,7 @@ pub fn check(text: &str, own_limit: bool) -> Result<usize, String> {
             ));
         }
     }
-    Ok(all.len())
+    Ok(())
 }
 
 #[cfg(test)]
@@ -93,19 +101,24 @@ mod tests {
 
     #[test]
     fn degenerate_and_runaway_text_fails() {
-        assert_eq!(check("  \n ", false), Err("empty answer".into()));
-        assert!(check(&"the ".repeat(9), false)
-            .unwrap_err()
-            .contains("repeated 8 times in a row"));
-        let looped = "I will light the lamp.\n".repeat(4);
-        assert!(check(&looped, false).unwrap_err().contains("line"));
-        let phrase_loop = "and then the ship came back ".repeat(8);
-        assert!(check(&phrase_loop, false)
-            .unwrap_err()
-            .contains("4-word sequences"));
+        assert_eq!(
+            check("  \n ", false),
+            Err(FailedCheck::new(Check::Empty, "empty answer"))
+        );
+        let failure = |text: &str| check(text, false).unwrap_err();
+        let stuck = failure(&"the ".repeat(9));
+        assert_eq!(stuck.check, Check::Degenerate);
+        assert!(stuck.message.contains("repeated 8 times in a row"));
+        let looped = failure(&"I will light the lamp.\n".repeat(4));
+        assert_eq!(looped.check, Check::Degenerate);
+        assert!(looped.message.contains("line"));
+        let phrase_loop = failure(&"and then the ship came back ".repeat(8));
+        assert_eq!(phrase_loop.check, Check::Degenerate);
+        assert!(phrase_loop.message.contains("4-word sequences"));
         let long: Vec<String> = (0..=RUNAWAY_WORDS).map(|i| format!("w{i}")).collect();
         let long = long.join(" ");
-        assert!(check(&long, false).unwrap_err().contains("runaway"));
+        assert_eq!(failure(&long).check, Check::Runaway);
+        assert!(failure(&long).message.contains("runaway"));
         assert!(
             check(&long, true).is_ok(),
             "the prompt's own max_words decides"

@@ -2,7 +2,7 @@
 //! letters, required answer, word and sentence limits), after the sanity checks of `sanity.rs`.
 
 use super::checks::TextChecks;
-use super::text::normalize;
+use super::detail::{Check, FailedCheck};
 use super::{numeric, sanity, Score};
 
 pub fn validate(checks: &TextChecks) -> Result<(), String> {
@@ -17,22 +17,33 @@ pub fn score(checks: &TextChecks, answer: &str) -> Score {
     if let Err(e) = sanity::check(answer, checks.max_words.is_some()) {
         outcome.failed.insert(0, e);
     }
-    let mut extracted = Some(normalize(answer)).filter(|s| !s.is_empty());
+    let mut read = None;
     if let Some(expected) = &checks.answer {
         let s = numeric::score(expected, None, None, answer);
-        extracted = s.extracted;
         let line = format!("answer: {}", s.evidence);
         if s.correct == Some(true) {
             outcome.passed.insert(0, line);
         } else {
-            outcome.failed.insert(0, line);
+            outcome
+                .failed
+                .insert(0, FailedCheck::new(Check::Answer, line));
         }
+        read = Some(s);
     }
-    Score::new(
+    let score = Score::new(
         Some(outcome.failed.is_empty()),
-        extracted,
+        outcome.detail(),
         outcome.evidence(),
-    )
+    );
+    match read {
+        // The answer the trap asks for is the number read, not the whole text.
+        Some(number) => Score {
+            extracted: number.extracted,
+            as_written: number.as_written,
+            ..score
+        },
+        None => score.read_whole(answer),
+    }
 }
 
 #[cfg(test)]

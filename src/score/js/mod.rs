@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{Score, ScoreContext};
+use super::{Detail, Score, ScoreContext};
 use outcome::SuiteOutcome;
 use protocol::Job;
 
@@ -65,9 +65,10 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
     let Some(candidate) = extract::extract(answer, function) else {
         return Score::new(
             Some(false),
-            Some("no code".into()),
+            Detail::NotFound,
             format!("no JavaScript code defining `{function}` found in the answer"),
-        );
+        )
+        .keyed("no code");
     };
     let path = ctx.scorers_dir.join(suite);
     let key = (path, function.to_string(), candidate.code);
@@ -81,7 +82,7 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
         None => {
             let suite = match suite::load(&key.0, function) {
                 Ok(s) => s,
-                Err(e) => return Score::new(Some(false), None, format!("scorer error: {e}")),
+                Err(e) => return unscored(e),
             };
             let job = Job {
                 code: key.2.clone(),
@@ -91,7 +92,7 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
             };
             let o = match sandbox::run(&ctx.js_worker, &job, ProcessLimits::default()) {
                 Ok(o) => Arc::new(o),
-                Err(e) => return Score::new(Some(false), None, format!("scorer error: {e}")),
+                Err(e) => return unscored(e),
             };
             memo()
                 .lock()
@@ -102,7 +103,14 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
     };
     Score::new(
         Some(outcome.all_passed()),
-        Some(outcome.pattern()),
+        Detail::Tests(outcome.tally()),
         format!("{}; code: {}", outcome.evidence(), candidate.source),
     )
+    .keyed(outcome.pattern())
+}
+
+/// The score of a candidate the scorer could not run (a suite it could not load, a worker it
+/// could not start).
+fn unscored(e: impl std::fmt::Display) -> Score {
+    Score::new(Some(false), Detail::Unscored, format!("scorer error: {e}"))
 }

@@ -2,6 +2,7 @@
 //! pass/fail pattern (`extracted`, comparable between endpoints) and compact evidence.
 
 use super::protocol::TestVerdict;
+use crate::score::Tests;
 
 /// How one test ended, as the parent saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +86,21 @@ impl SuiteOutcome {
         !self.tests.is_empty() && self.passed() == self.tests.len()
     }
 
+    /// How many tests passed, of how many, and which did not.
+    pub fn tally(&self) -> Tests {
+        Tests {
+            passed: self.passed(),
+            total: self.tests.len(),
+            failed: self
+                .tests
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.status != Status::Pass)
+                .map(|(i, _)| i + 1)
+                .collect(),
+        }
+    }
+
     /// `5/6 PPFPPP`: what two endpoints are compared on.
     pub fn pattern(&self) -> String {
         let letters: String = self.tests.iter().map(|t| t.status.letter()).collect();
@@ -145,6 +161,14 @@ mod tests {
             ],
         };
         assert_eq!(o.pattern(), "2/5 PPFT-");
+        assert_eq!(
+            o.tally(),
+            Tests {
+                passed: 2,
+                total: 5,
+                failed: vec![3, 4, 5]
+            }
+        );
         assert_eq!(
             o.evidence(),
             "2/5 tests passed; failed: t3 (expected true, got false), t4 (timed out after 4 s), t5 (not run: the worker stopped at t4)"

@@ -2,15 +2,16 @@
 //! memory limit (RLIMIT_AS), a CPU backstop (RLIMIT_CPU), no core dumps or file writes, and a
 //! wall-clock deadline after which the child is killed. Whatever happens becomes an `SuiteOutcome`.
 
-use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
 #[cfg(not(target_os = "linux"))]
 use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use rlimit::Resource;
 
 use super::outcome::{Status, SuiteOutcome, TestResult};
 use super::protocol::{Event, Job, ScriptJob};
@@ -90,9 +91,6 @@ fn execute(
         });
     }
     let (stdout, stderr, timed_out) = collect(&mut child, deadline);
-    if timed_out {
-        let _ = child.kill();
-    }
     let status = child.wait();
     let events: Vec<Event> = String::from_utf8_lossy(&stdout)
         .lines()
@@ -123,24 +121,20 @@ fn spawn(worker: &Path, limits: ProcessLimits) -> std::io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let rlimits = [
-        (libc::RLIMIT_AS, limits.memory),
-        (libc::RLIMIT_CPU, limits.timeout.as_secs() + 2),
-        (libc::RLIMIT_CORE, 0),
-        (libc::RLIMIT_FSIZE, 0),
+        (Resource::AS, limits.memory),
+        (Resource::CPU, limits.timeout.as_secs() + 2),
+        (Resource::CORE, 0),
+        (Resource::FSIZE, 0),
     ];
     #[cfg(not(target_os = "linux"))]
     // SAFETY: the closure runs between fork and exec; it only calls setrlimit (async-signal-safe)
-    // on values prepared before the fork, and allocates nothing.
+    // on values prepared before the fork, and allocates nothing (`rlimit` allocates only to
+    // report an unsupported resource; these four exist on every Unix). `pre_exec` itself is
+    // what is unsafe: there is no safe way to run code in the child before exec.
     unsafe {
         cmd.pre_exec(move || {
             for (resource, value) in rlimits {
-                let limit = libc::rlimit {
-                    rlim_cur: value as libc::rlim_t,
-                    rlim_max: value as libc::rlim_t,
-                };
-                if libc::setrlimit(resource, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+                rlimit::setrlimit(resource, value, value)?;
             }
             Ok(())
         });
@@ -148,21 +142,7 @@ fn spawn(worker: &Path, limits: ProcessLimits) -> std::io::Result<Child> {
     let mut child = cmd.spawn()?;
     #[cfg(target_os = "linux")]
     for (resource, value) in rlimits {
-        let limit = libc::rlimit {
-            rlim_cur: value as libc::rlim_t,
-            rlim_max: value as libc::rlim_t,
-        };
-        // SAFETY: prlimit reads a valid struct and writes nothing (null old-limit pointer).
-        let rc = unsafe {
-            libc::prlimit(
-                child.id() as libc::pid_t,
-                resource,
-                &limit,
-                std::ptr::null_mut(),
-            )
-        };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
+        if let Err(e) = rlimit::prlimit(child.id() as i32, resource, Some((value, value)), None) {
             let _ = child.kill();
             let _ = child.wait();
             return Err(std::io::Error::new(
@@ -174,68 +154,60 @@ fn spawn(worker: &Path, limits: ProcessLimits) -> std::io::Result<Child> {
     Ok(child)
 }
 
-/// Reads the child's stdout and stderr until both close or the deadline passes (then true).
+/// Reads the child's stdout and stderr, each on its own thread, until both close; when the
+/// deadline passes first, kills the child (which closes them) and says so (then true).
 fn collect(child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>, bool) {
-    let mut streams: [(Option<File>, Vec<u8>); 2] = [
-        (
-            child.stdout.take().map(|s| File::from(OwnedFd::from(s))),
-            Vec::new(),
+    let (done, finished) = mpsc::channel();
+    let read = |stream: Option<Box<dyn Read + Send>>| {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let out = stream.map(read_capped).unwrap_or_default();
+            let _ = done.send(());
+            out
+        })
+    };
+    let readers = [
+        read(
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
         ),
-        (
-            child.stderr.take().map(|s| File::from(OwnedFd::from(s))),
-            Vec::new(),
+        read(
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
         ),
     ];
-    let mut chunk = [0u8; 8192];
-    loop {
-        let mut fds: Vec<libc::pollfd> = streams
-            .iter()
-            .filter_map(|(s, _)| s.as_ref())
-            .map(|s| libc::pollfd {
-                fd: s.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        if fds.is_empty() {
-            break;
-        }
+    let mut timed_out = false;
+    for _ in &readers {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return (
-                std::mem::take(&mut streams[0].1),
-                std::mem::take(&mut streams[1].1),
-                true,
-            );
-        }
-        let wait_ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
+        if finished.recv_timeout(left).is_err() {
+            timed_out = true;
+            let _ = child.kill();
             break;
-        }
-        for pfd in fds.iter().filter(|p| p.revents != 0) {
-            let Some((stream, buf)) = streams
-                .iter_mut()
-                .find(|(s, _)| s.as_ref().is_some_and(|s| s.as_raw_fd() == pfd.fd))
-            else {
-                continue;
-            };
-            let reader = stream.as_mut().expect("found open");
-            match reader.read(&mut chunk) {
-                Ok(0) | Err(_) => *stream = None,
-                Ok(n) => {
-                    let room = MAX_OUTPUT.saturating_sub(buf.len());
-                    buf.extend_from_slice(&chunk[..n.min(room)]);
-                }
-            }
         }
     }
-    let [(_, out), (_, err)] = streams;
-    (out, err, false)
+    let [out, err] = readers.map(|r| r.join().unwrap_or_default());
+    (out, err, timed_out)
+}
+
+/// Everything a stream says until it closes, keeping the first [`MAX_OUTPUT`] bytes.
+fn read_capped(mut stream: Box<dyn Read + Send>) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => return kept,
+            Ok(n) => {
+                let room = MAX_OUTPUT.saturating_sub(kept.len());
+                kept.extend_from_slice(&chunk[..n.min(room)]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return kept,
+        }
+    }
 }
 
 /// Why a worker that did not finish its job stopped, from its exit status and stderr.
