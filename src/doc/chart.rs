@@ -46,13 +46,8 @@ pub(super) fn figure(out: &mut String, f: &Figure) {
             series,
         } => histogram(out, bars, *repeats, *series),
         Figure::VerdictLegend => out.push_str(LEGEND),
-        Figure::Caption(line) => {
-            let _ = write!(
-                out,
-                "<p class=\"hist-name\">{}</p>",
-                super::html::inline_html(line)
-            );
-        }
+        // Text, not a drawing: the HTML writer writes it.
+        Figure::Caption(_) => {}
     }
 }
 

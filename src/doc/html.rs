@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::chart;
 use super::escape::{anchor, esc};
-use super::{Align, Block, Fold, Inline, Line, Part, Style, Table};
+use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
 
 /// The document as an HTML fragment (the page around it is the caller's).
 pub fn to_html(blocks: &[Block]) -> String {
@@ -47,6 +47,9 @@ fn block(out: &mut String, b: &Block) {
         Block::Table(t) => table(out, t),
         Block::Preformatted(s) => {
             let _ = writeln!(out, "<pre class=\"text\">{}</pre>", esc(s.trim_end()));
+        }
+        Block::Figure(Figure::Caption(line)) => {
+            let _ = writeln!(out, "<p class=\"hist-name\">{}</p>", inline_html(line));
         }
         Block::Figure(f) => {
             out.push_str("<div class=\"figure\">");
@@ -212,6 +215,7 @@ fn one(out: &mut String, i: &Inline) {
             let _ = write!(out, "<a href=\"#{}\">{}</a>", anchor(a), inline_html(text));
         }
         Inline::Break => out.push_str("<br>"),
+        Inline::Figure(Figure::Caption(line)) => out.push_str(&inline_html(line)),
         Inline::Figure(f) => chart::figure(out, f),
     }
 }
