@@ -1,4 +1,5 @@
-//! Pure renderers: bench and soak reports to JSON and Markdown.
+//! Pure renderers: bench and soak reports to JSON, and to Markdown through the document model
+//! (`crate::doc`): each section returns its blocks.
 
 use super::baseline::{flatten, Comparison};
 use super::concurrency::Level;
@@ -10,7 +11,7 @@ use super::soak_report::{
 };
 use super::stats::Percentiles;
 use super::warmup::WarmupSummary;
-use crate::report::markdown_table;
+use crate::doc::{code, para, t, text, to_markdown, Block, Line, Part, Table};
 
 pub fn bench_json(r: &BenchReport) -> String {
     serde_json::to_string_pretty(r).expect("report serialises") + "\n"
@@ -27,47 +28,62 @@ pub fn benches_json(reports: &[BenchReport]) -> String {
     }
 }
 
+/// A table of plain-text cells.
+fn table<S: AsRef<str>>(headers: &[S], rows: Vec<Vec<String>>) -> Block {
+    let mut table = Table::new(headers);
+    for r in rows {
+        table.text_row(&r);
+    }
+    table.into()
+}
+
+/// A section: a heading over its blocks.
+fn section(title: impl Into<String>, body: Vec<Block>) -> Block {
+    Part::new(2, None, vec![text(title)], body).into()
+}
+
+/// A document: its title over its blocks, as Markdown.
+fn document(title: Line, body: Vec<Block>) -> String {
+    to_markdown(&[Part::new(1, None, title, body).into()])
+}
+
 /// The top `bench.md` of a bench of several endpoints: who was benched, then every metric any of
 /// them measured, one column per endpoint and the ratio of each to the first. `names` lists every
 /// endpoint asked for, so one an interruption left out is named too.
 pub fn side_by_side_markdown(reports: &[BenchReport], names: &[&str]) -> String {
-    let mut out = format!("# Bench side by side: {}\n\n", names.join(" vs "));
-    out.push_str(
+    let mut body = vec![para(t(
         "Each endpoint was benched on its own, one after the other, with the same phases and \
          `stream: false`; its full report is in its own folder. A ratio is the endpoint's number \
-         over the first endpoint's: above 1 is faster for tok/s and acceptance, slower for ttft_ms.\n\n",
-    );
-    let rows: Vec<Vec<String>> = reports
-        .iter()
-        .map(|r| {
-            vec![
-                r.endpoint.name.clone(),
-                r.endpoint.base_url.clone(),
-                format!("`{}`", r.endpoint.model),
-                match r.status {
-                    BenchStatus::Finished => "finished".into(),
-                    BenchStatus::Interrupted => "interrupted".into(),
-                },
-                r.problems.len().to_string(),
-                format!("{}/bench.md", r.endpoint.name),
-            ]
-        })
-        .collect();
-    out.push_str(&markdown_table(
-        &["endpoint", "URL", "model", "status", "problems", "report"],
-        &rows,
-    ));
+         over the first endpoint's: above 1 is faster for tok/s and acceptance, slower for ttft_ms.",
+        &[],
+    ))];
+    let mut who = Table::new(&["endpoint", "URL", "model", "status", "problems", "report"]);
+    for r in reports {
+        who.row(vec![
+            vec![text(&r.endpoint.name)],
+            vec![text(&r.endpoint.base_url)],
+            vec![code(&r.endpoint.model)],
+            vec![text(match r.status {
+                BenchStatus::Finished => "finished",
+                BenchStatus::Interrupted => "interrupted",
+            })],
+            vec![text(r.problems.len().to_string())],
+            vec![text(format!("{}/bench.md", r.endpoint.name))],
+        ]);
+    }
+    body.push(who.into());
     let missing: Vec<&str> = names
         .iter()
         .filter(|n| !reports.iter().any(|r| r.endpoint.name == **n))
         .copied()
         .collect();
     if !missing.is_empty() {
-        out.push_str(&format!(
-            "\nNot benched (interrupted before): {}\n",
+        body.push(para(vec![text(format!(
+            "Not benched (interrupted before): {}",
             missing.join(", ")
-        ));
+        ))]));
     }
+    let title = vec![text(format!("Bench side by side: {}", names.join(" vs ")))];
     let flat: Vec<Vec<(String, f64)>> = reports
         .iter()
         .map(|r| flatten(&serde_json::to_value(r).expect("report serialises")))
@@ -79,7 +95,7 @@ pub fn side_by_side_markdown(reports: &[BenchReport], names: &[&str]) -> String 
         }
     }
     if metrics.is_empty() || reports.len() < 2 {
-        return out;
+        return document(title, body);
     }
     let value = |i: usize, key: &str| flat[i].iter().find(|(k, _)| k == key).map(|(_, v)| *v);
     let first = &reports[0].endpoint.name;
@@ -104,10 +120,8 @@ pub fn side_by_side_markdown(reports: &[BenchReport], names: &[&str]) -> String 
             row
         })
         .collect();
-    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
-    out.push_str("\n## Metrics\n\n");
-    out.push_str(&markdown_table(&headers, &rows));
-    out
+    body.push(section("Metrics", vec![table(&headers, rows)]));
+    document(title, body)
 }
 
 pub fn soak_json(r: &SoakReport) -> String {
@@ -124,67 +138,71 @@ fn int(v: Option<u64>) -> String {
 }
 
 pub fn bench_markdown(r: &BenchReport) -> String {
-    let mut out = bench_header(r);
-    out.push_str(&bench_status(r));
+    let mut body = vec![bench_header(r)];
+    body.extend(bench_status(r));
     if let Some(c) = &r.baseline {
-        out.push_str(&baseline_section(c));
+        body.push(baseline_section(c));
     }
     if let Some(d) = &r.decode {
-        out.push_str(&decode_section(d));
+        body.push(decode_section(d));
     }
     if !r.concurrency.is_empty() {
-        out.push_str(&concurrency_section(&r.concurrency));
+        body.push(concurrency_section(&r.concurrency));
     }
     if !r.prefill.is_empty() || !r.prefill_skipped.is_empty() {
-        out.push_str(&prefill_section(r));
+        body.push(prefill_section(r));
     }
     if let Some(s) = &r.spec_decode {
-        out.push_str(&spec_decode_section(s));
+        body.push(spec_decode_section(s));
     }
     if let Some(w) = &r.warmup {
-        out.push_str(&warmup_section(w));
+        body.push(warmup_section(w));
     }
     if !r.problems.is_empty() {
-        out.push_str(&problems_section(&r.problems));
+        body.push(problems_section(&r.problems));
     }
-    out
+    let title = vec![text(format!("Bench: {} ({})", r.endpoint.name, r.tool))];
+    document(title, body)
 }
 
-/// The title and the paragraph saying what was measured how.
-fn bench_header(r: &BenchReport) -> String {
-    format!(
-        "# Bench: {} ({})\n\nModel `{}` at {}, max_model_len {}. Started {}, {} requests with `stream: false`; \
-         tok/s is the server's `usage.completion_tokens` over wall time.\n\n",
-        r.endpoint.name,
-        r.tool,
-        r.endpoint.model,
-        r.endpoint.base_url,
-        r.endpoint
-            .max_model_len
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| "not reported".into()),
-        r.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
-        if r.settings.warmup > 0 { "warm-up first, then" } else { "no warm-up;" },
-    )
+/// The paragraph saying what was measured how.
+fn bench_header(r: &BenchReport) -> Block {
+    para(t(
+        &format!(
+            "Model `$` at $, max_model_len {}. Started {}, {} requests with `stream: false`; \
+             tok/s is the server's `usage.completion_tokens` over wall time.",
+            r.endpoint
+                .max_model_len
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "not reported".into()),
+            r.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+            if r.settings.warmup > 0 {
+                "warm-up first, then"
+            } else {
+                "no warm-up;"
+            },
+        ),
+        &[&r.endpoint.model, &r.endpoint.base_url],
+    ))
 }
 
 /// The interrupted status and the notes.
-fn bench_status(r: &BenchReport) -> String {
-    let mut out = String::new();
+fn bench_status(r: &BenchReport) -> Vec<Block> {
+    let mut out = Vec::new();
     if r.status == BenchStatus::Interrupted {
-        out.push_str(
-            "Status **interrupted**: the sections below hold only what was measured before.\n\n",
-        );
+        out.push(para(t(
+            "Status **interrupted**: the sections below hold only what was measured before.",
+            &[],
+        )));
     }
     for n in &r.notes {
-        out.push_str(&format!("Note: {n}\n\n"));
+        out.push(para(vec![text(format!("Note: {n}"))]));
     }
     out
 }
 
 /// Claim vs measured vs delta, with `--baseline`.
-fn baseline_section(c: &Comparison) -> String {
-    let mut out = format!("## Claim vs measured ({})\n\n", c.source);
+fn baseline_section(c: &Comparison) -> Block {
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
@@ -199,39 +217,38 @@ fn baseline_section(c: &Comparison) -> String {
             ]
         })
         .collect();
-    out.push_str(&markdown_table(
-        &["metric", "claim", "measured", "delta"],
-        &rows,
-    ));
-    out.push('\n');
-    out
+    section(
+        format!("Claim vs measured ({})", c.source),
+        vec![table(&["metric", "claim", "measured", "delta"], rows)],
+    )
 }
 
 /// Peak, mean and cold decode tok/s, and every run.
-fn decode_section(d: &Decode) -> String {
-    let mut out = String::new();
-    out.push_str(&format!(
-        "## Decode ({} runs, max_tokens {})\n\n",
-        d.runs.len(),
-        d.max_tokens
-    ));
-    out.push_str(&markdown_table(
-        &["peak tok/s", "mean tok/s", "cold tok/s", "cold from"],
-        &[vec![
-            num(d.peak_tps, 1),
-            num(d.mean_tps, 1),
-            num(d.cold_tps, 1),
-            d.cold_source.clone(),
-        ]],
-    ));
+fn decode_section(d: &Decode) -> Block {
     let runs: Vec<String> = d.runs.iter().map(|x| num(x.tps, 1)).collect();
-    out.push_str(&format!("\nRuns (tok/s): {}\n\n", runs.join(", ")));
-    out
+    section(
+        format!(
+            "Decode ({} runs, max_tokens {})",
+            d.runs.len(),
+            d.max_tokens
+        ),
+        vec![
+            table(
+                &["peak tok/s", "mean tok/s", "cold tok/s", "cold from"],
+                vec![vec![
+                    num(d.peak_tps, 1),
+                    num(d.mean_tps, 1),
+                    num(d.cold_tps, 1),
+                    d.cold_source.clone(),
+                ]],
+            ),
+            para(vec![text(format!("Runs (tok/s): {}", runs.join(", ")))]),
+        ],
+    )
 }
 
 /// One row per concurrency level.
-fn concurrency_section(levels: &[Level]) -> String {
-    let mut out = String::from("## Concurrency\n\n");
+fn concurrency_section(levels: &[Level]) -> Block {
     let rows: Vec<Vec<String>> = levels
         .iter()
         .map(|l| {
@@ -248,24 +265,19 @@ fn concurrency_section(levels: &[Level]) -> String {
             ]
         })
         .collect();
-    out.push_str(&markdown_table(
-        &[
-            "level",
-            "aggregate tok/s",
-            "range",
-            "per stream tok/s",
-            "cold aggregate",
-            "errors",
-        ],
-        &rows,
-    ));
-    out.push('\n');
-    out
+    let headers = [
+        "level",
+        "aggregate tok/s",
+        "range",
+        "per stream tok/s",
+        "cold aggregate",
+        "errors",
+    ];
+    section("Concurrency", vec![table(&headers, rows)])
 }
 
 /// One row per prefill size, measured or skipped.
-fn prefill_section(r: &BenchReport) -> String {
-    let mut out = String::from("## Prefill (max_tokens 1)\n\n");
+fn prefill_section(r: &BenchReport) -> Block {
     let mut rows: Vec<Vec<String>> = r
         .prefill
         .iter()
@@ -290,60 +302,53 @@ fn prefill_section(r: &BenchReport) -> String {
             "0".into(),
         ]
     }));
-    out.push_str(&markdown_table(
-        &[
-            "size",
-            "prompt tokens",
-            "TTFT ms",
-            "prompt tok/s",
-            "first TTFT ms",
-            "errors",
-        ],
-        &rows,
-    ));
-    out.push('\n');
-    out
+    let headers = [
+        "size",
+        "prompt tokens",
+        "TTFT ms",
+        "prompt tok/s",
+        "first TTFT ms",
+        "errors",
+    ];
+    section("Prefill (max_tokens 1)", vec![table(&headers, rows)])
 }
 
 /// The cold numbers of the warm-up.
-fn warmup_section(w: &WarmupSummary) -> String {
-    let mut out = String::new();
+fn warmup_section(w: &WarmupSummary) -> Block {
     let tps: Vec<String> = w.decode_tps.iter().map(|t| num(*t, 1)).collect();
-    out.push_str(&format!(
-        "\n## Warm-up (cold numbers)\n\n{} sequential requests: {} tok/s.",
+    let mut words = format!(
+        "{} sequential requests: {} tok/s.",
         w.requests,
         tps.join(", ")
-    ));
+    );
     let levels: Vec<String> = w
         .concurrency
         .iter()
         .map(|l| format!("c{} {}", l.n, num(l.aggregate_tps, 1)))
         .collect();
     if !levels.is_empty() {
-        out.push_str(&format!(
+        words.push_str(&format!(
             " Rounds (aggregate tok/s): {}.",
             levels.join(", ")
         ));
     }
-    out.push('\n');
-    out
+    section("Warm-up (cold numbers)", vec![para(vec![text(words)])])
 }
 
 /// One line per failed or unusable request.
-fn problems_section(problems: &[String]) -> String {
-    let mut out = format!("\n## Problems ({})\n\n", problems.len());
-    for p in problems {
-        out.push_str(&format!("- {p}\n"));
-    }
-    out
+fn problems_section(problems: &[String]) -> Block {
+    let items = problems.iter().map(|p| vec![text(p)]).collect();
+    section(
+        format!("Problems ({})", problems.len()),
+        vec![Block::List(items)],
+    )
 }
 
 /// The acceptance rate over the measured phases, or why there is none.
-fn spec_decode_section(s: &SpecDecode) -> String {
-    let mut out = String::from("## Speculative decoding\n\n");
-    out.push_str(&match s.status {
+fn spec_decode_section(s: &SpecDecode) -> Block {
+    let mut body = vec![para(vec![text(match s.status {
         SpecStatus::Measured => format!(
-            "Acceptance {:.1}% ({:.0}/{:.0} drafted tokens){} over the measured phases, from {}.\n",
+            "Acceptance {:.1}% ({:.0}/{:.0} drafted tokens){} over the measured phases, from {}.",
             s.acceptance.unwrap_or(0.0) * 100.0,
             s.accepted.unwrap_or(0.0),
             s.drafted.unwrap_or(0.0),
@@ -352,38 +357,40 @@ fn spec_decode_section(s: &SpecDecode) -> String {
                 .unwrap_or_default(),
             s.url
         ),
-        SpecStatus::NotExposed => format!("Not exposed at {}.\n", s.url),
-        SpecStatus::NoDrafts | SpecStatus::Reset => format!("Not measured at {}.\n", s.url),
-    });
+        SpecStatus::NotExposed => format!("Not exposed at {}.", s.url),
+        SpecStatus::NoDrafts | SpecStatus::Reset => format!("Not measured at {}.", s.url),
+    })])];
     if let Some(note) = &s.note {
-        out.push_str(&format!("({note})\n"));
+        body.push(para(vec![text(format!("({note})"))]));
     }
-    out
+    section("Speculative decoding", body)
 }
 
 pub fn soak_markdown(r: &SoakReport) -> String {
-    let mut out = soak_header(r);
-    out.push_str(&soak_totals(r));
-    out.push_str(&soak_latency(r.latency_ms.as_ref()));
+    let mut body = vec![soak_header(r), soak_totals(r)];
+    body.extend(soak_latency(r.latency_ms.as_ref()));
     let workers: Vec<String> = r.per_worker_tps.iter().map(|t| format!("{t:.1}")).collect();
-    out.push_str(&format!("\nPer worker tok/s: {}\n\n", workers.join(", ")));
+    body.push(para(vec![text(format!(
+        "Per worker tok/s: {}",
+        workers.join(", ")
+    ))]));
     if !r.steps.is_empty() {
-        out.push_str(&steps_section(&r.steps));
+        body.push(steps_section(&r.steps));
     }
     if let Some(s) = &r.sweep {
-        out.push_str(&format!("Sweep: {}\n\n", s.verdict));
+        body.push(para(vec![text(format!("Sweep: {}", s.verdict))]));
     }
     if let Some(g) = &r.goodput {
-        out.push_str(&goodput_section(g));
+        body.push(goodput_section(g));
     }
     if let Some(g) = &r.graded {
-        out.push_str(&graded_section(g));
+        body.push(graded_section(g));
     }
     if let Some(s) = &r.sanity {
-        out.push_str(&sanity_section(s));
+        body.push(sanity_section(s));
     }
     if !r.by_kind.is_empty() {
-        out.push_str(&kinds_section(&r.by_kind));
+        body.push(kinds_section(&r.by_kind));
     }
     if !r.error_kinds.is_empty() {
         let kinds: Vec<String> = r
@@ -391,20 +398,23 @@ pub fn soak_markdown(r: &SoakReport) -> String {
             .iter()
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
-        out.push_str(&format!("Errors by kind: {}\n\n", kinds.join(", ")));
+        body.push(para(vec![text(format!(
+            "Errors by kind: {}",
+            kinds.join(", ")
+        ))]));
     }
     if !r.examples.is_empty() {
-        out.push_str(&examples_section(&r.examples));
+        body.push(examples_section(&r.examples));
     }
     for n in &r.notes {
-        out.push_str(&format!("Note: {n}\n"));
+        body.push(para(vec![text(format!("Note: {n}"))]));
     }
-    out
+    let title = vec![text(format!("Soak: {} ({})", r.endpoint.name, r.tool))];
+    document(title, body)
 }
 
 /// One row per step of an open-loop sweep: offered against achieved.
-fn steps_section(steps: &[StepSummary]) -> String {
-    let mut out = String::from("## Load steps\n\n");
+fn steps_section(steps: &[StepSummary]) -> Block {
     let rows: Vec<Vec<String>> = steps
         .iter()
         .map(|s| {
@@ -425,26 +435,22 @@ fn steps_section(steps: &[StepSummary]) -> String {
             ]
         })
         .collect();
-    out.push_str(&markdown_table(
-        &[
-            "load",
-            "requests",
-            "offered req/s",
-            "achieved req/s",
-            "p50 ms",
-            "p99 ms",
-            "delayed / dropped",
-            "errors",
-            "saturation",
-        ],
-        &rows,
-    ));
-    out.push('\n');
-    out
+    let headers = [
+        "load",
+        "requests",
+        "offered req/s",
+        "achieved req/s",
+        "p50 ms",
+        "p99 ms",
+        "delayed / dropped",
+        "errors",
+        "saturation",
+    ];
+    section("Load steps", vec![table(&headers, rows)])
 }
 
 /// The requests within the objectives, and the latency fit the per-token one is checked on.
-fn goodput_section(g: &Goodput) -> String {
+fn goodput_section(g: &Goodput) -> Block {
     let mut slo = Vec::new();
     if let Some(ms) = g.slo.e2e_ms {
         slo.push(format!("e2e ≤ {ms} ms"));
@@ -452,42 +458,45 @@ fn goodput_section(g: &Goodput) -> String {
     if let Some(ms) = g.slo.tpot_ms {
         slo.push(format!("per output token ≤ {ms} ms"));
     }
-    let mut out = format!(
-        "## Goodput ({})\n\n{} of {} requests ({:.1}%) were usable within the objectives: {:.2} req/s.\n",
-        slo.join(", "),
+    let mut words = vec![text(format!(
+        "{} of {} requests ({:.1}%) were usable within the objectives: {:.2} req/s.",
         g.within_slo,
         g.requests,
         g.within_slo_share * 100.0,
         g.requests_per_s
-    );
+    ))];
     if let Some(f) = &g.fit {
-        out.push_str(&format!(
+        words.push(crate::doc::Inline::Break);
+        words.push(text(format!(
             "Latency fit e2e ≈ a + b·tokens from the medians at budgets {} and {} ({} and {} requests): \
-             a = {:.0} ms fixed, b = {:.2} ms per output token.\n",
+             a = {:.0} ms fixed, b = {:.2} ms per output token.",
             f.budgets[0], f.budgets[1], f.requests[0], f.requests[1], f.fixed_ms, f.per_token_ms
-        ));
+        )));
     }
-    out.push('\n');
-    out
+    section(format!("Goodput ({})", slo.join(", ")), vec![para(words)])
 }
 
 /// Accuracy overall, per load level and per time window, and the prompts whose answer changed.
-fn graded_section(g: &GradedSummary) -> String {
+fn graded_section(g: &GradedSummary) -> Block {
     let pct = |a: Option<f64>| {
         a.map(|a| format!("{:.1}%", a * 100.0))
             .unwrap_or_else(|| "–".into())
     };
-    let mut out = format!(
-        "## Graded prompts\n\n{} graded requests: {} correct, {} wrong, {} unscored (failed); accuracy {}.\n\
-         Answer stability: {} of {} prompts asked more than once gave the same answer every time.\n\n",
-        g.requests,
-        g.correct,
-        g.wrong,
-        g.unscored,
-        pct(g.accuracy),
-        g.stability.stable,
-        g.stability.prompts
-    );
+    let mut body = vec![para(vec![
+        text(format!(
+            "{} graded requests: {} correct, {} wrong, {} unscored (failed); accuracy {}.",
+            g.requests,
+            g.correct,
+            g.wrong,
+            g.unscored,
+            pct(g.accuracy),
+        )),
+        crate::doc::Inline::Break,
+        text(format!(
+            "Answer stability: {} of {} prompts asked more than once gave the same answer every time.",
+            g.stability.stable, g.stability.prompts
+        )),
+    ])];
     let rows =
         |slices: &[GradedSlice], label: &dyn Fn(&GradedSlice) -> String| -> Vec<Vec<String>> {
             slices
@@ -515,47 +524,47 @@ fn graded_section(g: &GradedSummary) -> String {
     if g.by_level.len() > 1 {
         let mut h = headers;
         h[0] = "load";
-        out.push_str(&markdown_table(
+        body.push(table(
             &h,
-            &rows(&g.by_level, &|s| match (s.rate, s.concurrency) {
+            rows(&g.by_level, &|s| match (s.rate, s.concurrency) {
                 (Some(r), _) => format!("{r} req/s"),
                 (None, Some(c)) => format!("c{c}"),
                 _ => "–".into(),
             }),
         ));
-        out.push('\n');
     }
     let mut h = headers;
     h[0] = "window (s)";
-    out.push_str(&markdown_table(
+    body.push(table(
         &h,
-        &rows(&g.by_window, &|s| {
+        rows(&g.by_window, &|s| {
             format!("{}–{}", num(s.start_s, 0), num(s.end_s, 0))
         }),
     ));
-    for u in &g.stability.unstable {
-        let answers: Vec<String> = u
-            .answers
-            .iter()
-            .map(|(a, n)| format!("{a:?} ×{n}"))
-            .collect();
-        out.push_str(&format!(
-            "\n- `{}` answered {}",
-            u.prompt,
-            answers.join(", ")
-        ));
+    let unstable: Vec<Line> = g
+        .stability
+        .unstable
+        .iter()
+        .map(|u| {
+            let answers: Vec<String> = u
+                .answers
+                .iter()
+                .map(|(a, n)| format!("{a:?} ×{n}"))
+                .collect();
+            vec![
+                code(&u.prompt),
+                text(format!(" answered {}", answers.join(", "))),
+            ]
+        })
+        .collect();
+    if !unstable.is_empty() {
+        body.push(Block::List(unstable));
     }
-    out.push_str("\n\n");
-    out
+    section("Graded prompts", body)
 }
 
 /// Bad outputs per level of the agent-sanity sweep.
-fn sanity_section(s: &Sanity) -> String {
-    let mut out = format!(
-        "## Agent sanity: **{}** ({} bad outputs)\n\n",
-        if s.passed { "passed" } else { "failed" },
-        s.bad
-    );
+fn sanity_section(s: &Sanity) -> Block {
     let rows: Vec<Vec<String>> = s
         .levels
         .iter()
@@ -573,20 +582,24 @@ fn sanity_section(s: &Sanity) -> String {
             ]
         })
         .collect();
-    out.push_str(&markdown_table(
-        &[
-            "level",
-            "requests",
-            "errors",
-            "empty",
-            "degenerate",
-            "wrong",
-            "bad",
-        ],
-        &rows,
-    ));
-    out.push('\n');
-    out
+    let headers = [
+        "level",
+        "requests",
+        "errors",
+        "empty",
+        "degenerate",
+        "wrong",
+        "bad",
+    ];
+    let title = t(
+        &format!(
+            "Agent sanity: **{}** ({} bad outputs)",
+            if s.passed { "passed" } else { "failed" },
+            s.bad
+        ),
+        &[],
+    );
+    Part::new(2, None, title, vec![table(&headers, rows)]).into()
 }
 
 /// How the soak loaded the endpoint, in words.
@@ -618,31 +631,30 @@ fn load_words(r: &SoakReport) -> String {
     )
 }
 
-/// The title and the paragraph saying how the soak ended and what it sent.
-fn soak_header(r: &SoakReport) -> String {
-    format!(
-        "# Soak: {} ({})\n\nModel `{}` at {}. Status **{}**: {:.0} s of {:.0} s, {}, kinds {}, \
-         `stream: false`.\n\n",
-        r.endpoint.name,
-        r.tool,
-        r.endpoint.model,
-        r.endpoint.base_url,
-        r.status.report_label(),
-        r.wall_s,
-        r.settings.duration_s * r.settings.rates.len().max(r.settings.levels.len()).max(1) as f64,
-        load_words(r),
-        r.settings
-            .kinds
-            .iter()
-            .map(|k| k.label())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+/// The paragraph saying how the soak ended and what it sent.
+fn soak_header(r: &SoakReport) -> Block {
+    para(t(
+        &format!(
+            "Model `$` at $. Status **{}**: {:.0} s of {:.0} s, {}, kinds {}, `stream: false`.",
+            r.status.report_label(),
+            r.wall_s,
+            r.settings.duration_s
+                * r.settings.rates.len().max(r.settings.levels.len()).max(1) as f64,
+            load_words(r),
+            r.settings
+                .kinds
+                .iter()
+                .map(|k| k.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        &[&r.endpoint.model, &r.endpoint.base_url],
+    ))
 }
 
 /// One row of totals: requests, tokens, tok/s and problems.
-fn soak_totals(r: &SoakReport) -> String {
-    markdown_table(
+fn soak_totals(r: &SoakReport) -> Block {
+    table(
         &[
             "requests",
             "completion tokens",
@@ -652,7 +664,7 @@ fn soak_totals(r: &SoakReport) -> String {
             "soft-empty",
             "degenerate",
         ],
-        &[vec![
+        vec![vec![
             r.requests.to_string(),
             r.completion_tokens.to_string(),
             r.prompt_tokens.to_string(),
@@ -665,26 +677,26 @@ fn soak_totals(r: &SoakReport) -> String {
 }
 
 /// Wall latency percentiles of the requests with a completion.
-fn soak_latency(lat: Option<&Percentiles>) -> String {
+fn soak_latency(lat: Option<&Percentiles>) -> Vec<Block> {
     let ms = |f: fn(&Percentiles) -> f64| num(lat.map(f), 0);
-    let mut out = String::from("\nWall latency (ms, requests with a completion):\n\n");
-    out.push_str(&markdown_table(
-        &["p50", "p90", "p95", "p99", "max", "mean"],
-        &[vec![
-            ms(|p| p.p50),
-            ms(|p| p.p90),
-            ms(|p| p.p95),
-            ms(|p| p.p99),
-            ms(|p| p.max),
-            ms(|p| p.mean),
-        ]],
-    ));
-    out
+    vec![
+        para(vec![text("Wall latency (ms, requests with a completion):")]),
+        table(
+            &["p50", "p90", "p95", "p99", "max", "mean"],
+            vec![vec![
+                ms(|p| p.p50),
+                ms(|p| p.p90),
+                ms(|p| p.p95),
+                ms(|p| p.p99),
+                ms(|p| p.max),
+                ms(|p| p.mean),
+            ]],
+        ),
+    ]
 }
 
 /// One row per traffic kind.
-fn kinds_section(kinds: &[KindSummary]) -> String {
-    let mut out = String::new();
+fn kinds_section(kinds: &[KindSummary]) -> Block {
     let rows: Vec<Vec<String>> = kinds
         .iter()
         .map(|k| {
@@ -699,7 +711,7 @@ fn kinds_section(kinds: &[KindSummary]) -> String {
             ]
         })
         .collect();
-    out.push_str(&markdown_table(
+    table(
         &[
             "kind",
             "requests",
@@ -709,24 +721,99 @@ fn kinds_section(kinds: &[KindSummary]) -> String {
             "p50 ms",
             "mean tokens",
         ],
-        &rows,
-    ));
-    out.push('\n');
-    out
+        rows,
+    )
 }
 
 /// The first few problem requests.
-fn examples_section(examples: &[Example]) -> String {
-    let mut out = String::from("## Problem requests (first few)\n\n");
-    for e in examples {
-        out.push_str(&format!(
-            "- #{} (worker {}, {}): {}\n",
-            e.seq,
-            e.worker,
-            e.kind.label(),
-            e.problem
-        ));
+fn examples_section(examples: &[Example]) -> Block {
+    let items = examples
+        .iter()
+        .map(|e| {
+            vec![text(format!(
+                "#{} (worker {}, {}): {}",
+                e.seq,
+                e.worker,
+                e.kind.label(),
+                e.problem
+            ))]
+        })
+        .collect();
+    section("Problem requests (first few)", vec![Block::List(items)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bench of every phase, with a baseline, a skipped prefill size, problems and notes.
+    fn bench(name: &str, tps: f64) -> BenchReport {
+        serde_json::from_value(serde_json::json!({
+            "tool": "coherence 0.0.0", "kind": "bench", "status": "interrupted",
+            "endpoint": {"name": name, "base_url": "http://x/v1", "model": "m</b>", "max_model_len": 4096, "server": null},
+            "started_at": "2025-01-01T00:00:00Z", "finished_at": "2025-01-01T00:01:00Z",
+            "settings": {"warmup": 2, "runs": 2, "max_tokens": 64, "concurrency": [1, 4], "rounds": 2,
+                         "prefill": [1024, 8192], "prefill_runs": 1, "stream": false, "params": {}},
+            "warmup": {"requests": 2, "decode_tps": [40.0, 45.5],
+                       "concurrency": [{"n": 4, "aggregate_tps": 150.25, "per_stream_tps": 37.5, "rounds": [], "errors": 0}]},
+            "decode": {"max_tokens": 64, "peak_tps": tps, "mean_tps": tps - 2.0, "cold_tps": 41.0,
+                       "cold_source": "warm-up", "errors": 0,
+                       "runs": [{"completion_tokens": 64, "seconds": 1.2, "tps": tps},
+                                {"completion_tokens": 64, "seconds": 1.3, "tps": null}]},
+            "concurrency": [{"n": 1, "aggregate_tps": tps, "per_stream_tps": tps, "min_aggregate_tps": 49.0,
+                             "max_aggregate_tps": 51.0, "rounds": [], "errors": 0},
+                            {"n": 4, "aggregate_tps": 160.0, "per_stream_tps": 40.0, "rounds": [], "errors": 1}],
+            "prefill": [{"tokens": 1024, "prompt_tokens": 1030, "ttft_ms": 120.4, "prompt_tps": 8500.0,
+                         "first_ttft_ms": 300.0, "runs": [], "errors": 0}],
+            "prefill_skipped": [{"tokens": 8192, "reason": "exceeds max_model_len 4096"}],
+            "spec_decode": {"status": "measured", "url": "http://x/metrics", "acceptance": 0.6,
+                            "accepted": 12.0, "drafted": 20.0, "mean_acceptance_length": 2.5, "note": "a note"},
+            "problems": ["c4 round 2: HTTP 500 | <script>"],
+            "baseline": {"source": "the guide", "rows": [
+                {"metric": "decode.peak_tps", "claim": 55.0, "measured": tps, "delta_pct": -9.1},
+                {"metric": "prefill.8192.prompt_tps", "claim": 1513.0, "measured": null, "delta_pct": null}]},
+            "notes": ["prefill 8192 not reached"]
+        }))
+        .unwrap()
     }
-    out.push('\n');
-    out
+
+    #[test]
+    fn bench_report_has_every_section() {
+        insta::assert_snapshot!(bench_markdown(&bench("fast", 50.0)));
+    }
+
+    #[test]
+    fn side_by_side_sets_each_metric_against_the_first() {
+        let md = side_by_side_markdown(
+            &[bench("fast", 50.0), bench("slow", 25.0)],
+            &["fast", "slow", "gone"],
+        );
+        insta::assert_snapshot!(md.clone());
+        assert!(
+            md.contains("| decode.peak_tps | 50.00 | 25.00 | 0.50x |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Not benched (interrupted before): gone"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_bench_of_nothing_has_its_header_only() {
+        let mut r = bench("a", 1.0);
+        r.status = BenchStatus::Finished;
+        (r.warmup, r.decode, r.spec_decode, r.baseline) = (None, None, None, None);
+        r.concurrency.clear();
+        r.prefill.clear();
+        r.prefill_skipped.clear();
+        r.problems.clear();
+        r.notes.clear();
+        let md = bench_markdown(&r);
+        assert!(!md.contains("## "), "{md}");
+        assert!(
+            md.starts_with("# Bench: a (coherence 0.0.0)\n\nModel `m</b>` at http://x/v1"),
+            "{md}"
+        );
+    }
 }

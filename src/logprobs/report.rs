@@ -1,10 +1,9 @@
 //! The Markdown report of `coherence logprobs`, with the published priors to read figures against.
 
-use std::fmt::Write;
-
 use super::consistency::Alignment;
 use super::metrics::Summary;
 use super::run::{Evidence, PairFigures};
+use crate::doc::{code, link, para, strong, t, text, to_markdown, Block, Line, Part, Table};
 
 /// Published expectations: (change, mean KLD, same top token %, RMS Δp %, source).
 /// Full-vocabulary figures on LLaMA 3 8B over Wikitext-2, from llama.cpp's documentation.
@@ -62,131 +61,185 @@ fn pct_points(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{:.3} %", v * 100.0))
 }
 
-fn row(label: &str, s: &Summary) -> String {
-    format!(
-        "| {label} | {} | {} | {} | {} | {} | {} |\n",
-        s.tokens,
-        num(s.mean_kld, 6),
-        num(s.p99_kld, 6),
-        pct(s.top1_agreement),
-        pct_points(s.mean_delta_p),
-        pct_points(s.rms_delta_p),
-    )
+/// The columns of a figures table.
+fn figures_table() -> Table {
+    Table::new(&[
+        "",
+        "tokens",
+        "mean KLD",
+        "p99 KLD",
+        "same top token",
+        "mean Δp",
+        "RMS Δp",
+    ])
+    .right(&[1, 2, 3, 4, 5, 6])
 }
 
-const HEAD: &str = "| | tokens | mean KLD | p99 KLD | same top token | mean Δp | RMS Δp |\n|---|---:|---:|---:|---:|---:|---:|\n";
+fn row(table: &mut Table, label: Line, s: &Summary) {
+    let mut cells = vec![label];
+    cells.extend(
+        [
+            s.tokens.to_string(),
+            num(s.mean_kld, 6),
+            num(s.p99_kld, 6),
+            pct(s.top1_agreement),
+            pct_points(s.mean_delta_p),
+            pct_points(s.rms_delta_p),
+        ]
+        .map(|c| vec![text(c)]),
+    );
+    table.row(cells);
+}
 
 /// One pair's figures: overall and per category, then the five items (passages, or a compare
-/// run's prompts) with the largest mean KLD.
-pub fn pair_tables(p: &PairFigures, items: &str) -> String {
-    let mut md = String::new();
-    for n in &p.notes {
-        let _ = writeln!(md, "{n}\n");
-    }
-    md.push_str(HEAD);
-    md.push_str(&row("**overall**", &p.summary));
+/// run's prompts) with the largest mean KLD, each linked to `anchor(id)` when it has one.
+pub fn pair_blocks(
+    p: &PairFigures,
+    items: &str,
+    anchor: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Block> {
+    let mut blocks: Vec<Block> = p.notes.iter().map(|n| para(vec![text(n)])).collect();
+    let mut table = figures_table();
+    row(&mut table, vec![strong(vec![text("overall")])], &p.summary);
     for c in &p.categories {
-        md.push_str(&row(&c.category, &c.summary));
+        row(&mut table, vec![text(&c.category)], &c.summary);
     }
+    blocks.push(table.into());
     let worst = p.worst(5);
     if !worst.is_empty() {
-        let _ = writeln!(md, "\n{items} with the largest mean KLD:\n");
-        md.push_str(HEAD);
+        blocks.push(para(vec![text(format!(
+            "{items} with the largest mean KLD:"
+        ))]));
+        let mut table = figures_table();
         for x in worst {
-            md.push_str(&row(&format!("`{}` ({})", x.id, x.category), &x.summary));
+            let id = match anchor(&x.id) {
+                Some(a) => link(a, vec![code(&x.id)]),
+                None => code(&x.id),
+            };
+            row(
+                &mut table,
+                vec![id, text(format!(" ({})", x.category))],
+                &x.summary,
+            );
         }
+        blocks.push(table.into());
     }
-    md
+    blocks
 }
 
 /// The priors table and how to read it.
-pub fn priors() -> String {
-    let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "| change | mean KLD | same top token | RMS Δp | source |\n|---|---:|---:|---:|---|"
-    );
+pub fn priors() -> Vec<Block> {
+    let mut table =
+        Table::new(&["change", "mean KLD", "same top token", "RMS Δp", "source"]).right(&[1, 2, 3]);
     for (change, kld, top, rms, source) in PRIORS {
         let top = if *top == "—" {
             "—".to_string()
         } else {
             format!("{top}%")
         };
-        let _ = writeln!(md, "| {change} | {kld} | {top} | {rms} % | {source} |");
+        table.text_row(&[*change, kld, &top, &format!("{rms} %"), source]);
     }
-    let _ = writeln!(md, "\n{PRIORS_NOTE}");
-    md
+    vec![table.into(), para(t(PRIORS_NOTE, &[]))]
 }
 
 /// The whole report.
 pub fn markdown(e: &Evidence) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "# Token-level evidence\n");
-    let _ = writeln!(
-        md,
-        "{} passages, top-{} logprobs. KL is KL(reference ‖ other) in nats over the reference's top-k plus one tail bucket; Δp is p_other − p_reference of the text's token.\n",
+    let mut body = vec![para(vec![text(format!(
+        "{} passages, top-{} logprobs. KL is KL(reference ‖ other) in nats over the reference's top-k plus one tail bucket; Δp is p_other − p_reference of the text's token.",
         e.passages, e.top_k
-    );
-    let _ = writeln!(md, "## Endpoints\n");
-    for ep in &e.endpoints {
-        let mode = ep.mode.map_or("none", |m| m.label());
-        let offset = ep.offset.map_or("unknown".into(), |o| o.to_string());
-        let _ = writeln!(
-            md,
-            "- **{}** (`{}`): mode {mode}, offset {offset}{}",
-            ep.name,
-            ep.model,
-            if ep.usable { "" } else { ", **not used**" }
-        );
-        for n in &ep.notes {
-            let _ = writeln!(md, "  - {n}");
-        }
-    }
-    let _ = writeln!(md, "\n## Self-consistency (decode vs prefill)\n");
-    if e.self_consistency.is_empty() {
-        let _ = writeln!(md, "No endpoint could be checked.");
-    } else {
-        let _ = writeln!(md, "| endpoint | tokens | offset | alignment | max abs diff | mean abs diff |\n|---|---:|---:|---|---:|---:|");
-        for s in &e.self_consistency {
-            let alignment = match s.alignment {
-                Alignment::Aligned => "aligned",
-                Alignment::Offset => "offset, compensated",
-                Alignment::Undetermined => "undetermined (refused)",
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {alignment} | {} | {} |",
-                s.endpoint,
-                s.tokens,
-                s.offset.map_or("—".into(), |o| o.to_string()),
-                num(s.max_abs_diff, 4),
-                num(s.mean_abs_diff, 4)
-            );
-        }
-        for s in &e.self_consistency {
-            for n in &s.notes {
-                let _ = writeln!(md, "- {}: {n}", s.endpoint);
+    ))])];
+    let endpoints: Vec<Line> = e
+        .endpoints
+        .iter()
+        .map(|ep| {
+            let mode = ep.mode.map_or("none", |m| m.label());
+            let offset = ep.offset.map_or("unknown".into(), |o| o.to_string());
+            let mut line = vec![
+                strong(vec![text(&ep.name)]),
+                text(" ("),
+                code(&ep.model),
+                text(format!("): mode {mode}, offset {offset}")),
+            ];
+            if !ep.usable {
+                line.extend(t(", **not used**", &[]));
             }
-        }
-    }
+            for n in &ep.notes {
+                line.push(text(format!("; {n}")));
+            }
+            line
+        })
+        .collect();
+    body.push(part("Endpoints", vec![Block::List(endpoints)]));
+    body.push(part(
+        "Self-consistency (decode vs prefill)",
+        self_consistency(e),
+    ));
     for p in &e.pairs {
-        let _ = writeln!(md, "\n## {} vs {}\n", p.reference, p.other);
-        md.push_str(&pair_tables(p, "Passages"));
+        let title = format!("{} vs {}", p.reference, p.other);
+        body.push(part(&title, pair_blocks(p, "Passages", &|_| None)));
     }
     if !e.problems.is_empty() {
-        let _ = writeln!(md, "\n## Not compared\n");
-        for p in &e.problems {
-            let _ = writeln!(
-                md,
-                "- {} `{}` ({}): {}",
-                p.endpoint,
-                p.passage.as_deref().unwrap_or("-"),
-                p.kind,
-                p.reason
-            );
-        }
+        let problems = e
+            .problems
+            .iter()
+            .map(|p| {
+                vec![
+                    text(format!("{} ", p.endpoint)),
+                    code(p.passage.as_deref().unwrap_or("-")),
+                    text(format!(" ({}): {}", p.kind, p.reason)),
+                ]
+            })
+            .collect();
+        body.push(part("Not compared", vec![Block::List(problems)]));
     }
-    let _ = writeln!(md, "\n## Priors\n");
-    md.push_str(&priors());
-    md
+    body.push(part("Priors", priors()));
+    to_markdown(&[Part::new(1, None, vec![text("Token-level evidence")], body).into()])
+}
+
+fn part(title: &str, body: Vec<Block>) -> Block {
+    Part::new(2, None, vec![text(title)], body).into()
+}
+
+fn self_consistency(e: &Evidence) -> Vec<Block> {
+    if e.self_consistency.is_empty() {
+        return vec![para(vec![text("No endpoint could be checked.")])];
+    }
+    let mut table = Table::new(&[
+        "endpoint",
+        "tokens",
+        "offset",
+        "alignment",
+        "max abs diff",
+        "mean abs diff",
+    ])
+    .right(&[1, 2, 4, 5]);
+    for s in &e.self_consistency {
+        let alignment = match s.alignment {
+            Alignment::Aligned => "aligned",
+            Alignment::Offset => "offset, compensated",
+            Alignment::Undetermined => "undetermined (refused)",
+        };
+        table.text_row(&[
+            s.endpoint.clone(),
+            s.tokens.to_string(),
+            s.offset.map_or("—".into(), |o| o.to_string()),
+            alignment.to_string(),
+            num(s.max_abs_diff, 4),
+            num(s.mean_abs_diff, 4),
+        ]);
+    }
+    let notes: Vec<Line> = e
+        .self_consistency
+        .iter()
+        .flat_map(|s| {
+            s.notes
+                .iter()
+                .map(move |n| vec![text(format!("{}: {n}", s.endpoint))])
+        })
+        .collect();
+    let mut blocks = vec![table.into()];
+    if !notes.is_empty() {
+        blocks.push(Block::List(notes));
+    }
+    blocks
 }

@@ -1,56 +1,57 @@
 //! comparison_table.md (the quality lines of the headline, the verdict counts, one row per
-//! prompt), and the Markdown table writer every report uses, with cells escaped so
-//! that answers cannot break the layout.
+//! prompt), and the plain Markdown table writer of stdout listings.
 
-use std::fmt::Write;
-
-use super::markdown::answer::quality_lines;
-use super::markdown::cells::{anchor, answer_cell, names, verdict_cell};
+use super::sections::answer::quality_lines;
+use super::sections::cells::{anchor, answer_cell, names, verdict_cell};
 use crate::analysis::Results;
+use crate::doc::{code, link, para, strong, text, to_markdown, Block, Line, Part, Table};
 use crate::text::clip;
 
 /// comparison_table.md: the headline and one row per prompt.
 pub fn render_table(results: &Results) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# Comparison table: {}\n", names(results).join(" vs "));
-    out.push_str(&quality_lines(results));
-    if !results.quality.is_empty() {
-        out.push('\n');
+    let mut body = Vec::new();
+    let quality = quality_lines(results);
+    if !quality.is_empty() {
+        body.push(Block::List(quality));
     }
-    let _ = writeln!(out, "**{}**\n", results.summary.headline());
-    out.push_str(&prompt_table(results, false));
-    out
+    body.push(para(vec![strong(vec![text(results.summary.headline())])]));
+    body.push(prompt_table(results, false).into());
+    let title = vec![text(format!(
+        "Comparison table: {}",
+        names(results).join(" vs ")
+    ))];
+    to_markdown(&[Part::new(1, None, title, body).into()])
 }
 
 /// One row per prompt: expected answer, every endpoint's answer, the verdict; with `linked`, each
-/// prompt links to its details (inside report.md).
-pub(super) fn prompt_table(results: &Results, linked: bool) -> String {
+/// prompt links to its details (inside the report).
+pub(super) fn prompt_table(results: &Results, linked: bool) -> Table {
     let names = names(results);
     let mut headers = vec!["prompt", "category", "expected"];
     headers.extend(names.iter().copied());
     headers.push("verdict");
-    let rows: Vec<Vec<String>> = results
-        .prompts
-        .iter()
-        .map(|p| {
-            let mut row = vec![
-                if linked {
-                    format!("[`{}`](#{})", p.id, anchor(&p.id))
-                } else {
-                    format!("`{}`", p.id)
-                },
-                p.category.clone(),
-                clip(&p.expected, 40),
-            ];
-            row.extend(names.iter().map(|n| answer_cell(p.answers.get(*n))));
-            row.push(verdict_cell(p.verdict));
-            row
-        })
-        .collect();
-    markdown_table(&headers, &rows)
+    let mut table = Table::new(&headers);
+    table.sortable = true;
+    for p in &results.prompts {
+        let id = if linked {
+            link(anchor(&p.id), vec![code(&p.id)])
+        } else {
+            code(&p.id)
+        };
+        let mut row: Vec<Line> = vec![
+            vec![id],
+            vec![text(&p.category)],
+            vec![text(clip(&p.expected, 40))],
+        ];
+        row.extend(names.iter().map(|n| answer_cell(p.answers.get(*n))));
+        row.push(verdict_cell(p.verdict));
+        table.row(row);
+    }
+    table
 }
 
-/// Render a Markdown table. Pipes and newlines inside cells are escaped.
+/// A Markdown table of cells that are Markdown already (stdout listings build their own);
+/// pipes and newlines inside cells are escaped so that no cell can break its row.
 pub fn markdown_table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     out.push_str(&row_line(headers.iter().map(|h| h.to_string())));

@@ -1,0 +1,250 @@
+//! The HTML writer of the document model: sections, folded details, tables (sortable, with
+//! data for the filters), inline SVG charts. Every string is escaped here, once.
+
+use std::fmt::Write;
+
+use super::chart;
+use super::escape::{anchor, esc};
+use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
+
+/// The document as an HTML fragment (the page around it is the caller's).
+pub fn to_html(blocks: &[Block]) -> String {
+    let mut out = String::new();
+    for b in blocks {
+        block(&mut out, b);
+    }
+    out
+}
+
+fn block(out: &mut String, b: &Block) {
+    match b {
+        Block::Part(p) => part(out, p),
+        Block::Paragraph(l) => {
+            let _ = writeln!(out, "<p>{}</p>", inline_html(l));
+        }
+        Block::Callout { bad, text } => {
+            let _ = writeln!(
+                out,
+                "<p class=\"callout{}\">{}</p>",
+                if *bad { " bad" } else { "" },
+                inline_html(text)
+            );
+        }
+        Block::Quote(l) => {
+            let _ = writeln!(
+                out,
+                "<blockquote class=\"text\">{}</blockquote>",
+                inline_html(l)
+            );
+        }
+        Block::List(items) => {
+            out.push_str("<ul class=\"facts\">\n");
+            for l in items {
+                let _ = writeln!(out, "<li>{}</li>", inline_html(l));
+            }
+            out.push_str("</ul>\n");
+        }
+        Block::Table(t) => table(out, t),
+        Block::Preformatted(s) => {
+            let _ = writeln!(out, "<pre class=\"text\">{}</pre>", esc(s.trim_end()));
+        }
+        Block::Figure(Figure::Caption(line)) => {
+            let _ = writeln!(out, "<p class=\"hist-name\">{}</p>", inline_html(line));
+        }
+        Block::Figure(f) => {
+            out.push_str("<div class=\"figure\">");
+            chart::figure(out, f);
+            out.push_str("</div>\n");
+        }
+        Block::Filters { table, selects } => filters(out, table, selects),
+    }
+}
+
+fn id_attr(id: &Option<String>) -> String {
+    id.as_ref()
+        .map(|i| format!(" id=\"{}\"", anchor(i)))
+        .unwrap_or_default()
+}
+
+fn part(out: &mut String, p: &Part) {
+    let id = id_attr(&p.id);
+    let title = inline_html(&p.title);
+    if p.fold != Fold::Open {
+        let _ = write!(
+            out,
+            "<details class=\"prompt\"{id}>\n<summary>{title}</summary>\n<div class=\"prompt-body\">\n"
+        );
+        for b in &p.body {
+            block(out, b);
+        }
+        out.push_str("</div>\n</details>\n");
+        return;
+    }
+    let (open, close) = match p.level {
+        1 => (
+            format!("<header{id}>\n<h1>{title}</h1>\n"),
+            "</header>\n".to_string(),
+        ),
+        2 => (
+            format!("<section{id}>\n<h2>{title}</h2>\n"),
+            "</section>\n".to_string(),
+        ),
+        n => {
+            let n = n.min(6);
+            (format!("<h{n}{id}>{title}</h{n}>\n"), String::new())
+        }
+    };
+    out.push_str(&open);
+    for b in &p.body {
+        block(out, b);
+    }
+    out.push_str(&close);
+}
+
+fn table(out: &mut String, t: &Table) {
+    let mut classes: Vec<&str> = Vec::new();
+    if t.sortable {
+        classes.push("sortable");
+    }
+    if let Some(c) = &t.class {
+        classes.push(c);
+    }
+    let _ = write!(
+        out,
+        "<div class=\"scroll\"><table{}{}>\n<thead><tr>",
+        t.id.map(|i| format!(" id=\"{}\"", esc(i)))
+            .unwrap_or_default(),
+        if classes.is_empty() {
+            String::new()
+        } else {
+            format!(" class=\"{}\"", esc(&classes.join(" ")))
+        }
+    );
+    for c in &t.columns {
+        let _ = write!(out, "<th>{}</th>", inline_html(&c.header));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for r in &t.rows {
+        out.push_str("<tr");
+        for (k, v) in &r.data {
+            let _ = write!(out, " data-{}=\"{}\"", esc(k), esc(v));
+        }
+        out.push('>');
+        for (i, c) in t.columns.iter().enumerate() {
+            let cell = r.cells.get(i).map(inline_html).unwrap_or_default();
+            match c.align {
+                Align::Left => {
+                    let _ = write!(out, "<td>{cell}</td>");
+                }
+                Align::Right => {
+                    let _ = write!(out, "<td class=\"num\">{cell}</td>");
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+}
+
+/// The filter controls, hidden until the page's script shows them (they do nothing without it).
+fn filters(out: &mut String, table: &str, selects: &[(&'static str, Vec<String>)]) {
+    let _ = write!(
+        out,
+        "<div class=\"filters\" data-table=\"{}\" hidden>",
+        esc(table)
+    );
+    for (key, values) in selects {
+        let _ = write!(
+            out,
+            "<label>{} <select data-key=\"{}\"><option value=\"\">all</option>",
+            esc(key),
+            esc(key)
+        );
+        for v in values {
+            let _ = write!(
+                out,
+                "<option value=\"{}\">{}</option>",
+                esc(v),
+                esc(&v.replace('_', " "))
+            );
+        }
+        out.push_str("</select></label>");
+    }
+    out.push_str(
+        "<label>text <input type=\"search\" data-key=\"text\" placeholder=\"prompt, answer…\"></label>\
+         <span class=\"count\" aria-live=\"polite\"></span></div>\n",
+    );
+}
+
+/// Plain text escaped for HTML (a page's title or footer).
+pub fn html_text(s: &str) -> String {
+    esc(s).to_string()
+}
+
+/// Inline text as HTML.
+pub(super) fn inline_html(line: &Line) -> String {
+    let mut out = String::new();
+    for i in line {
+        one(&mut out, i);
+    }
+    out
+}
+
+fn one(out: &mut String, i: &Inline) {
+    match i {
+        Inline::Text(s) => {
+            let _ = write!(out, "{}", esc(s));
+        }
+        Inline::Code(s) => {
+            let _ = write!(out, "<code>{}</code>", esc(s));
+        }
+        Inline::Styled(style, l) => {
+            let inner = inline_html(l);
+            let _ = match style {
+                Style::Strong => write!(out, "<strong>{inner}</strong>"),
+                Style::StrongWithId(id) => {
+                    write!(out, "<strong id=\"{}\">{inner}</strong>", esc(id))
+                }
+                Style::Deleted => write!(out, "<del>{inner}</del>"),
+                Style::Inserted => write!(out, "<ins>{inner}</ins>"),
+                Style::Class(c) => write!(out, "<span class=\"{}\">{inner}</span>", esc(c)),
+                Style::HtmlOnly => write!(out, "<span>{inner}</span>"),
+            };
+        }
+        Inline::Link { anchor: a, text } => {
+            let _ = write!(out, "<a href=\"#{}\">{}</a>", anchor(a), inline_html(text));
+        }
+        Inline::Break => out.push_str("<br>"),
+        Inline::Figure(Figure::Caption(line)) => out.push_str(&inline_html(line)),
+        Inline::Figure(f) => chart::figure(out, f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::{code, para, span, text, Table};
+
+    #[test]
+    fn hostile_text_is_inert_everywhere() {
+        let evil = "</pre><script>alert(\"x\")</script><img src=x onerror=alert(1)>\u{1b}[2J";
+        let mut t = Table::new(&[evil]);
+        t.rows.push(crate::doc::Row {
+            cells: vec![vec![code(evil)]],
+            data: vec![("category", evil.into())],
+        });
+        let html = to_html(&[
+            para(vec![text(evil), span("muted", vec![text(evil)])]),
+            Block::Quote(vec![text(evil)]),
+            Block::Preformatted(evil.into()),
+            t.into(),
+        ]);
+        assert!(
+            !html.contains("<script") && !html.contains("<img"),
+            "{html}"
+        );
+        assert!(!html.contains('\u{1b}'), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"));
+        assert!(html.contains("␛[2J"));
+    }
+}
