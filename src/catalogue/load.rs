@@ -7,6 +7,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
+use super::suite::SuiteChoice;
 use crate::score::{ScoreContext, ScorerSpec};
 
 /// A loaded, validated catalogue.
@@ -16,6 +17,10 @@ pub struct Catalogue {
     pub prompts: Vec<Prompt>,
     /// sha256 over every file's name and bytes, so a run records exactly which catalogue it used.
     pub hash: String,
+    /// The suites its prompts come from (the files alone: `core`).
+    pub suites: SuiteChoice,
+    /// Position of each prompt by id, so looking one up does not scan them all.
+    index: HashMap<String, usize>,
 }
 
 /// Every problem found while loading, each already prefixed with `file:line:`.
@@ -58,8 +63,34 @@ struct RawPrompt {
 }
 
 impl Catalogue {
+    pub(crate) fn new(
+        dir: PathBuf,
+        prompts: Vec<Prompt>,
+        hash: String,
+        suites: SuiteChoice,
+    ) -> Self {
+        let index = prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.clone(), i))
+            .collect();
+        Catalogue {
+            dir,
+            prompts,
+            hash,
+            suites,
+            index,
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<&Prompt> {
-        self.prompts.iter().find(|p| p.id == id)
+        // The index, checked against the prompt it points at (`prompts` is public and may have
+        // been changed since), else a scan.
+        self.index
+            .get(id)
+            .and_then(|&i| self.prompts.get(i))
+            .filter(|p| p.id == id)
+            .or_else(|| self.prompts.iter().find(|p| p.id == id))
     }
 
     /// The prompts chosen by `--only` and `--category` (both empty: all of them).
@@ -72,9 +103,15 @@ impl Catalogue {
                 ));
             }
         }
+        // The spec's categories and whatever else the prompts hold (the generated families).
+        let mut known: Vec<&str> = CATEGORIES.iter().map(|(c, _)| *c).collect();
+        for p in &self.prompts {
+            if !known.contains(&p.category.as_str()) {
+                known.push(&p.category);
+            }
+        }
         for cat in categories {
-            if !CATEGORIES.iter().any(|(c, _)| c == cat) {
-                let known: Vec<&str> = CATEGORIES.iter().map(|(c, _)| *c).collect();
+            if !known.contains(&cat.as_str()) {
                 return Err(format!(
                     "--category: unknown category `{cat}` (known: {})",
                     known.join(", ")
@@ -164,11 +201,12 @@ pub(crate) fn from_sources(
     }
 
     if problems.is_empty() {
-        Ok(Catalogue {
-            dir: dir.to_path_buf(),
+        Ok(Catalogue::new(
+            dir.to_path_buf(),
             prompts,
-            hash: format!("{:x}", hasher.finalize()),
-        })
+            format!("{:x}", hasher.finalize()),
+            SuiteChoice::default(),
+        ))
     } else {
         Err(CatalogueError { problems })
     }
