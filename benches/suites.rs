@@ -7,14 +7,14 @@
 use std::path::Path;
 use std::time::Instant;
 
-use coherence::catalogue::{generated, load_catalogue};
+use coherence::catalogue::{generator, load_catalogue};
 use coherence::score::{score, ScoreContext};
 
 const ITEMS: usize = 10_000;
 
 fn generate_and_score() {
     let start = Instant::now();
-    let items = generated::generate(generated::DEFAULT_SEED, ITEMS);
+    let items = generator::generate(generator::DEFAULT_SEED, ITEMS);
     let generated_in = start.elapsed();
     let ctx = ScoreContext::for_catalogue(Path::new("prompts"));
     let mut correct = 0;

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bench::sizes::token_count;
 use crate::bench::traffic::Kind;
-use crate::catalogue::generated::MAX_ITEMS;
+use crate::catalogue::generator::MAX_ITEMS;
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::error::EXIT_CODES_HELP;
 use crate::gate::Gate;

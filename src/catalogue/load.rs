@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::generator;
 use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
-use super::suite::SuiteChoice;
+use super::suite::{Suite, SuiteChoice};
 use crate::score::{ScoreContext, ScorerSpec};
 
 /// A loaded, validated catalogue.
@@ -124,6 +125,22 @@ impl Catalogue {
             .filter(|p| only.is_empty() || only.contains(&p.id))
             .filter(|p| categories.is_empty() || categories.contains(&p.category))
             .collect())
+    }
+}
+
+impl Catalogue {
+    /// This catalogue (its files: the core suite) with the chosen suites: without its own
+    /// prompts when `core` is not chosen, followed by the generated items when `generated` is.
+    pub fn with_suites(self, choice: SuiteChoice) -> Catalogue {
+        let mut prompts = if choice.includes(Suite::Core) {
+            self.prompts
+        } else {
+            Vec::new()
+        };
+        if choice.includes(Suite::Generated) {
+            prompts.extend(generator::generate(choice.seed, choice.items));
+        }
+        Catalogue::new(self.dir, prompts, self.hash, choice)
     }
 }
 

@@ -1,10 +1,10 @@
 //! The prompt catalogue: `prompts/*.toml`, one file per category, loaded and validated, from a
 //! folder or from the copy compiled into the binary (the `core` suite), and the seeded items of
-//! the `generated` suite (`generated/`), chosen by suite (`suite.rs`).
+//! the `generated` suite (`generator/`), chosen by suite (`suite.rs`).
 
 mod check;
 pub mod embedded;
-pub mod generated;
+pub mod generator;
 mod load;
 mod spec;
 mod suite;

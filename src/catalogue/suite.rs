@@ -1,12 +1,11 @@
 //! Which suites a run sends: `core` (the catalogue's prompt files) and `generated` (seeded items
-//! with exact answers, `generated/`), and the one catalogue they make together.
+//! with exact answers, `generator/`), and the one catalogue they make together.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::generated::{self, DEFAULT_SEED, GENERATOR_VERSION, MAX_ITEMS};
-use super::load::Catalogue;
+use super::generator::{self, DEFAULT_SEED, GENERATOR_VERSION, MAX_ITEMS};
 
 /// Generated items when `--items` is not given: enough for a paired accuracy difference of a
 /// few points to show, a few minutes against a local server.
@@ -38,7 +37,7 @@ impl Suite {
 
     /// The suite a prompt id belongs to.
     pub fn of(id: &str) -> Suite {
-        if generated::is_generated(id) {
+        if generator::is_generated(id) {
             Suite::Generated
         } else {
             Suite::Core
@@ -103,22 +102,6 @@ impl SuiteChoice {
     /// The version of the generator that makes the generated items.
     pub fn generator_version(&self) -> u32 {
         GENERATOR_VERSION
-    }
-}
-
-impl Catalogue {
-    /// This catalogue (its files: the core suite) with the chosen suites: without its own
-    /// prompts when `core` is not chosen, followed by the generated items when `generated` is.
-    pub fn with_suites(self, choice: SuiteChoice) -> Catalogue {
-        let mut prompts = if choice.includes(Suite::Core) {
-            self.prompts
-        } else {
-            Vec::new()
-        };
-        if choice.includes(Suite::Generated) {
-            prompts.extend(generated::generate(choice.seed, choice.items));
-        }
-        Catalogue::new(self.dir, prompts, self.hash, choice)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::catalogue::{category_counts, generated, self_test_all};
+use crate::catalogue::{category_counts, generator, self_test_all};
 use crate::catalogue::{embedded, Catalogue, Prompt, Suite, SuiteChoice};
 use crate::cli::{CatalogueArgs, CheckArgs, ExportArgs, ListArgs, SuiteArgs};
 use crate::error::{CliError, Exit, UsageContext};
@@ -129,7 +129,7 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
     }
     let mut problems = self_test_all(&catalogue.prompts, &ctx);
     // Every generated program, run in the sandboxed engine, prints what the generator computed.
-    problems.extend(generated::confirm_in_engine(
+    problems.extend(generator::confirm_in_engine(
         &catalogue.prompts,
         &ctx.js_worker,
     ));

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::catalogue::generated::GENERATOR_VERSION;
+use crate::catalogue::generator::GENERATOR_VERSION;
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;

@@ -3,14 +3,14 @@
 
 use std::collections::HashMap;
 
-use coherence::catalogue::generated;
+use coherence::catalogue::generator;
 
 use crate::common::*;
 
 /// A fake answering each generated question (seed 5) with its reference, or with its wrong
 /// answer for the items of `wrong_family`.
 fn generated_endpoint(items: usize, wrong_family: Option<&str>) -> FakeServer {
-    let answers: HashMap<String, String> = generated::generate(5, items)
+    let answers: HashMap<String, String> = generator::generate(5, items)
         .into_iter()
         .map(|p| {
             let answer = if Some(p.category.as_str()) == wrong_family {
@@ -63,7 +63,7 @@ fn prompts_list_json_gives_each_item_with_its_answers() {
     assert_eq!(prompts.len(), 130);
     assert_eq!(list["generated"]["seed"], 5);
     assert_eq!(list["generated"]["items"], 30);
-    let items = generated::generate(5, 30);
+    let items = generator::generate(5, 30);
     let listed: Vec<_> = prompts
         .iter()
         .filter(|p| p["suite"] == "generated")
@@ -137,7 +137,7 @@ fn a_generated_run_is_rescored_identically_from_its_manifest() {
     assert_eq!(manifest["catalogue"]["generated"]["items"], 200);
     assert_eq!(
         manifest["catalogue"]["generated"]["generator_version"],
-        generated::GENERATOR_VERSION
+        generator::GENERATOR_VERSION
     );
     assert_eq!(manifest["prompts"].as_array().unwrap().len(), 200);
 
@@ -168,7 +168,7 @@ fn a_generated_run_is_rescored_identically_from_its_manifest() {
     // A run whose items came from another generator version cannot be made again.
     let text = std::fs::read_to_string(run.join("manifest.json")).unwrap();
     let other = text.replace(
-        &format!("\"generator_version\": {}", generated::GENERATOR_VERSION),
+        &format!("\"generator_version\": {}", generator::GENERATOR_VERSION),
         "\"generator_version\": 999",
     );
     assert_ne!(text, other);
