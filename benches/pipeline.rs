@@ -189,6 +189,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         catalogue: CatalogueInfo {
             dir: catalogue_dir.display().to_string(),
             hash: catalogue.hash.clone(),
+            ..CatalogueInfo::default()
         },
         endpoints: vec![endpoint("a"), endpoint("b")],
         sampling: Sampling::deterministic(1024),

@@ -1,4 +1,5 @@
-//! Files compiled into the binary by `build.rs`: the shipped `prompts/` and `scorers/`, so a
+//! Files compiled into the binary by `build.rs`: the shipped `prompts/`, `scorers/` and
+//! `generator/` (the generated suites' word list), so a
 //! binary copied to another machine needs no source folder. The built-in catalogue's folder is
 //! the placeholder path [`BUILT_IN_DIR`]; the JS scorer's `scorers/` beside it is
 //! [`BUILT_IN_SCORERS`], whose suites [`suite_text`] serves from the binary. Below both the
@@ -23,6 +24,15 @@ pub fn prompt_files() -> &'static [(&'static str, &'static [u8])] {
 /// Every file of the shipped `scorers/`, by path relative to it.
 pub fn scorer_files() -> &'static [(&'static str, &'static [u8])] {
     generated::SCORERS
+}
+
+/// The text of a file of the shipped `generator/` (the generated suites' data, such as
+/// `words.txt`), by path relative to it; `None` when no such file was built in or it is not UTF-8.
+pub fn generator_text(name: &str) -> Option<&'static str> {
+    generated::GENERATOR
+        .iter()
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, bytes)| std::str::from_utf8(bytes).ok())
 }
 
 /// Whether `dir` names the built-in catalogue (and no real folder of that name exists).

@@ -9,6 +9,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bench::sizes::token_count;
 use crate::bench::traffic::Kind;
+use crate::catalogue::generator::MAX_ITEMS;
+use crate::catalogue::{Suite, SuiteChoice};
 use crate::error::{exit_codes_help, Exit};
 use crate::gate::Gate;
 
@@ -141,6 +143,8 @@ pub struct ExportArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub catalogue: CatalogueArgs,
+    #[command(flatten)]
+    pub suite: SuiteArgs,
     /// Skip the per-category count check (for a custom catalogue that is not the full 100).
     #[arg(long)]
     pub any_counts: bool,
@@ -152,6 +156,47 @@ pub struct CatalogueArgs {
     /// catalogue built into coherence; `coherence prompts export DIR` writes it out).
     #[arg(long, value_name = "DIR")]
     pub catalogue: Option<PathBuf>,
+}
+
+/// Which suites to send or list: `--suite`, `--items`, `--seed`.
+#[derive(Debug, Clone, Args)]
+pub struct SuiteArgs {
+    /// Suites, comma-separated: `core` (the catalogue's prompts) and/or `generated` (seeded items
+    /// with exact answers in 14 families) [default: core; on --resume, the run's own].
+    #[arg(long = "suite", value_name = "SUITE,SUITE", value_delimiter = ',', value_parser = parse_suite)]
+    pub suites: Vec<Suite>,
+    /// How many generated items [default: 1000; on --resume, the run's own].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64))]
+    pub items: Option<usize>,
+    /// Seed of the generated items: the same seed gives the same items [default: 1; on
+    /// --resume, the run's own].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+}
+
+impl SuiteArgs {
+    /// The suites the flags choose; what they leave out comes from `base` (a resumed run's own
+    /// choice, else the default).
+    pub fn choice(&self, base: &SuiteChoice) -> Result<SuiteChoice, String> {
+        let suites = if self.suites.is_empty() {
+            base.suites().to_vec()
+        } else {
+            self.suites.clone()
+        };
+        SuiteChoice::new(
+            suites,
+            self.seed.unwrap_or(base.seed),
+            self.items.unwrap_or(base.items),
+        )
+        .map_err(|e| format!("--items: {e}"))
+    }
+}
+
+fn parse_suite(raw: &str) -> Result<Suite, String> {
+    Suite::parse(raw.trim()).ok_or_else(|| {
+        let known: Vec<&str> = Suite::ALL.iter().map(|s| s.name()).collect();
+        format!("unknown suite `{raw}` (known: {})", known.join(", "))
+    })
 }
 
 /// Which endpoints to talk to and how to authenticate.
@@ -201,6 +246,8 @@ pub struct CompareArgs {
     pub endpoints: EndpointArgs,
     #[command(flatten)]
     pub catalogue: CatalogueArgs,
+    #[command(flatten)]
+    pub suite: SuiteArgs,
     /// Only these prompt ids (comma-separated or repeated).
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     pub only: Vec<String>,
@@ -420,6 +467,8 @@ pub struct ReportArgs {
 pub struct ListArgs {
     #[command(flatten)]
     pub catalogue: CatalogueArgs,
+    #[command(flatten)]
+    pub suite: SuiteArgs,
     /// Print the prompts as a JSON array instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -14,9 +14,9 @@ use super::results::{AnswerResult, PairResult, PromptResult, RepeatAnswer};
 use super::verdict::{pair_verdict, Side, Verdict};
 use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};
+use crate::endpoint::LogprobToken;
 use crate::run::journal::{effective, Slot};
 use crate::run::Record;
-use crate::endpoint::LogprobToken;
 use crate::score::{score, Detail, Score, ScoreContext};
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::generator;
 use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
-use crate::score::ScorerSpec;
+use super::suite::{Suite, SuiteChoice};
+use crate::score::{ScoreContext, ScorerSpec};
 
 /// A loaded, validated catalogue.
 #[derive(Debug, Clone)]
@@ -16,6 +18,10 @@ pub struct Catalogue {
     pub prompts: Vec<Prompt>,
     /// sha256 over every file's name and bytes, so a run records exactly which catalogue it used.
     pub hash: String,
+    /// The suites its prompts come from (the files alone: `core`).
+    pub suites: SuiteChoice,
+    /// Position of each prompt by id, so looking one up does not scan them all.
+    index: HashMap<String, usize>,
 }
 
 /// Every problem found while loading, each already prefixed with `file:line:`.
@@ -58,8 +64,34 @@ struct RawPrompt {
 }
 
 impl Catalogue {
+    pub(crate) fn new(
+        dir: PathBuf,
+        prompts: Vec<Prompt>,
+        hash: String,
+        suites: SuiteChoice,
+    ) -> Self {
+        let index = prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.clone(), i))
+            .collect();
+        Catalogue {
+            dir,
+            prompts,
+            hash,
+            suites,
+            index,
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<&Prompt> {
-        self.prompts.iter().find(|p| p.id == id)
+        // The index, checked against the prompt it points at (`prompts` is public and may have
+        // been changed since), else a scan.
+        self.index
+            .get(id)
+            .and_then(|&i| self.prompts.get(i))
+            .filter(|p| p.id == id)
+            .or_else(|| self.prompts.iter().find(|p| p.id == id))
     }
 
     /// The prompts chosen by `--only` and `--category` (both empty: all of them).
@@ -72,9 +104,15 @@ impl Catalogue {
                 ));
             }
         }
+        // The spec's categories and whatever else the prompts hold (the generated families).
+        let mut known: Vec<&str> = CATEGORIES.iter().map(|(c, _)| *c).collect();
+        for p in &self.prompts {
+            if !known.contains(&p.category.as_str()) {
+                known.push(&p.category);
+            }
+        }
         for cat in categories {
-            if !CATEGORIES.iter().any(|(c, _)| c == cat) {
-                let known: Vec<&str> = CATEGORIES.iter().map(|(c, _)| *c).collect();
+            if !known.contains(&cat.as_str()) {
                 return Err(format!(
                     "--category: unknown category `{cat}` (known: {})",
                     known.join(", ")
@@ -87,6 +125,22 @@ impl Catalogue {
             .filter(|p| only.is_empty() || only.contains(&p.id))
             .filter(|p| categories.is_empty() || categories.contains(&p.category))
             .collect())
+    }
+}
+
+impl Catalogue {
+    /// This catalogue (its files: the core suite) with the chosen suites: without its own
+    /// prompts when `core` is not chosen, followed by the generated items when `generated` is.
+    pub fn with_suites(self, choice: SuiteChoice) -> Catalogue {
+        let mut prompts = if choice.includes(Suite::Core) {
+            self.prompts
+        } else {
+            Vec::new()
+        };
+        if choice.includes(Suite::Generated) {
+            prompts.extend(generator::generate(choice.seed, choice.items));
+        }
+        Catalogue::new(self.dir, prompts, self.hash, choice)
     }
 }
 
@@ -151,6 +205,8 @@ pub(crate) fn from_sources(
         hasher.update(text.as_bytes());
     }
 
+    problems.extend(missing_suites(dir, &prompts));
+
     let mut first_seen: HashMap<&str, &SourceLocation> = HashMap::new();
     for p in &prompts {
         if let Some(prev) = first_seen.insert(&p.id, &p.source) {
@@ -162,14 +218,43 @@ pub(crate) fn from_sources(
     }
 
     if problems.is_empty() {
-        Ok(Catalogue {
-            dir: dir.to_path_buf(),
+        Ok(Catalogue::new(
+            dir.to_path_buf(),
             prompts,
-            hash: format!("{:x}", hasher.finalize()),
-        })
+            format!("{:x}", hasher.finalize()),
+            SuiteChoice::default(),
+        ))
     } else {
         Err(CatalogueError { problems })
     }
+}
+
+/// A `js` prompt whose suite file is not in the `scorers/` folder beside the catalogue (or, for
+/// the built-in catalogue, in the binary): every answer to it would score wrong, so the catalogue
+/// is refused before anything is sent.
+fn missing_suites(dir: &Path, prompts: &[Prompt]) -> Vec<String> {
+    let scorers = ScoreContext::for_catalogue(dir).scorers_dir;
+    prompts
+        .iter()
+        .filter_map(|p| match &p.score {
+            ScorerSpec::Js { suite, .. } => {
+                let path = scorers.join(suite);
+                let found = match crate::builtin::suite_text(&path) {
+                    Some(built_in) => built_in.is_ok(),
+                    None => path.is_file(),
+                };
+                (!found).then(|| {
+                    format!(
+                        "{}: prompt `{}`: score: the suite file {} does not exist",
+                        p.source,
+                        p.id,
+                        path.display()
+                    )
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut Vec<String>) {
@@ -195,8 +280,9 @@ fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut
             return;
         }
     };
+    let mut lines = LineCounter::new(text);
     for spanned in raw.prompts {
-        let line = line_of(text, spanned.span().start);
+        let line = lines.line_of(spanned.span().start);
         let source = SourceLocation {
             file: shown.clone(),
             line,
@@ -210,7 +296,38 @@ fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut
 
 /// 1-based line number of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+    LineCounter::new(text).line_of(offset)
+}
+
+/// Line numbers of increasing byte offsets in one pass over the text: each call counts only the
+/// newlines since the previous offset, so numbering every prompt of a file is linear in its size
+/// (counting from the start for each prompt made loading quadratic). An offset before the
+/// previous one counts again from the start.
+struct LineCounter<'a> {
+    text: &'a str,
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        LineCounter {
+            text,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    fn line_of(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset < self.offset {
+            *self = LineCounter::new(self.text);
+        }
+        let bytes = &self.text.as_bytes()[self.offset..offset];
+        self.line += bytes.iter().filter(|&&b| b == b'\n').count();
+        self.offset = offset;
+        self.line
+    }
 }
 
 fn validate(raw: RawPrompt, category: &str, source: SourceLocation) -> Result<Prompt, String> {
@@ -312,5 +429,94 @@ fn build_request(raw: &RawPrompt) -> Result<PromptRequest, String> {
         other => Err(format!(
             "unknown kind `{other}` (expected \"chat\" or \"completion\")"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(files: &[(&str, &str)]) -> Result<Catalogue, CatalogueError> {
+        let dir = Path::new("/nonexistent-catalogue/prompts");
+        let sources = files
+            .iter()
+            .map(|(name, text)| (dir.join(name), text.to_string()))
+            .collect();
+        from_sources(dir, sources, Vec::new())
+    }
+
+    fn numeric_prompt(id: &str, score: &str) -> String {
+        format!(
+            "[[prompt]]\nid = \"{id}\"\nuser = \"How many?\"\nreference = \"2\"\nwrong = \"3\"\nscore = {score}\n\n"
+        )
+    }
+
+    #[test]
+    fn every_prompt_of_a_large_file_is_numbered_by_its_own_line() {
+        let text: String = (0..3000)
+            .map(|i| numeric_prompt(&format!("p{i}"), r#"{ type = "numeric", expected = "2" }"#))
+            .collect();
+        let catalogue = load(&[("deterministic_math.toml", &text)]).unwrap();
+        assert_eq!(catalogue.prompts.len(), 3000);
+        for (i, p) in catalogue.prompts.iter().enumerate() {
+            assert_eq!(p.source.line, 7 * i + 1, "{}", p.id);
+        }
+    }
+
+    #[test]
+    fn line_numbers_of_offsets_in_any_order() {
+        let text = "a\nb\nc\n";
+        let mut lines = LineCounter::new(text);
+        assert_eq!(lines.line_of(4), 3);
+        assert_eq!(lines.line_of(0), 1);
+        assert_eq!(lines.line_of(2), 2);
+        assert_eq!(lines.line_of(100), 4);
+        assert_eq!(line_of(text, 5), 3);
+    }
+
+    #[test]
+    fn a_js_prompt_whose_suite_file_is_missing_is_refused_naming_the_file() {
+        let text = r#"
+[[prompt]]
+id = "gone"
+user = "Write f."
+reference = "function f() {}"
+wrong = "nothing"
+score = { type = "js", suite = "code_generation/gone.toml", function = "f" }
+"#;
+        let err = load(&[("code_generation.toml", text)]).unwrap_err();
+        let all = err.problems.join("\n");
+        assert!(
+            all.contains("code_generation.toml:2: prompt `gone`"),
+            "{all}"
+        );
+        assert!(
+            all.contains("/nonexistent-catalogue/scorers/code_generation/gone.toml"),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn numbers_that_would_match_any_answer_are_refused() {
+        let huge = format!("1{}", "0".repeat(400));
+        for score in [
+            format!(r#"{{ type = "numeric", expected = "{huge}" }}"#),
+            r#"{ type = "numeric", expected = "2", tolerance = inf }"#.to_string(),
+            r#"{ type = "numeric", expected = "2", tolerance = nan }"#.to_string(),
+            r#"{ type = "numeric", expected = "2", tolerance = -0.5 }"#.to_string(),
+        ] {
+            let text = numeric_prompt("n", &score);
+            let err = load(&[("deterministic_math.toml", &text)]).unwrap_err();
+            let all = err.problems.join("\n");
+            assert!(
+                all.contains("deterministic_math.toml:1: prompt `n`: score:"),
+                "{score}: {all}"
+            );
+        }
+        let fine = numeric_prompt(
+            "n",
+            r#"{ type = "numeric", expected = "2", tolerance = 0.5 }"#,
+        );
+        assert!(load(&[("deterministic_math.toml", &fine)]).is_ok());
     }
 }

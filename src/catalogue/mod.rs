@@ -1,11 +1,15 @@
 //! The prompt catalogue: `prompts/*.toml`, one file per category, loaded and validated, from a
-//! folder or from the copy compiled into the binary.
+//! folder or from the copy compiled into the binary (the `core` suite), and the seeded items of
+//! the `generated` suite (`generator/`), chosen by suite (`suite.rs`).
 
 mod check;
 pub mod embedded;
+pub mod generator;
 mod load;
 mod spec;
+mod suite;
 
 pub use check::{category_counts, self_test, self_test_all, CategoryCount};
 pub use load::{load_catalogue, Catalogue, CatalogueError};
 pub use spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
+pub use suite::{Suite, SuiteChoice, DEFAULT_ITEMS};

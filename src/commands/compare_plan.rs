@@ -10,6 +10,7 @@ use super::flags::{
     client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys,
 };
 use crate::analysis::DEFAULT_MARGIN_POINTS;
+use crate::catalogue::{Suite, SuiteChoice};
 use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
 use crate::run::manifest::{Manifest, Sampling, MANIFEST_FILE, MAX_REPEATS};
@@ -100,7 +101,8 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         .catalogue
         .clone()
         .or_else(|| previous.as_ref().map(|m| PathBuf::from(&m.catalogue.dir)));
-    let catalogue = load_catalogue_for(catalogue_flag.as_deref())?;
+    let suites = plan_suites(args, previous.as_ref())?;
+    let catalogue = load_catalogue_for(catalogue_flag.as_deref())?.with_suites(suites);
     let selected: Vec<String> = catalogue
         .select(&args.only, &args.category)
         .map_err(|e| anyhow!(e))?
@@ -162,7 +164,11 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
 /// A resumed run: its folder, scope and budget rule; `--only`/`--category` add the prompts they
 /// select to the scope and send only those.
 fn resumed_scope(args: &CompareArgs, m: &Manifest, selected: Vec<String>) -> Scope {
-    let filtered = !args.only.is_empty() || !args.category.is_empty();
+    // On --resume, naming prompts, categories or suites adds what they select to the run.
+    let filtered = !args.only.is_empty()
+        || !args.category.is_empty()
+        || !args.suite.suites.is_empty()
+        || args.suite.items.is_some();
     let mut scope: Vec<String> = m.prompts.clone();
     if filtered {
         let known: BTreeSet<String> = scope.iter().cloned().collect();
@@ -208,6 +214,39 @@ fn new_scope(
             ..Sampling::deterministic(DEFAULT_MAX_TOKENS)
         },
     })
+}
+
+/// The suites the run sends: the flags, else (on --resume) the run's own. A resumed run keeps
+/// what it sent: `--suite` adds suites, `--items` can only add items, `--seed` cannot change
+/// them.
+fn plan_suites(args: &CompareArgs, previous: Option<&Manifest>) -> anyhow::Result<SuiteChoice> {
+    let Some(m) = previous else {
+        return args
+            .suite
+            .choice(&SuiteChoice::default())
+            .map_err(|e| anyhow!(e));
+    };
+    let own = m
+        .catalogue
+        .suite_choice()
+        .map_err(|e| anyhow!("--resume: {e}"))?;
+    let sent_generated = own.includes(Suite::Generated);
+    if sent_generated && args.suite.seed.is_some_and(|s| s != own.seed) {
+        bail!(
+            "--seed: the run's generated items were made with seed {}; a resumed run keeps them",
+            own.seed
+        );
+    }
+    let asked = args.suite.choice(&own).map_err(|e| anyhow!(e))?;
+    // What the run sent stays in it: the suites add up, the generated items only grow.
+    let mut suites = asked.suites().to_vec();
+    suites.extend(own.suites());
+    let (seed, items) = if sent_generated {
+        (own.seed, asked.items.max(own.items))
+    } else {
+        (asked.seed, asked.items)
+    };
+    SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))
 }
 
 /// The gate in force: the flag, else the run's own, else the command's default.

@@ -1,17 +1,43 @@
-//! `coherence prompts list`, `coherence prompts check` and `coherence prompts export`.
+//! `coherence prompts list`, `coherence prompts check` and `coherence prompts export`, each over
+//! the suites `--suite` chooses (`core`, the catalogue's files, by default).
 
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::catalogue::embedded;
-use crate::catalogue::{category_counts, self_test_all};
-use crate::cli::{CheckArgs, ExportArgs, ListArgs};
+use crate::catalogue::{category_counts, generator, self_test_all};
+use crate::catalogue::{embedded, Catalogue, Prompt, Suite, SuiteChoice};
+use crate::cli::{CatalogueArgs, CheckArgs, ExportArgs, ListArgs, SuiteArgs};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
-use crate::score::ScoreContext;
+use crate::score::{ScoreContext, ScorerSpec};
 use crate::text::clip;
 
+/// The catalogue of `--catalogue` with the suites of `--suite`, `--items`, `--seed`.
+fn catalogue_with_suites(
+    catalogue: &CatalogueArgs,
+    suite: &SuiteArgs,
+) -> Result<Catalogue, CliError> {
+    let choice = suite
+        .choice(&SuiteChoice::default())
+        .map_err(|e| CliError::usage(anyhow::anyhow!(e)))?;
+    Ok(load_catalogue_for(catalogue.catalogue.as_deref())
+        .usage_err()?
+        .with_suites(choice))
+}
+
+/// The answer that scores correct, in full: the expected value, the exact output, or the JSON
+/// values; for the other scorers, what a correct answer is.
+fn expected_answer(p: &Prompt) -> String {
+    match &p.score {
+        ScorerSpec::Output { expected } => expected.clone(),
+        ScorerSpec::Json { values, .. } if !values.is_empty() => {
+            serde_json::to_string(values).unwrap_or_default()
+        }
+        spec => spec.expected_summary(),
+    }
+}
+
 pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
-    let catalogue = load_catalogue_for(args.catalogue.catalogue.as_deref()).usage_err()?;
+    let catalogue = catalogue_with_suites(&args.catalogue, &args.suite)?;
     if args.json {
         let prompts: Vec<serde_json::Value> = catalogue
             .prompts
@@ -19,17 +45,28 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
             .map(|p| {
                 serde_json::json!({
                     "id": p.id,
+                    "suite": Suite::of(&p.id),
+                    "family": p.category,
                     "category": p.category,
                     "scorer": p.score.kind(),
-                    "expected": p.score.expected_summary(),
+                    "expected": expected_answer(p),
                     "prompt": p.question(),
                     "max_tokens": p.max_tokens,
                     "tags": p.tags,
+                    "reference": p.reference,
+                    "wrong": p.wrong,
                 })
             })
             .collect();
+        let choice = &catalogue.suites;
         let out = serde_json::json!({
             "catalogue": {"dir": catalogue.dir.display().to_string(), "hash": catalogue.hash},
+            "suites": choice.suites(),
+            "generated": choice.includes(Suite::Generated).then(|| serde_json::json!({
+                "seed": choice.seed,
+                "items": choice.items,
+                "generator_version": choice.generator_version(),
+            })),
             "prompts": prompts,
         });
         return stdout::print(
@@ -62,9 +99,17 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
 /// Validate the catalogue, prove every reference scores correct and every wrong answer does not,
 /// and compare each category's prompt count with the spec. Any problem is a usage error (exit 2).
 pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
-    let catalogue = load_catalogue_for(args.catalogue.catalogue.as_deref()).usage_err()?;
+    let catalogue = catalogue_with_suites(&args.catalogue, &args.suite)?;
     let ctx = ScoreContext::for_catalogue(&catalogue.dir);
-    let counts = category_counts(&catalogue.prompts);
+    // The spec's counts are the core suite's.
+    let core: Vec<Prompt> = catalogue
+        .prompts
+        .iter()
+        .filter(|p| Suite::of(&p.id) == Suite::Core)
+        .cloned()
+        .collect();
+    let counts = category_counts(&core);
+    let counts_checked = !args.any_counts && catalogue.suites.includes(Suite::Core);
     let rows: Vec<Vec<String>> = counts
         .iter()
         .map(|c| {
@@ -76,12 +121,19 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
             ]
         })
         .collect();
-    stdout::print(&markdown_table(
-        &["category", "prompts", "spec", "count"],
-        &rows,
-    ))?;
+    if catalogue.suites.includes(Suite::Core) {
+        stdout::print(&markdown_table(
+            &["category", "prompts", "spec", "count"],
+            &rows,
+        ))?;
+    }
     let mut problems = self_test_all(&catalogue.prompts, &ctx);
-    let enforced = counts.iter().filter(|_| !args.any_counts);
+    // Every generated program, run in the sandboxed engine, prints what the generator computed.
+    problems.extend(generator::confirm_in_engine(
+        &catalogue.prompts,
+        &ctx.js_worker,
+    ));
+    let enforced = counts.iter().filter(|_| counts_checked);
     problems.extend(enforced.filter(|c| !c.matches()).map(|c| {
         format!(
             "{}: category `{}` holds {} prompts; the spec says {}",
@@ -97,10 +149,12 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
              and {}\n",
             catalogue.prompts.len(),
             catalogue.dir.display(),
-            if args.any_counts {
+            if counts_checked {
+                "every category holds the number of prompts the spec says"
+            } else if args.any_counts {
                 "category counts were not checked (--any-counts)"
             } else {
-                "every category holds the number of prompts the spec says"
+                "the generated programs print what the generator expects"
             }
         ))?;
         Ok(Exit::Success)

@@ -103,13 +103,17 @@ pub fn print_outcome(
 }
 
 /// The catalogue to score a run with: the flag, else the run's own folder when it still exists,
-/// else the default catalogue.
+/// else the default catalogue; with the run's suites (its generated items made again).
 fn catalogue_for_run(flag: Option<&Path>, manifest: &Manifest) -> anyhow::Result<Catalogue> {
     let recorded = PathBuf::from(&manifest.catalogue.dir);
     let dir = flag
         .map(Path::to_path_buf)
         .or_else(|| recorded.is_dir().then_some(recorded));
-    load_catalogue_for(dir.as_deref())
+    let suites = manifest
+        .catalogue
+        .suite_choice()
+        .map_err(anyhow::Error::msg)?;
+    Ok(load_catalogue_for(dir.as_deref())?.with_suites(suites))
 }
 
 pub fn score(args: &ScoreArgs) -> Result<Exit, CliError> {

@@ -7,6 +7,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::catalogue::generator::GENERATOR_VERSION;
+use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
 use crate::run_folder::{read_run_file, write_atomic};
@@ -53,10 +55,66 @@ pub enum RunStatus {
     Finished,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CatalogueInfo {
     pub dir: String,
     pub hash: String,
+    /// The suites sent (`core`, `generated`); absent in older runs, which sent the core suite.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suites: Vec<Suite>,
+    /// How the generated items were made, so scoring regenerates the same ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedInfo>,
+}
+
+/// The generated suite of a run: its seed, item count and generator version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GeneratedInfo {
+    pub seed: u64,
+    pub items: usize,
+    pub generator_version: u32,
+}
+
+impl CatalogueInfo {
+    /// What a run records of the catalogue it sends.
+    pub fn of(catalogue: &Catalogue) -> Self {
+        let choice = &catalogue.suites;
+        CatalogueInfo {
+            dir: catalogue.dir.display().to_string(),
+            hash: catalogue.hash.clone(),
+            // The core suite alone is what a run without this field sent.
+            suites: if choice.suites() == [Suite::Core] {
+                Vec::new()
+            } else {
+                choice.suites().to_vec()
+            },
+            generated: choice.includes(Suite::Generated).then(|| GeneratedInfo {
+                seed: choice.seed,
+                items: choice.items,
+                generator_version: choice.generator_version(),
+            }),
+        }
+    }
+
+    /// The suites to regenerate the run's catalogue with. A run whose items came from another
+    /// generator version is refused: its items cannot be made again.
+    pub fn suite_choice(&self) -> Result<SuiteChoice, String> {
+        let default = SuiteChoice::default();
+        let (seed, items) = match &self.generated {
+            Some(g) if g.generator_version != GENERATOR_VERSION => {
+                return Err(format!(
+                    "the run's generated items come from generator version {}; this coherence has version {GENERATOR_VERSION} and cannot make them again (score the run with the coherence that made it)",
+                    g.generator_version
+                ))
+            }
+            Some(g) => (g.seed, g.items),
+            None if self.suites.contains(&Suite::Generated) => {
+                return Err("`suites` names `generated` but `generated` (seed, items, generator_version) is missing".into())
+            }
+            None => (default.seed, default.items),
+        };
+        SuiteChoice::new(self.suites.clone(), seed, items)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -165,6 +223,9 @@ impl Manifest {
                 "`margin` is {m}; give accuracy points between 0 and 100"
             ));
         }
+        self.catalogue
+            .suite_choice()
+            .map_err(|e| format!("catalogue: {e}"))?;
         Ok(())
     }
 

@@ -182,10 +182,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
             created_at: now,
             updated_at: now,
             status: RunStatus::Running,
-            catalogue: CatalogueInfo {
-                dir: String::new(),
-                hash: String::new(),
-            },
+            catalogue: CatalogueInfo::default(),
             endpoints: Vec::new(),
             sampling: plan.sampling.clone(),
             prompts: Vec::new(),
@@ -197,10 +194,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
     };
     manifest.updated_at = now;
     manifest.status = RunStatus::Running;
-    manifest.catalogue = CatalogueInfo {
-        dir: plan.catalogue.dir.display().to_string(),
-        hash: plan.catalogue.hash.clone(),
-    };
+    manifest.catalogue = CatalogueInfo::of(&plan.catalogue);
     manifest.endpoints = endpoints;
     manifest.sampling = plan.sampling.clone();
     manifest.prompts = plan.scope.clone();

@@ -103,8 +103,8 @@ impl ScorerSpec {
                 ..
             } => {
                 numeric::parse_expected(expected)?;
-                if tolerance.is_some_and(|t| t.is_nan() || t < 0.0) {
-                    return Err("tolerance must be a non-negative number".into());
+                if tolerance.is_some_and(|t| !t.is_finite() || t < 0.0) {
+                    return Err("tolerance must be a finite, non-negative number".into());
                 }
                 Ok(())
             }
@@ -387,6 +387,8 @@ mod tests {
             r#"{ type = "open", answer = "4" }"#,
             r#"{ type = "trap", answer = "lots" }"#,
             r#"{ type = "numeric", expected = "3", tolerance = -1.0 }"#,
+            r#"{ type = "numeric", expected = "3", tolerance = inf }"#,
+            r#"{ type = "numeric", expected = "3", tolerance = nan }"#,
             r#"{ type = "js", suite = "../outside.toml", function = "f" }"#,
         ] {
             let s = spec(src).unwrap();

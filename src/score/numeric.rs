@@ -94,6 +94,9 @@ pub fn parse_expected(expected: &str) -> Result<Expected, String> {
         Want::Real
     };
     match tokens(expected, want).as_slice() {
+        [t] if matches!(t.value, Value::Number { value, .. } if !value.is_finite()) => Err(format!(
+            "expected value `{expected}` is beyond the range of a number (any answer would match it)"
+        )),
         [t] => {
             let want = match t.value {
                 Value::Number { value, .. } if want == Want::Real && value.fract() == 0.0 => {

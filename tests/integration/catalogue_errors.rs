@@ -184,3 +184,39 @@ fn a_closed_stdout_ends_the_command_quietly_with_exit_0() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }
+
+#[test]
+fn compare_refuses_a_js_prompt_whose_suite_file_is_missing_before_sending() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("code_generation.toml"),
+        r#"
+[[prompt]]
+id = "gone"
+user = "Write f."
+reference = "function f() { return 1; }"
+wrong = "no"
+score = { type = "js", suite = "code_generation/gone.toml", function = "f" }
+"#,
+    )
+    .unwrap();
+    let server = FakeServer::start("m", |_| Reply::content("function f() { return 1; }"));
+    let out = coherence(
+        &compare_args(
+            &prompts,
+            &[("a", &server), ("b", &server)],
+            &dir.path().join("run"),
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("scorers/code_generation/gone.toml"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.requests().is_empty(), "nothing is sent");
+}

@@ -13,6 +13,7 @@ mod code_generation;
 mod compare;
 mod determinism;
 mod failures;
+mod generated;
 mod js_sandbox;
 mod limits;
 mod load;

@@ -1,0 +1,65 @@
+//! State tracking: items in numbered boxes, a sequence of swaps and moves, then "what is in
+//! box k?".
+
+use fastrand::Rng;
+
+use super::{exact, Item};
+
+const THINGS: &[&str] = &[
+    "key", "coin", "ring", "apple", "pencil", "marble", "stamp", "button", "shell", "feather",
+    "candle", "spoon", "ribbon", "whistle", "compass", "thimble",
+];
+
+pub(super) fn make(rng: &mut Rng) -> Item {
+    let boxes = rng.usize(4..=6);
+    let mut things: Vec<&str> = THINGS.to_vec();
+    rng.shuffle(&mut things);
+    let mut state: Vec<&str> = things[..boxes].to_vec();
+    let setup: Vec<String> = state
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("box {} holds the {t}", i + 1))
+        .collect();
+    let steps = rng.usize(4..=8);
+    let mut said = Vec::with_capacity(steps);
+    let mut before_last = state.clone();
+    for step in 0..steps {
+        if step + 1 == steps {
+            before_last = state.clone();
+        }
+        let a = rng.usize(..boxes);
+        let b = (a + rng.usize(1..boxes)) % boxes;
+        state.swap(a, b);
+        said.push(format!(
+            "swap the contents of box {} and box {}",
+            a + 1,
+            b + 1
+        ));
+    }
+    let asked = rng.usize(..boxes);
+    let answer = state[asked];
+    // The answer of someone who missed the last swap, or else a neighbouring box's content.
+    let wrong = if before_last[asked] != answer {
+        before_last[asked]
+    } else {
+        state[(asked + 1) % boxes]
+    };
+    Item {
+        question: format!(
+            "There are {boxes} boxes: {}. Then, in order: {}. Which item is in box {} now? Answer with the item only.",
+            setup.join(", "),
+            said.join("; then "),
+            asked + 1
+        ),
+        reference: format!("Box {} holds the {answer}.", asked + 1),
+        wrong: format!("Box {} holds the {wrong}.", asked + 1),
+        score: exact(
+            answer,
+            state
+                .iter()
+                .filter(|t| **t != answer)
+                .map(|t| t.to_string())
+                .collect(),
+        ),
+    }
+}

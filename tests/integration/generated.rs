@@ -1,0 +1,187 @@
+//! The generated suite on the command line: `prompts list/check --suite generated`, and a
+//! compare of generated items that `coherence score` re-scores identically from the manifest.
+
+use std::collections::HashMap;
+
+use coherence::catalogue::generator;
+
+use crate::common::*;
+
+/// A fake answering each generated question (seed 5) with its reference, or with its wrong
+/// answer for the items of `wrong_family`.
+fn generated_endpoint(items: usize, wrong_family: Option<&str>) -> FakeServer {
+    let answers: HashMap<String, String> = generator::generate(5, items)
+        .into_iter()
+        .map(|p| {
+            let answer = if Some(p.category.as_str()) == wrong_family {
+                p.wrong.clone()
+            } else {
+                p.reference.clone()
+            };
+            (p.question().to_string(), answer)
+        })
+        .collect();
+    FakeServer::start("m", move |req| match answers.get(&req.question()) {
+        Some(a) => Reply::content(a),
+        None => Reply::status(404, "unknown question"),
+    })
+}
+
+#[test]
+fn prompts_check_proves_every_generated_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coherence(
+        &["prompts", "check", "--suite", "generated", "--items", "400"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}{}", stderr(&out), stdout(&out));
+    assert!(stdout(&out).contains("ok: 400 prompts"), "{}", stdout(&out));
+}
+
+#[test]
+fn prompts_list_json_gives_each_item_with_its_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coherence(
+        &[
+            "prompts",
+            "list",
+            "--suite",
+            "core,generated",
+            "--items",
+            "30",
+            "--seed",
+            "5",
+            "--json",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let list = json_of(&out);
+    let prompts = list["prompts"].as_array().unwrap();
+    assert_eq!(prompts.len(), 130);
+    assert_eq!(list["generated"]["seed"], 5);
+    assert_eq!(list["generated"]["items"], 30);
+    let items = generator::generate(5, 30);
+    let listed: Vec<_> = prompts
+        .iter()
+        .filter(|p| p["suite"] == "generated")
+        .collect();
+    assert_eq!(listed.len(), 30);
+    for (p, item) in listed.iter().zip(&items) {
+        assert_eq!(p["id"], item.id.as_str());
+        assert_eq!(p["family"], item.category.as_str());
+        assert_eq!(p["prompt"], item.question());
+        assert_eq!(p["reference"], item.reference.as_str());
+        assert_eq!(p["wrong"], item.wrong.as_str());
+        assert!(!p["expected"].as_str().unwrap().is_empty());
+    }
+    let sorting = listed.iter().find(|p| p["family"] == "sorting").unwrap();
+    assert_eq!(sorting["expected"], sorting["reference"]);
+    assert!(prompts
+        .iter()
+        .any(|p| p["suite"] == "core" && p["id"] == "count_letters"));
+}
+
+#[test]
+fn unknown_suites_and_absurd_item_counts_are_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coherence(&["prompts", "list", "--suite", "mystery"], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("--suite"), "{}", stderr(&out));
+    let out = coherence(
+        &["prompts", "list", "--suite", "generated", "--items", "0"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("--items"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_generated_run_is_rescored_identically_from_its_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = generated_endpoint(200, None);
+    let b = generated_endpoint(200, Some("letters"));
+    let run = dir.path().join("run");
+    let mut args = vec!["compare".to_string()];
+    for (name, server) in [("a", &a), ("b", &b)] {
+        args.push("--endpoint".into());
+        args.push(format!("{name}={}", server.url()));
+    }
+    args.extend(
+        [
+            "--suite",
+            "generated",
+            "--items",
+            "200",
+            "--seed",
+            "5",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    args.push(run.display().to_string());
+    let out = coherence(&args, dir.path(), &[]);
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["catalogue"]["suites"],
+        serde_json::json!(["generated"])
+    );
+    assert_eq!(manifest["catalogue"]["generated"]["seed"], 5);
+    assert_eq!(manifest["catalogue"]["generated"]["items"], 200);
+    assert_eq!(
+        manifest["catalogue"]["generated"]["generator_version"],
+        generator::GENERATOR_VERSION
+    );
+    assert_eq!(manifest["prompts"].as_array().unwrap().len(), 200);
+
+    let saved = results(&run);
+    assert!(saved["prompts"].as_array().unwrap().len() == 200);
+    let letters = prompt(&saved, "gen.letters.0000");
+    assert_eq!(letters["category"], "letters");
+    assert_eq!(prompt(&saved, "gen.sorting.0000")["category"], "sorting");
+
+    let rescored = coherence(
+        &["score", &run.display().to_string(), "--json"],
+        dir.path(),
+        &[],
+    );
+    assert!(
+        matches!(exit_code(&rescored), 0 | 1),
+        "{}",
+        stderr(&rescored)
+    );
+    // Identical but for the time it was written.
+    let mut rescored = json_of(&rescored);
+    let mut saved = saved;
+    for results in [&mut rescored, &mut saved] {
+        results.as_object_mut().unwrap().remove("generated_at");
+    }
+    assert_eq!(rescored, saved);
+
+    // A run whose items came from another generator version cannot be made again.
+    let text = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    let other = text.replace(
+        &format!("\"generator_version\": {}", generator::GENERATOR_VERSION),
+        "\"generator_version\": 999",
+    );
+    assert_ne!(text, other);
+    std::fs::write(run.join("manifest.json"), other).unwrap();
+    let refused = coherence(&["score", &run.display().to_string()], dir.path(), &[]);
+    assert_eq!(exit_code(&refused), 2);
+    assert!(
+        stderr(&refused).contains("generator version 999"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
