@@ -46,6 +46,12 @@ pub enum Metric {
     /// request gave another answer depending on what the prompt cache held. Undefined for a run
     /// without `--cache-states`.
     CacheDependent,
+    /// 1 when the run's same-model answer is `no`, else 0.
+    NotSameModel,
+    /// 1 when the run's same-model answer is `undecided`, else 0.
+    SameModelUndecided,
+    /// (pair, family) combinations named `different` after Holm's correction.
+    FamiliesDifferent,
 }
 
 impl Metric {
@@ -66,6 +72,9 @@ impl Metric {
         Metric::Parity,
         Metric::ChangesAtLoad,
         Metric::CacheDependent,
+        Metric::NotSameModel,
+        Metric::SameModelUndecided,
+        Metric::FamiliesDifferent,
     ];
 
     /// The name written in `--fail-on`.
@@ -86,6 +95,9 @@ impl Metric {
             Metric::Parity => "parity",
             Metric::ChangesAtLoad => "changes_at_load",
             Metric::CacheDependent => "cache_dependent",
+            Metric::NotSameModel => "not_same_model",
+            Metric::SameModelUndecided => "same_model_undecided",
+            Metric::FamiliesDifferent => "families_different",
         }
     }
 

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::quality::Paired;
+use super::results::PairStatistics;
 use super::stats::{mcnemar_exact, wilson};
 
 /// The method, as results.json names it.
@@ -74,6 +75,38 @@ pub struct FamilyVerdicts {
     /// The families named `different`, smallest adjusted p-value first.
     pub different_families: Vec<String>,
 }
+
+/// The family verdicts of one (reference, other) pair, as results.json `families` lists them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairFamilies {
+    pub reference: String,
+    pub other: String,
+    #[serde(flatten)]
+    pub verdicts: FamilyVerdicts,
+}
+
+/// The family verdicts of one pair from its per-category paired counts, at α = 0.05.
+pub fn of_pair(statistics: &PairStatistics) -> PairFamilies {
+    let families = statistics.categories.iter().map(|c| {
+        (
+            c.category.clone().unwrap_or_default(),
+            Paired {
+                both_correct: c.both_correct,
+                reference_only: c.reference_only,
+                other_only: c.other_only,
+                both_wrong: c.both_wrong,
+            },
+        )
+    });
+    PairFamilies {
+        reference: statistics.reference.clone(),
+        other: statistics.other.clone(),
+        verdicts: family_verdicts(families, ALPHA),
+    }
+}
+
+/// The family-wise error rate families are named at.
+pub const ALPHA: f64 = 0.05;
 
 /// Compare two endpoints family by family at family-wise error rate `alpha` (clamped into
 /// [0, 1]; a NaN reads as 0, naming nothing).

@@ -1,14 +1,21 @@
 //! The `--fail-on` gate applied to a run: each gate metric's value, then the conditions that hold.
 
+use super::families::PairFamilies;
 use super::load::LoadResults;
 use super::quality::QualityVerdict;
 use super::results::GateResult;
 use super::run_figures::RunFigures;
+use super::same_model::{Answer, SameModel};
 use crate::gate::{Gate, Metric};
 
 /// The value of one gate metric for this run; None when the run did not measure it (no pair
 /// for `p`, no load phase for `changes_at_load`, no cache-state phase for `cache_dependent`).
-fn metric(m: Metric, figures: &RunFigures, load: &LoadResults) -> Option<f64> {
+fn metric(
+    m: Metric,
+    figures: &RunFigures,
+    load: &LoadResults,
+    same: &SameModelFigures,
+) -> Option<f64> {
     let summary = &figures.summary;
     let count_quality =
         |v: QualityVerdict| figures.quality.iter().filter(|q| q.verdict == v).count();
@@ -38,16 +45,34 @@ fn metric(m: Metric, figures: &RunFigures, load: &LoadResults) -> Option<f64> {
             .sum(),
         Metric::ChangesAtLoad => return load.changes_at_load().map(|n| n as f64),
         Metric::CacheDependent => return load.cache_dependent().map(|n| n as f64),
+        Metric::NotSameModel => usize::from(same.answer.answer == SameModel::No),
+        Metric::SameModelUndecided => usize::from(same.answer.answer == SameModel::Undecided),
+        Metric::FamiliesDifferent => same
+            .families
+            .iter()
+            .map(|f| f.verdicts.different_families.len())
+            .sum(),
     };
     Some(count as f64)
 }
 
+/// The same-model answer and the family verdicts it was decided from.
+pub struct SameModelFigures<'a> {
+    pub answer: &'a Answer,
+    pub families: &'a [PairFamilies],
+}
+
 /// The gate's expression and the conditions of it that hold (none: the gate passed).
-pub fn evaluate(gate: &Gate, figures: &RunFigures, load: &LoadResults) -> GateResult {
+pub fn evaluate(
+    gate: &Gate,
+    figures: &RunFigures,
+    load: &LoadResults,
+    same: &SameModelFigures,
+) -> GateResult {
     GateResult {
         expression: gate.to_string(),
         failed: gate
-            .failed(|m| metric(m, figures, load))
+            .failed(|m| metric(m, figures, load, same))
             .iter()
             .map(|c| c.to_string())
             .collect(),

@@ -21,6 +21,7 @@ mod quality;
 mod results;
 mod rollup;
 mod run_figures;
+mod same_model;
 mod samples;
 pub mod sequential;
 mod similarity;
@@ -39,8 +40,9 @@ pub use inputs::Inputs;
 pub use kind::DivergenceKind;
 pub use load::{analyze_load, LoadResults};
 pub use noise::{Difference, MIN_REFERENCE_REPEATS};
-pub use quality::{Interval, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
+pub use quality::{Interval, Paired, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
 pub use results::*;
+pub use same_model::{headline as same_model_headline, SameModel};
 pub use samples::{DivergenceUnit, SampleResult};
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
@@ -50,6 +52,7 @@ pub use verdict::{pair_verdict, Side, Verdict};
 
 use crate::gate::Gate;
 use crate::score::ScoreContext;
+use families::PairFamilies;
 use per_prompt::prompt_results;
 use run_figures::{back_to_back_warning, other_budgets, roll_up};
 
@@ -77,8 +80,25 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let mut warnings = inputs.warnings.clone();
     warnings.extend(answers.warnings);
     warnings.extend(back_to_back_warning(&answers.prompts));
-    let figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
-    let gate = gate_check::evaluate(gate, &figures, &load);
+    let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
+    let families: Vec<PairFamilies> = figures.statistics.iter().map(families::of_pair).collect();
+    let answer = same_model::decide(same_model::Evidence {
+        quality: &figures.quality,
+        families: &families,
+        parity: &figures.parity,
+        identity: &figures.identity,
+    });
+    let gate = gate_check::evaluate(
+        gate,
+        &figures,
+        &load,
+        &gate_check::SameModelFigures {
+            answer: &answer,
+            families: &families,
+        },
+    );
+    figures.summary.same_model = Some(answer.answer);
+    figures.summary.same_model_because = answer.because;
     Results {
         schema_version: SCHEMA_VERSION,
         tool: crate::run_folder::tool_version(),
@@ -109,6 +129,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         token_agreement,
         teacher_forcing,
         statistics: figures.statistics,
+        families,
         gate,
         prompts: answers.prompts,
         warnings,

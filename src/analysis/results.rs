@@ -62,6 +62,10 @@ pub struct Results {
     pub teacher_forcing: Option<super::TeacherForcing>,
     /// Paired statistics of each other endpoint against the reference.
     pub statistics: Vec<PairStatistics>,
+    /// Per pair, each family's (category's) accuracies, flips and Holm-adjusted exact McNemar
+    /// verdict (`analysis/families.rs`).
+    #[serde(default)]
+    pub families: Vec<super::families::PairFamilies>,
     pub gate: GateResult,
     pub prompts: Vec<PromptResult>,
     /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).
@@ -136,6 +140,13 @@ pub struct Summary {
     /// The `diff` prompts by kind (a prompt counts under the most severe kind of its pairs).
     #[serde(default)]
     pub kinds: KindCounts,
+    /// The run's answer to "same model?" (`analysis/same_model.rs`); only on the run's summary,
+    /// not on a category's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_model: Option<super::SameModel>,
+    /// The short reasons behind `same_model`, most decisive first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub same_model_because: Vec<String>,
 }
 
 /// `diff` prompts per divergence kind.

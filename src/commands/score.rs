@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::compare_plan::resolve_gate;
 use super::flags::load_catalogue_for;
 use super::stdout;
-use crate::analysis::{Results, DEFAULT_MARGIN_POINTS};
+use crate::analysis::{same_model_headline, Results, DEFAULT_MARGIN_POINTS};
 use crate::catalogue::Catalogue;
 use crate::cli::{ReportArgs, ScoreArgs};
 use crate::error::{CliError, Exit, UsageContext};
@@ -29,6 +29,13 @@ pub fn exit_for(results: &Results, interrupted: bool) -> Exit {
 
 pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result<(), CliError> {
     let mut out = String::new();
+    if let Some(answer) = results.summary.same_model {
+        let _ = writeln!(
+            out,
+            "{}",
+            same_model_headline(answer, &results.summary.same_model_because)
+        );
+    }
     let _ = writeln!(out, "{}", results.summary.headline());
     for c in &results.categories {
         if c.summary.diff + c.summary.fail + c.summary.review > 0 {

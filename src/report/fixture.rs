@@ -12,11 +12,11 @@ use chrono::{TimeZone, Utc};
 use serde_json::{json, Map};
 
 use crate::analysis::{
-    mcnemar_exact, wilson, AnswerResult, CategoryRollup, Class, Determinism, Difference,
+    families, mcnemar_exact, wilson, AnswerResult, CategoryRollup, Class, Determinism, Difference,
     Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval, KindCounts,
     NearTieCounts, PairResult, PairStatistics, PairedCounts, Parity, PromptResult, Quality,
-    QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling, Stability, Summary,
-    TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
+    QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling, SameModel, Stability,
+    Summary, TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
 };
 
 const REF: &str = "full";
@@ -36,6 +36,12 @@ pub(super) fn results() -> Results {
     for p in &prompts {
         summary.add(p);
     }
+    summary.same_model = Some(SameModel::No);
+    summary.same_model_because = vec![
+        "prompt tokens differ on 1 of 6 prompts: another chat template or tokenizer".into(),
+        "quality inconclusive on 5 graded items".into(),
+        "generation perturbed (identical text on 17%)".into(),
+    ];
     Results {
         schema_version: SCHEMA_VERSION,
         tool: "coherence 0.0.0".into(),
@@ -181,6 +187,7 @@ pub(super) fn results() -> Results {
         token_agreement: Vec::new(),
         teacher_forcing: None,
         statistics: vec![statistics()],
+        families: vec![families::of_pair(&statistics())],
         gate: GateResult {
             expression: "diff>0,fail>0".into(),
             failed: vec!["diff>0".into(), "fail>0".into()],
@@ -245,6 +252,7 @@ fn category(
             answer: kind(DivergenceKind::Answer),
             format: kind(DivergenceKind::Format),
         },
+        ..Summary::default()
     };
     CategoryRollup {
         category: name.into(),

@@ -12,8 +12,21 @@ use crate::doc::{t, text, Block, Figure, Inline, Part, Style};
 /// The id of the element holding the headline counts (the browser check looks for it).
 pub(super) const HEADLINE_ID: &str = "headline";
 
+/// The first line under the title: "Same model: yes — reason; reason".
+fn same_model_line(results: &Results) -> Option<Block> {
+    let answer = results.summary.same_model?;
+    let because = results.summary.same_model_because.join("; ");
+    let line = if because.is_empty() {
+        t("**Same model: $**", &[answer.as_str()])
+    } else {
+        t("**Same model: $** — $", &[answer.as_str(), &because])
+    };
+    Some(Block::Paragraph(line))
+}
+
 pub(super) fn render(results: &Results) -> Vec<Block> {
-    let mut body = vec![Block::List(answer_lines(results))];
+    let mut body = same_model_line(results).into_iter().collect::<Vec<_>>();
+    body.push(Block::List(answer_lines(results)));
     for q in &results.quality {
         let points = |x: f64| x * 100.0;
         body.push(Block::Figure(Figure::Interval {

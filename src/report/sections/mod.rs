@@ -14,6 +14,7 @@ mod distributions;
 mod divergences;
 mod endpoints;
 mod errors;
+mod families;
 mod headline;
 mod load;
 mod look;
@@ -41,6 +42,7 @@ const SECTIONS: &[Section] = &[
     distributions::render,
     load::render,
     statistics::render,
+    families::render,
     details::render,
     prompts::render,
     errors::render,

@@ -4,7 +4,7 @@
 
 use super::{
     categories, caveats, details, determinism, distributions, divergences, endpoints, errors,
-    headline, look, prompts, statistics, Section,
+    families, headline, look, prompts, statistics, Section,
 };
 use crate::analysis::{RepeatAnswer, Results, Verdict};
 use crate::doc::to_markdown;
@@ -179,6 +179,7 @@ fn report_is_the_sections_in_order() {
             "## Determinism (3 repeats at temperature 0)",
             "## Latency and completion tokens",
             "## Statistics",
+            "## Families",
             "## Prompt details",
             "## All prompts",
             "## Errors",
@@ -208,6 +209,7 @@ fn the_page_has_every_section_in_order_and_every_prompt() {
             "determinism",
             "distributions",
             "statistics",
+            "families",
             "prompts",
             "all-prompts",
             "errors",
@@ -362,4 +364,42 @@ fn empty_results_still_render() {
     assert!(html.contains("<strong id=\"headline\">"));
     assert!(html.ends_with("</html>\n"));
     assert!(render_report(&results).starts_with("# coherence report: full vs spark\n"));
+}
+
+#[test]
+fn families_name_the_family_that_differs_and_say_so_for_none() {
+    use crate::analysis::families::family_verdicts;
+    use crate::analysis::Paired;
+    let mut results = fixture::results();
+    let quiet = render(families::render, &results);
+    assert!(
+        quiet.contains("no family differs at family-wise α = 0.05"),
+        "{quiet}"
+    );
+    let counts = |both_correct, reference_only, other_only, both_wrong| Paired {
+        both_correct,
+        reference_only,
+        other_only,
+        both_wrong,
+    };
+    results.families[0].verdicts = family_verdicts(
+        [
+            ("dates", counts(70, 2, 3, 5)),
+            ("counting", counts(25, 45, 0, 10)),
+        ],
+        0.05,
+    );
+    let named = render(families::render, &results);
+    assert!(named.contains("**different in 1**"), "{named}");
+    assert!(named.contains("**counting**"), "{named}");
+    // The family that differs is the first row, with both accuracies and its Holm p.
+    let first_row = named
+        .lines()
+        .find(|l| l.starts_with("| counting") || l.starts_with("| dates"))
+        .unwrap_or_default();
+    assert!(
+        first_row.starts_with("| counting | 80 | 88% ["),
+        "{first_row}"
+    );
+    assert!(first_row.ends_with("| different |"), "{first_row}");
 }
