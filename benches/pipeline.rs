@@ -182,6 +182,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         models: None,
     };
     let manifest = Manifest {
+        until_decided: None,
         tool: "coherence bench".into(),
         created_at: now,
         updated_at: now,

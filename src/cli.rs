@@ -280,6 +280,18 @@ pub struct CompareArgs {
     /// finish_reason length, reasoning present), re-run that prompt once at this budget. 0 disables.
     #[arg(long, value_name = "N", default_value_t = 4096)]
     pub reasoning_retry_budget: u32,
+    /// Send the generated suite in rounds (it is added when not chosen) and stop as soon as every
+    /// pair's anytime-valid verdict is `equivalent` or `different` against --margin, or at
+    /// --max-items (then `undecided`).
+    #[arg(long)]
+    pub until_decided: bool,
+    /// With --until-decided: generated items to send at most, in all.
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64), requires = "until_decided")]
+    pub max_items: usize,
+    /// With --until-decided: generated items added per round (the first round sends this many
+    /// unless --items says otherwise).
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64), requires = "until_decided")]
+    pub round_items: usize,
     /// Request token logprobs so divergences are located by token index, and teacher-force
     /// the reference's completions on every endpoint (results.json `token_agreement`).
     #[arg(long)]

@@ -4,6 +4,7 @@
 //! completeness included.
 
 mod cache_state;
+mod decision;
 mod determinism;
 mod divergence;
 pub mod families;
@@ -34,6 +35,7 @@ mod verdict;
 use chrono::Utc;
 
 pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
+pub use decision::PairSequential;
 pub use determinism::{summarize, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY};
 pub use divergence::{first_divergence, Divergence};
 pub use inputs::Inputs;
@@ -82,8 +84,14 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     warnings.extend(back_to_back_warning(&answers.prompts));
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
     let families: Vec<PairFamilies> = figures.statistics.iter().map(families::of_pair).collect();
+    let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
     let answer = same_model::decide(same_model::Evidence {
         quality: &figures.quality,
+        sequential: if manifest.until_decided.is_some() {
+            &sequential
+        } else {
+            &[]
+        },
         families: &families,
         parity: &figures.parity,
         identity: &figures.identity,
@@ -130,6 +138,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         teacher_forcing,
         statistics: figures.statistics,
         families,
+        sequential,
         gate,
         prompts: answers.prompts,
         warnings,

@@ -66,6 +66,10 @@ pub struct Results {
     /// verdict (`analysis/families.rs`).
     #[serde(default)]
     pub families: Vec<super::families::PairFamilies>,
+    /// Per pair, the anytime-valid decision over the generated items in item order
+    /// (`analysis/decision.rs`); empty without generated items.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sequential: Vec<super::PairSequential>,
     pub gate: GateResult,
     pub prompts: Vec<PromptResult>,
     /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).

@@ -15,9 +15,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::decision::PairSequential;
 use super::families::PairFamilies;
 use super::quality::{Quality, QualityVerdict};
 use super::results::{Identity, Parity};
+use super::sequential::SequentialVerdict;
 
 /// The answer of the first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -42,6 +44,10 @@ impl SameModel {
 #[derive(Debug, Clone, Copy)]
 pub struct Evidence<'a> {
     pub quality: &'a [Quality],
+    /// The anytime-valid decisions over the generated items of a `--until-decided` run: where a
+    /// pair has one, it decides the quality question in place of the fixed-sample verdict, which
+    /// stopping on a look would invalidate.
+    pub sequential: &'a [PairSequential],
     pub families: &'a [PairFamilies],
     pub parity: &'a [Parity],
     pub identity: &'a [Identity],
@@ -91,34 +97,45 @@ fn decide_pair(q: &Quality, evidence: &Evidence<'_>) -> (SameModel, Vec<String>)
     let mut open = Vec::new();
     let mut context = Vec::new();
 
-    let points = |f: f64| f * 100.0;
-    match q.verdict {
-        QualityVerdict::Different => no.push(format!(
-            "accuracy differs by {:+.1} points on {} graded items (exact McNemar p = {})",
-            points(q.difference.estimate),
-            thousands(q.graded),
-            p_text(q.p_value)
-        )),
-        QualityVerdict::Inconclusive => open.push(match q.decide_with {
-            Some(n) => format!(
-                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; about {} graded items would decide it (add the generated suite: --suite core,generated --until-decided)",
-                points(q.difference.estimate),
-                points(q.difference.low),
-                points(q.difference.high),
-                thousands(q.graded),
-                thousands(n)
-            ),
-            None => format!(
-                "quality inconclusive on {} graded items",
-                thousands(q.graded)
-            ),
-        }),
-        QualityVerdict::Equivalent => context.push(format!(
-            "equivalent within ±{} points on {} graded items",
-            trim_points(q.margin),
-            thousands(q.graded)
-        )),
+    let sequential = evidence
+        .sequential
+        .iter()
+        .find(|s| of_pair(&s.reference, &s.other));
+    if let Some(s) = sequential {
+        let d = &s.decision;
+        match d.verdict {
+            SequentialVerdict::Different => no.push(format!(
+                "accuracy differs by {:+.1} points on {} generated items (anytime-valid {:.0}% interval [{:+.1}, {:+.1}])",
+                d.difference_points,
+                thousands(d.graded_items),
+                100.0 * (1.0 - d.alpha),
+                d.lower_points,
+                d.upper_points
+            )),
+            SequentialVerdict::Equivalent => context.push(format!(
+                "equivalent within ±{} points on {} generated items (anytime-valid interval [{:+.1}, {:+.1}])",
+                trim_points(d.margin_points),
+                thousands(d.graded_items),
+                d.equivalence_lower_points,
+                d.equivalence_upper_points
+            )),
+            SequentialVerdict::Undecided => open.push(format!(
+                "undecided after {} generated items: {:+.1} points, anytime-valid interval [{:+.1}, {:+.1}] against ±{} points{}",
+                thousands(d.graded_items),
+                d.difference_points,
+                d.equivalence_lower_points,
+                d.equivalence_upper_points,
+                trim_points(d.margin_points),
+                d.more_items_to_decide.map_or(String::new(), |n| format!(
+                    "; about {} more would decide it (raise --max-items)",
+                    thousands(n)
+                ))
+            )),
+        }
+    } else {
+        quality_reasons(q, &mut no, &mut open, &mut context);
     }
+
     let pair_families = evidence
         .families
         .iter()
@@ -177,6 +194,43 @@ fn decide_pair(q: &Quality, evidence: &Evidence<'_>) -> (SameModel, Vec<String>)
     reasons.extend(open);
     reasons.extend(context);
     (answer, reasons)
+}
+
+/// The fixed-sample quality verdict's reasons (`quality.rs`).
+fn quality_reasons(
+    q: &Quality,
+    no: &mut Vec<String>,
+    open: &mut Vec<String>,
+    context: &mut Vec<String>,
+) {
+    let points = |f: f64| f * 100.0;
+    match q.verdict {
+        QualityVerdict::Different => no.push(format!(
+            "accuracy differs by {:+.1} points on {} graded items (exact McNemar p = {})",
+            points(q.difference.estimate),
+            thousands(q.graded),
+            p_text(q.p_value)
+        )),
+        QualityVerdict::Inconclusive => open.push(match q.decide_with {
+            Some(n) => format!(
+                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; about {} graded items would decide it (compare --until-decided adds generated items until it is decided)",
+                points(q.difference.estimate),
+                points(q.difference.low),
+                points(q.difference.high),
+                thousands(q.graded),
+                thousands(n)
+            ),
+            None => format!(
+                "quality inconclusive on {} graded items",
+                thousands(q.graded)
+            ),
+        }),
+        QualityVerdict::Equivalent => context.push(format!(
+            "equivalent within ±{} points on {} graded items",
+            trim_points(q.margin),
+            thousands(q.graded)
+        )),
+    }
 }
 
 fn p_text(p: f64) -> String {
@@ -262,6 +316,7 @@ mod tests {
         let q = [quality(1500, 20, 20, 300)];
         let answer = decide(Evidence {
             quality: &q,
+            sequential: &[],
             families: &[],
             parity: &[parity(0)],
             identity: &[identity(166, 1674)],
@@ -295,6 +350,7 @@ mod tests {
         }];
         let answer = decide(Evidence {
             quality: &q,
+            sequential: &[],
             families: &families,
             parity: &[],
             identity: &[],
@@ -318,6 +374,7 @@ mod tests {
         let q = [quality(1500, 20, 20, 300)];
         let answer = decide(Evidence {
             quality: &q,
+            sequential: &[],
             families: &[],
             parity: &[parity(3)],
             identity: &[],
@@ -331,6 +388,7 @@ mod tests {
         let q = [quality(80, 6, 4, 6)];
         let answer = decide(Evidence {
             quality: &q,
+            sequential: &[],
             families: &[],
             parity: &[parity(0)],
             identity: &[],
@@ -349,6 +407,7 @@ mod tests {
         let q = [quality(60, 30, 2, 8)];
         let answer = decide(Evidence {
             quality: &q,
+            sequential: &[],
             families: &[],
             parity: &[],
             identity: &[],
@@ -364,6 +423,7 @@ mod tests {
         let q = [quality(1500, 20, 20, 300), other];
         let answer = decide(Evidence {
             quality: &q,
+            sequential: &[],
             families: &[],
             parity: &[],
             identity: &[],

@@ -144,6 +144,31 @@ impl Catalogue {
     }
 }
 
+impl Catalogue {
+    /// This catalogue with its generated suite grown (or cut) to `items`: the same items first,
+    /// since item i depends only on the seed and i.
+    pub fn with_generated_items(self, items: usize) -> Catalogue {
+        let mut choice = self.suites.clone();
+        choice.items = items;
+        let mut prompts: Vec<Prompt> = self.prompts;
+        let kept = prompts
+            .iter()
+            .filter(|p| generator::is_generated(&p.id))
+            .count()
+            .min(items);
+        let mut seen = 0;
+        prompts.retain(|p| {
+            if !generator::is_generated(&p.id) {
+                return true;
+            }
+            seen += 1;
+            seen <= kept
+        });
+        prompts.extend((kept..items).map(|i| generator::item(choice.seed, i)));
+        Catalogue::new(self.dir, prompts, self.hash, choice)
+    }
+}
+
 /// Load every `*.toml` file in `dir`. The file stem is the category.
 pub fn load_catalogue(dir: &Path) -> Result<Catalogue, CatalogueError> {
     let entries = std::fs::read_dir(dir).map_err(|e| {

@@ -7,6 +7,7 @@ use crate::cli::CompareArgs;
 use crate::error::{CliError, Exit, UsageContext};
 use crate::logprobs::template::ChatTemplate;
 use crate::pipeline::run_and_score;
+use crate::pipeline::until_decided::run_until_decided;
 
 pub(super) use super::compare_plan::plan_compare;
 pub use super::compare_plan::Mode;
@@ -21,8 +22,12 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
     }
     let load = plan_load(&args.load, mode, &plan).usage_err()?;
     let template = chat_template(args.chat_template.as_deref(), plan.sampling.logprobs)?;
-    let (results, interrupted) = run_and_score(&plan, &load, template, argv)?;
-    print_outcome(&plan.dir, &results, interrupted, args.json)?;
+    let dir = plan.dir.clone();
+    let (results, interrupted) = match plan.until_decided {
+        Some(rule) => run_until_decided(plan, rule, &load, template, argv)?,
+        None => run_and_score(&plan, &load, template, argv)?,
+    };
+    print_outcome(&dir, &results, interrupted, args.json)?;
     Ok(exit_for(&results, interrupted))
 }
 

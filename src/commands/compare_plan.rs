@@ -13,7 +13,7 @@ use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
-use crate::run::manifest::{Manifest, Sampling, MANIFEST_FILE, MAX_REPEATS};
+use crate::run::manifest::{Manifest, Sampling, StoppingRule, MANIFEST_FILE, MAX_REPEATS};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
 use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::new_run_dir;
@@ -101,7 +101,22 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         .catalogue
         .clone()
         .or_else(|| previous.as_ref().map(|m| PathBuf::from(&m.catalogue.dir)));
-    let suites = plan_suites(args, previous.as_ref())?;
+    if args.until_decided && mode != Mode::Compare {
+        bail!(
+            "--until-decided decides whether two endpoints are the same model: use it with compare"
+        );
+    }
+    let until_decided = args
+        .until_decided
+        .then_some(StoppingRule {
+            round_items: args.round_items,
+            max_items: args.max_items,
+        })
+        .or_else(|| previous.as_ref().and_then(|m| m.until_decided));
+    let mut suites = plan_suites(args, previous.as_ref())?;
+    if let Some(rule) = until_decided {
+        suites = with_rounds(suites, rule, args.suite.items, previous.as_ref())?;
+    }
     let catalogue = load_catalogue_for(catalogue_flag.as_deref())?.with_suites(suites);
     let selected: Vec<String> = catalogue
         .select(&args.only, &args.category)
@@ -158,6 +173,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         client: client_options(&args.client)?,
         quiet: args.quiet,
         reasoning_retry_budget: args.reasoning_retry_budget,
+        until_decided,
     })
 }
 
@@ -247,6 +263,27 @@ fn plan_suites(args: &CompareArgs, previous: Option<&Manifest>) -> anyhow::Resul
         (asked.seed, asked.items)
     };
     SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))
+}
+
+/// The suites of an `--until-decided` run: the generated suite added, starting (when neither
+/// `--items` nor the resumed run says how many) with one round of items.
+fn with_rounds(
+    suites: SuiteChoice,
+    rule: StoppingRule,
+    items_flag: Option<usize>,
+    previous: Option<&Manifest>,
+) -> anyhow::Result<SuiteChoice> {
+    let sent_generated = previous
+        .and_then(|m| m.catalogue.suite_choice().ok())
+        .is_some_and(|c| c.includes(Suite::Generated));
+    let items = if sent_generated || items_flag.is_some() {
+        suites.items
+    } else {
+        rule.round_items.min(rule.max_items)
+    };
+    let mut list = suites.suites().to_vec();
+    list.push(Suite::Generated);
+    SuiteChoice::new(list, suites.seed, items).map_err(|e| anyhow!(e))
 }
 
 /// The gate in force: the flag, else the run's own, else the command's default.

@@ -5,6 +5,7 @@
 pub mod dry_run;
 pub mod score;
 pub mod selftest;
+pub mod until_decided;
 
 use crate::analysis::Results;
 use crate::load::LoadPlan;

@@ -188,6 +188,7 @@ pub(super) fn results() -> Results {
         teacher_forcing: None,
         statistics: vec![statistics()],
         families: vec![families::of_pair(&statistics())],
+        sequential: Vec::new(),
         gate: GateResult {
             expression: "diff>0,fail>0".into(),
             failed: vec!["diff>0".into(), "fail>0".into()],

@@ -19,6 +19,14 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 /// beyond any useful determinism run, small enough that a run's slots always fit in memory.
 pub const MAX_REPEATS: u32 = 10_000;
 
+/// How `--until-decided` sends the generated items: `round_items` more after each undecided
+/// look, never more than `max_items` in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoppingRule {
+    pub round_items: usize,
+    pub max_items: usize,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// `coherence <version>`.
@@ -39,6 +47,10 @@ pub struct Manifest {
     /// The equivalence margin of the quality verdict, in accuracy points (`--margin`).
     #[serde(default)]
     pub margin: Option<f64>,
+    /// `--until-decided`: the generated items are sent in rounds until every pair's sequential
+    /// verdict is decided or the cap is reached (absent: a fixed set of items).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<StoppingRule>,
     /// Each invocation that wrote to this folder, with its arguments (which never hold a key).
     pub invocations: Vec<Invocation>,
 }

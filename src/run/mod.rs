@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use executor::{execute, send, tally, Execution, Job, Target};
-pub use manifest::{CatalogueInfo, EndpointInfo, Invocation, Manifest, RunStatus, Sampling};
+pub use manifest::{
+    CatalogueInfo, EndpointInfo, Invocation, Manifest, RunStatus, Sampling, StoppingRule,
+};
 pub use plan::{PlannedEndpoint, RepeatOrder, RunPlan};
 pub use record::{Record, RecordKey};
 
@@ -189,6 +191,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
             repeats: 1,
             fail_on: Gate::default(),
             margin: None,
+            until_decided: None,
             invocations: Vec::new(),
         },
     };
@@ -201,6 +204,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
     manifest.repeats = plan.repeats;
     manifest.fail_on = plan.fail_on.clone();
     manifest.margin = Some(plan.margin);
+    manifest.until_decided = plan.until_decided;
     manifest.invocations.push(Invocation { at: now, args });
     manifest.write(&plan.dir).map_err(RunError::Folder)?;
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::manifest::{Manifest, Sampling};
+use super::manifest::{Manifest, Sampling, StoppingRule};
 use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec};
 use crate::gate::Gate;
@@ -47,6 +47,8 @@ pub struct RunPlan {
     pub margin: f64,
     /// Re-run at this budget when the reasoning consumed a smaller one (0: never).
     pub reasoning_retry_budget: u32,
+    /// `--until-decided`: send the generated items in rounds until decided (`pipeline/`).
+    pub until_decided: Option<StoppingRule>,
 }
 
 /// The order in which repeats of the prompts are sent.

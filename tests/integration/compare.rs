@@ -10,11 +10,28 @@ fn identical_endpoints_are_coherent() {
     let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let r = results(&run);
+    let mut summary = r["summary"].clone();
+    let same_model = summary.as_object_mut().unwrap().remove("same_model");
+    let because = summary
+        .as_object_mut()
+        .unwrap()
+        .remove("same_model_because");
     assert_eq!(
-        r["summary"],
+        summary,
         json!({"same": 5, "diff": 0, "review": 0, "fail": 0,
                "kinds": {"flip": 0, "answer": 0, "format": 0}})
     );
+    // Five graded prompts cannot show equivalence: identical text is not evidence enough.
+    assert_eq!(same_model, Some(json!("undecided")));
+    let because = because.unwrap();
+    assert!(
+        because[0]
+            .as_str()
+            .unwrap()
+            .starts_with("quality inconclusive"),
+        "{because}"
+    );
+    assert!(stdout(&out).starts_with("Same model: undecided — quality inconclusive"));
     assert_eq!(r["complete"], json!(true));
     for file in [
         "manifest.json",

@@ -185,3 +185,110 @@ fn a_generated_run_is_rescored_identically_from_its_manifest() {
 fn json_of(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
+
+/// `compare --until-decided` of fakes `a` and `b` (seed 5), rounds of 100 up to `max_items`.
+fn until_decided(a: &FakeServer, b: &FakeServer, max_items: &str) -> (serde_json::Value, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let out = coherence(
+        &[
+            "compare",
+            "--endpoint",
+            &format!("a={}", a.url()),
+            "--endpoint",
+            &format!("b={}", b.url()),
+            "--suite",
+            "generated",
+            "--seed",
+            "5",
+            "--until-decided",
+            "--round-items",
+            "100",
+            "--max-items",
+            max_items,
+            "--concurrency",
+            "8",
+            "--quiet",
+            "--out",
+            &run.display().to_string(),
+        ],
+        dir.path(),
+        &[],
+    );
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["until_decided"]["round_items"], 100);
+    (results(&run), exit_code(&out))
+}
+
+#[test]
+fn until_decided_stops_early_and_says_same_model_for_two_correct_fakes() {
+    let a = generated_endpoint(1000, None);
+    let b = generated_endpoint(1000, None);
+    let (results, code) = until_decided(&a, &b, "1000");
+    assert_eq!(code, 0);
+    let sent = results["prompts"].as_array().unwrap().len();
+    assert!(sent < 1000, "stopped before the cap: {sent} items");
+    assert_eq!(sent % 100, 0, "whole rounds: {sent}");
+    assert_eq!(results["sequential"][0]["verdict"], "equivalent");
+    assert_eq!(results["summary"]["same_model"], "yes");
+    let because = results["summary"]["same_model_because"][0]
+        .as_str()
+        .unwrap();
+    assert!(
+        because.starts_with(&format!(
+            "equivalent within ±5 points on {sent} generated items"
+        )),
+        "{because}"
+    );
+}
+
+#[test]
+fn until_decided_names_the_one_family_a_fake_gets_wrong() {
+    let a = generated_endpoint(1400, None);
+    let b = generated_endpoint(1400, Some("letters"));
+    let (results, code) = until_decided(&a, &b, "1400");
+    assert_eq!(code, 1, "the gate fails on a different quality");
+    assert_eq!(results["sequential"][0]["verdict"], "different");
+    assert!(results["prompts"].as_array().unwrap().len() < 1400);
+    assert_eq!(results["summary"]["same_model"], "no");
+    assert_eq!(
+        results["families"][0]["different_families"],
+        serde_json::json!(["letters"])
+    );
+    let because: Vec<&str> = results["summary"]["same_model_because"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        because[0].starts_with("accuracy differs by -"),
+        "{because:?}"
+    );
+    assert!(
+        because
+            .iter()
+            .any(|r| r.starts_with("letters: 100% vs 0% correct")),
+        "{because:?}"
+    );
+}
+
+#[test]
+fn until_decided_is_refused_for_determinism() {
+    let a = generated_endpoint(10, None);
+    let dir = tempfile::tempdir().unwrap();
+    let out = coherence(
+        &[
+            "determinism",
+            "--endpoint",
+            &format!("a={}", a.url()),
+            "--until-decided",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("--until-decided"), "{}", stderr(&out));
+}
