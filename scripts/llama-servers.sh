@@ -47,7 +47,7 @@ with_heartbeat() {
             sleep 1
         done
         if kill -0 "$pid" 2>/dev/null; then
-            last=$(grep -aoE '\[ *[0-9]+%\][^\r]*|Compiling [^ ]+ [^ ]+|Building [^\r]*|Collecting [^ ]+|Installing [^\r]*' "$logfile" 2>/dev/null | tail -n 1 | cut -c1-90)
+            last=$(grep -aoE '\[ *[0-9]+%\]|\[[0-9]+/[0-9]+\]|Compiling [^ ]+ [^ ]+|Collecting [^ ]+' "$logfile" 2>/dev/null | tail -n 1)
             log "$label: running for $(elapsed_since "$start")${last:+, at: $last}"
         fi
     done
