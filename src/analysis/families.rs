@@ -13,7 +13,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::quality::Paired;
-use super::results::PairStatistics;
 use super::stats::{mcnemar_exact, wilson};
 
 /// The method, as results.json names it.
@@ -83,26 +82,6 @@ pub struct PairFamilies {
     pub other: String,
     #[serde(flatten)]
     pub verdicts: FamilyVerdicts,
-}
-
-/// The family verdicts of one pair from its per-category paired counts, at α = 0.05.
-pub fn of_pair(statistics: &PairStatistics) -> PairFamilies {
-    let families = statistics.categories.iter().map(|c| {
-        (
-            c.category.clone().unwrap_or_default(),
-            Paired {
-                both_correct: c.both_correct,
-                reference_only: c.reference_only,
-                other_only: c.other_only,
-                both_wrong: c.both_wrong,
-            },
-        )
-    });
-    PairFamilies {
-        reference: statistics.reference.clone(),
-        other: statistics.other.clone(),
-        verdicts: family_verdicts(families, ALPHA),
-    }
 }
 
 /// The family-wise error rate families are named at.

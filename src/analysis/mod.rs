@@ -56,6 +56,7 @@ use crate::gate::Gate;
 use crate::score::ScoreContext;
 use families::PairFamilies;
 use per_prompt::prompt_results;
+pub use run_figures::pair_families;
 use run_figures::{back_to_back_warning, other_budgets, roll_up};
 
 /// The whole results of a run from its inputs: every answer scored and compared, the probe
@@ -83,7 +84,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     warnings.extend(answers.warnings);
     warnings.extend(back_to_back_warning(&answers.prompts));
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
-    let families: Vec<PairFamilies> = figures.statistics.iter().map(families::of_pair).collect();
+    let families: Vec<PairFamilies> = figures.statistics.iter().map(pair_families).collect();
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
     let answer = same_model::decide(same_model::Evidence {
         quality: &figures.quality,

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::determinism::Class;
+use super::families::{self, family_verdicts, PairFamilies};
 use super::noise::Difference;
-use super::quality::{self, Quality};
+use super::quality::{self, Paired, Quality};
 use super::results::{
     CategoryRollup, EndpointSummary, Identity, PairStatistics, Parity, PromptResult, Stability,
     Summary, TokenDivergenceCounts,
@@ -165,4 +166,24 @@ pub fn back_to_back_warning(prompts: &[PromptResult]) -> Option<String> {
              --repeat-order interleaved avoids it"
         )
     })
+}
+
+/// The family verdicts of one pair from its per-category paired counts, at α = 0.05.
+pub fn pair_families(statistics: &PairStatistics) -> PairFamilies {
+    let families = statistics.categories.iter().map(|c| {
+        (
+            c.category.clone().unwrap_or_default(),
+            Paired {
+                both_correct: c.both_correct,
+                reference_only: c.reference_only,
+                other_only: c.other_only,
+                both_wrong: c.both_wrong,
+            },
+        )
+    });
+    PairFamilies {
+        reference: statistics.reference.clone(),
+        other: statistics.other.clone(),
+        verdicts: family_verdicts(families, families::ALPHA),
+    }
 }

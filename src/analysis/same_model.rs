@@ -19,7 +19,7 @@ use super::decision::PairSequential;
 use super::families::PairFamilies;
 use super::quality::{Quality, QualityVerdict};
 use super::results::{Identity, Parity};
-use super::sequential::SequentialVerdict;
+use super::sequential::{SequentialDecision, SequentialVerdict};
 
 /// The answer of the first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -102,36 +102,7 @@ fn decide_pair(q: &Quality, evidence: &Evidence<'_>) -> (SameModel, Vec<String>)
         .iter()
         .find(|s| of_pair(&s.reference, &s.other));
     if let Some(s) = sequential {
-        let d = &s.decision;
-        match d.verdict {
-            SequentialVerdict::Different => no.push(format!(
-                "accuracy differs by {:+.1} points on {} generated items (anytime-valid {:.0}% interval [{:+.1}, {:+.1}])",
-                d.difference_points,
-                thousands(d.graded_items),
-                100.0 * (1.0 - d.alpha),
-                d.lower_points,
-                d.upper_points
-            )),
-            SequentialVerdict::Equivalent => context.push(format!(
-                "equivalent within ±{} points on {} generated items (anytime-valid interval [{:+.1}, {:+.1}])",
-                trim_points(d.margin_points),
-                thousands(d.graded_items),
-                d.equivalence_lower_points,
-                d.equivalence_upper_points
-            )),
-            SequentialVerdict::Undecided => open.push(format!(
-                "undecided after {} generated items: {:+.1} points, anytime-valid interval [{:+.1}, {:+.1}] against ±{} points{}",
-                thousands(d.graded_items),
-                d.difference_points,
-                d.equivalence_lower_points,
-                d.equivalence_upper_points,
-                trim_points(d.margin_points),
-                d.more_items_to_decide.map_or(String::new(), |n| format!(
-                    "; about {} more would decide it (raise --max-items)",
-                    thousands(n)
-                ))
-            )),
-        }
+        sequential_reasons(&s.decision, &mut no, &mut open, &mut context);
     } else {
         quality_reasons(q, &mut no, &mut open, &mut context);
     }
@@ -194,6 +165,44 @@ fn decide_pair(q: &Quality, evidence: &Evidence<'_>) -> (SameModel, Vec<String>)
     reasons.extend(open);
     reasons.extend(context);
     (answer, reasons)
+}
+
+/// The anytime-valid verdict's reasons (`sequential.rs`), in place of the fixed-sample ones.
+fn sequential_reasons(
+    d: &SequentialDecision,
+    no: &mut Vec<String>,
+    open: &mut Vec<String>,
+    context: &mut Vec<String>,
+) {
+    match d.verdict {
+        SequentialVerdict::Different => no.push(format!(
+            "accuracy differs by {:+.1} points on {} generated items (anytime-valid {:.0}% interval [{:+.1}, {:+.1}])",
+            d.difference_points,
+            thousands(d.graded_items),
+            100.0 * (1.0 - d.alpha),
+            d.lower_points,
+            d.upper_points
+        )),
+        SequentialVerdict::Equivalent => context.push(format!(
+            "equivalent within ±{} points on {} generated items (anytime-valid interval [{:+.1}, {:+.1}])",
+            trim_points(d.margin_points),
+            thousands(d.graded_items),
+            d.equivalence_lower_points,
+            d.equivalence_upper_points
+        )),
+        SequentialVerdict::Undecided => open.push(format!(
+            "undecided after {} generated items: {:+.1} points, anytime-valid interval [{:+.1}, {:+.1}] against ±{} points{}",
+            thousands(d.graded_items),
+            d.difference_points,
+            d.equivalence_lower_points,
+            d.equivalence_upper_points,
+            trim_points(d.margin_points),
+            d.more_items_to_decide.map_or(String::new(), |n| format!(
+                "; about {} more would decide it (raise --max-items)",
+                thousands(n)
+            ))
+        )),
+    }
 }
 
 /// The fixed-sample quality verdict's reasons (`quality.rs`).

@@ -12,11 +12,11 @@ use chrono::{TimeZone, Utc};
 use serde_json::{json, Map};
 
 use crate::analysis::{
-    families, mcnemar_exact, wilson, AnswerResult, CategoryRollup, Class, Determinism, Difference,
-    Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval, KindCounts,
-    NearTieCounts, PairResult, PairStatistics, PairedCounts, Parity, PromptResult, Quality,
-    QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling, SameModel, Stability,
-    Summary, TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
+    mcnemar_exact, pair_families, wilson, AnswerResult, CategoryRollup, Class, Determinism,
+    Difference, Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval,
+    KindCounts, NearTieCounts, PairResult, PairStatistics, PairedCounts, Parity, PromptResult,
+    Quality, QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling, SameModel,
+    Stability, Summary, TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
 };
 
 const REF: &str = "full";
@@ -187,7 +187,7 @@ pub(super) fn results() -> Results {
         token_agreement: Vec::new(),
         teacher_forcing: None,
         statistics: vec![statistics()],
-        families: vec![families::of_pair(&statistics())],
+        families: vec![pair_families(&statistics())],
         sequential: Vec::new(),
         gate: GateResult {
             expression: "diff>0,fail>0".into(),
