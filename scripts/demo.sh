@@ -27,5 +27,11 @@ set +e
 code=$?
 set -e
 echo
+# The answer first, then where the evidence is.
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+print("[demo] Same model: %s" % s.get("same_model", "?"))
+for reason in s.get("same_model_because", []):
+    print("[demo]   - %s" % reason)' "$out/results.json" 2>/dev/null || true
 echo "[demo] report: $out/report.md and report.html (exit code $code: 0 the gate passed, 1 quality differs or a prompt failed, 3 incomplete)"
 exit "$code"
