@@ -183,6 +183,15 @@ pub struct Lines<T> {
 /// Every readable line of `path` (none when it does not exist); unreadable lines are skipped and
 /// reported, never fatal.
 pub fn read_json_lines<T: DeserializeOwned>(path: &Path) -> anyhow::Result<Lines<T>> {
+    read_json_lines_as(path, |value: T| value)
+}
+
+/// Every readable line of `path`, each passed through `keep` as it is read, so that what a reader
+/// does not need (a raw response body) is dropped line by line instead of after the whole file.
+pub fn read_json_lines_as<T: DeserializeOwned, U>(
+    path: &Path,
+    mut keep: impl FnMut(T) -> U,
+) -> anyhow::Result<Lines<U>> {
     let mut lines = Lines {
         values: Vec::new(),
         skipped: Vec::new(),
@@ -191,13 +200,16 @@ pub fn read_json_lines<T: DeserializeOwned>(path: &Path) -> anyhow::Result<Lines
         return Ok(lines);
     }
     let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // Sized once from a first pass that counts lines: growing by doubling would hold up to twice
+    // the records' size while it copies, the peak of reading a long journal.
+    lines.values.reserve_exact(count_lines(path)?);
     for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
         let line = line.with_context(|| format!("cannot read {}", path.display()))?;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         match serde_json::from_slice(&line) {
-            Ok(v) => lines.values.push(v),
+            Ok(v) => lines.values.push(keep(v)),
             Err(e) => lines.skipped.push(format!(
                 "{}:{}: unreadable line skipped: {e}",
                 path.display(),
@@ -206,6 +218,25 @@ pub fn read_json_lines<T: DeserializeOwned>(path: &Path) -> anyhow::Result<Lines
         }
     }
     Ok(lines)
+}
+
+/// How many lines `path` has (a last line without a line break counts).
+fn count_lines(path: &Path) -> anyhow::Result<usize> {
+    let mut reader = BufReader::new(
+        File::open(path).with_context(|| format!("cannot read {}", path.display()))?,
+    );
+    let (mut lines, mut last) = (0, b'\n');
+    loop {
+        let buf = reader
+            .fill_buf()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let Some(&end) = buf.last() else { break };
+        lines += buf.iter().filter(|&&b| b == b'\n').count();
+        last = end;
+        let n = buf.len();
+        reader.consume(n);
+    }
+    Ok(lines + usize::from(last != b'\n'))
 }
 
 #[cfg(test)]
@@ -337,5 +368,20 @@ mod tests {
             format!("{err:#}").contains("is not a run folder"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn lines_are_counted_with_or_without_a_last_line_break() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.jsonl");
+        for (text, lines) in [("", 0), ("1\n", 1), ("1\n2", 2), ("1\n\n2\n", 3)] {
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(count_lines(&path).unwrap(), lines, "{text:?}");
+        }
+        let long = "{\"a\": 1}\n".repeat(20_000);
+        std::fs::write(&path, &long).unwrap();
+        assert_eq!(count_lines(&path).unwrap(), 20_000);
+        let read: Lines<serde_json::Value> = read_json_lines(&path).unwrap();
+        assert_eq!(read.values.len(), 20_000);
     }
 }

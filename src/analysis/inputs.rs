@@ -37,7 +37,7 @@ impl<'a> Inputs<'a> {
         catalogue: &'a Catalogue,
         mut warnings: Vec<String>,
     ) -> anyhow::Result<Self> {
-        let loaded = journal::load(dir)?;
+        let loaded = journal::load_for_scoring(dir)?;
         for w in loaded.skipped {
             if !warnings.contains(&w) {
                 warnings.push(w);

@@ -111,10 +111,10 @@ pub fn analyze_load(
         let rec = &r.record;
         probe_failures += usize::from(rec.is_request_failure());
         let key = rec.is_usable().then(|| {
-            let answer = rec.completion.answer.clone().unwrap_or_default();
-            score(&prompt.score, &answer, ctx)
+            let answer = rec.completion.answer.as_deref().unwrap_or_default();
+            score(&prompt.score, answer, ctx)
                 .extracted
-                .unwrap_or(answer)
+                .unwrap_or_else(|| answer.to_string())
         });
         grouped
             .entry((endpoint, prompt_id))
@@ -124,7 +124,12 @@ pub fn analyze_load(
             .push(Probe {
                 repeat: rec.repeat,
                 key,
-                completion: rec.completion.content.clone().unwrap_or_default(),
+                completion: rec
+                    .completion
+                    .content
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_string(),
                 tokens: rec.completion.token_texts(),
                 fillers_at_send: r.fillers_at_send,
             });

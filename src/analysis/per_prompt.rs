@@ -197,9 +197,13 @@ fn collect_repeats<'a>(
         let Some(r) = rec else { continue };
         let s = scored.get(&Slot::of(r)).cloned();
         let key = s.as_ref().map(|s| {
-            s.extracted
-                .clone()
-                .unwrap_or_else(|| r.completion.answer.clone().unwrap_or_default())
+            s.extracted.clone().unwrap_or_else(|| {
+                r.completion
+                    .answer
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_string()
+            })
         });
         let (sent, after) = order
             .get(&(*r as *const Record))
@@ -217,7 +221,12 @@ fn collect_repeats<'a>(
             repeat: repeat as u32,
             key,
             correct: s.as_ref().and_then(|s| s.correct),
-            completion: r.completion.content.clone().unwrap_or_default(),
+            completion: r
+                .completion
+                .content
+                .as_deref()
+                .unwrap_or_default()
+                .to_string(),
             tokens: r.completion.token_texts(),
             failure: r.error.as_ref().map(|e| e.to_string()),
         });
@@ -259,7 +268,7 @@ fn endpoint_prompt<'a>(
     let modal = det.modal_answer.clone();
     let rec = present[i];
     let mut answer = AnswerResult {
-        answer: rec.completion.answer.clone(),
+        answer: rec.completion.answer.as_deref().map(str::to_string),
         reasoning_chars: rec
             .completion
             .reasoning

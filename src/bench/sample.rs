@@ -137,7 +137,7 @@ pub fn from_exchange(ex: Exchange, start_s: f64, end_s: f64) -> Sample {
         finish_reason,
         outcome,
         problem,
-        answer,
+        answer: answer.as_deref().map(str::to_string),
     }
 }
 

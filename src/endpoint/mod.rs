@@ -10,7 +10,7 @@ pub use client::{Client, ClientOptions, EndpointSpec, Exchange, ModelsInfo};
 pub(crate) use logprobs::{logprob_value, short, sort_best_first};
 pub use logprobs::{parse_logprobs, LogprobToken};
 pub use response::{
-    parse_completion, split_think, Completion, Failure, FailureKind, ToolCall, Usage,
+    parse_completion, split_think, Completion, Failure, FailureKind, Text, ToolCall, Usage,
 };
 pub use retry::{parse_retry_after, RetryPolicy};
 pub use secret::ApiKey;

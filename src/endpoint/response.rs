@@ -1,5 +1,7 @@
 //! Turning an OpenAI-compatible response body into a completion, or a failure with a clear reason.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -13,15 +15,19 @@ pub struct Usage {
     pub total_tokens: Option<u64>,
 }
 
+/// A completion's text, shared: repeats that said the same thing hold one copy once a run is
+/// read back (see `run::journal::load_for_scoring`).
+pub type Text = Arc<str>;
+
 /// What one successful response said.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
     /// `message.content` (chat) or `text` (completions), as sent.
-    pub content: Option<String>,
+    pub content: Option<Text>,
     /// The answer: content with any `<think>…</think>` block removed.
-    pub answer: Option<String>,
+    pub answer: Option<Text>,
     /// Reasoning from `reasoning`, `reasoning_content` or a `<think>` block.
-    pub reasoning: Option<String>,
+    pub reasoning: Option<Text>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
     pub model: Option<String>,
@@ -195,9 +201,9 @@ pub fn parse_completion(body: &str) -> Result<Completion, Failure> {
         (a, b) => a.or(b),
     };
     Ok(Completion {
-        content,
-        answer,
-        reasoning: reasoning.filter(|r| !r.trim().is_empty()),
+        content: content.map(Text::from),
+        answer: answer.map(Text::from),
+        reasoning: reasoning.filter(|r| !r.trim().is_empty()).map(Text::from),
         finish_reason: str_at(choice, "finish_reason"),
         usage: json
             .get("usage")

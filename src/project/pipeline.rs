@@ -306,7 +306,7 @@ fn answer_of(task: &Task, record: &Record, worker: &Path) -> Result<Answer, Stri
         finish_reason: c.finish_reason.clone(),
         output_bytes: text.len(),
         output_lines: text.lines().count(),
-        reasoning_bytes: c.reasoning.as_ref().map_or(0, String::len),
+        reasoning_bytes: c.reasoning.as_ref().map_or(0, |r| r.len()),
         request_error: record
             .error
             .as_ref()

@@ -1,10 +1,11 @@
 //! `records.jsonl`: appended and flushed one record at a time; loaded and merged newest-wins.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use super::record::{Record, RecordKey};
-use crate::run_folder::{read_json_lines, JsonLines};
+use crate::endpoint::{Completion, Text};
+use crate::run_folder::{read_json_lines, read_json_lines_as, JsonLines};
 
 pub const RECORDS_FILE: &str = "records.jsonl";
 
@@ -38,6 +39,48 @@ pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
         records: lines.values,
         skipped: lines.skipped,
     })
+}
+
+/// Read every record for scoring: as `load`, with each record's raw response body dropped as it
+/// is read (its logprobs and tool calls are parsed into the completion first) and its texts
+/// shared with every earlier record that said the same. Scoring never reads the body, and repeats
+/// at temperature 0 mostly say the same thing, so memory grows with the distinct answers of a run
+/// rather than with its length.
+pub fn load_for_scoring(dir: &Path) -> anyhow::Result<Loaded> {
+    let mut texts = SharedTexts::default();
+    let lines = read_json_lines_as(&dir.join(RECORDS_FILE), |mut record: Record| {
+        record.raw_body = None;
+        texts.share(&mut record.completion);
+        record
+    })?;
+    Ok(Loaded {
+        records: lines.values,
+        skipped: lines.skipped,
+    })
+}
+
+/// One copy of each distinct completion text.
+#[derive(Default)]
+struct SharedTexts(HashSet<Text>);
+
+impl SharedTexts {
+    fn share(&mut self, completion: &mut Completion) {
+        for text in [
+            &mut completion.content,
+            &mut completion.answer,
+            &mut completion.reasoning,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match self.0.get(text) {
+                Some(kept) => *text = kept.clone(),
+                None => {
+                    self.0.insert(text.clone());
+                }
+            }
+        }
+    }
 }
 
 /// Newest record per key (later lines win), with its position in the journal.
@@ -87,4 +130,66 @@ pub fn effective(records: &[Record]) -> BTreeMap<Slot, &Record> {
         }
     }
     best.into_iter().map(|(k, (_, r))| (k, r)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use chrono::Utc;
+
+    use super::*;
+    use crate::endpoint::{parse_completion, Exchange};
+
+    fn record(repeat: u32, text: &str) -> Record {
+        let body = serde_json::json!({
+            "choices": [{"message": {"content": text}, "finish_reason": "stop",
+                         "logprobs": {"content": [{"token": text, "logprob": -0.5}]}}]
+        })
+        .to_string();
+        let ex = Exchange {
+            status: Some(200),
+            completion: parse_completion(&body).ok(),
+            body: Some(body),
+            ..Exchange::default()
+        };
+        let key = RecordKey {
+            prompt: "p".into(),
+            endpoint: "e".into(),
+            max_tokens: 8,
+            repeat,
+        };
+        Record::of_exchange(key, "h".into(), Utc::now(), ex)
+    }
+
+    #[test]
+    fn scoring_reads_share_equal_texts_and_drop_the_bodies_but_keep_their_logprobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(dir.path()).unwrap();
+        for (repeat, text) in [(0, "42"), (1, "42"), (2, "41")] {
+            journal.append(&record(repeat, text)).unwrap();
+        }
+        let full = load(dir.path()).unwrap().records;
+        assert!(
+            full.iter().all(|r| r.raw_body.is_some()),
+            "load keeps bodies"
+        );
+        let read = load_for_scoring(dir.path()).unwrap().records;
+        assert_eq!(read.len(), 3);
+        assert!(read.iter().all(|r| r.raw_body.is_none()));
+        assert_eq!(read[0].completion.token_texts().unwrap(), ["42"]);
+        let text = |i: usize| read[i].completion.answer.clone().unwrap();
+        assert!(
+            Arc::ptr_eq(&text(0), &text(1)),
+            "one copy of a repeated answer"
+        );
+        assert!(Arc::ptr_eq(
+            &text(0),
+            read[0].completion.content.as_ref().unwrap()
+        ));
+        assert_eq!(&*text(2), "41");
+        for (shared, whole) in read.iter().zip(&full) {
+            assert_eq!(shared.completion, whole.completion);
+        }
+    }
 }
