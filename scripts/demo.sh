@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, for real, on a fresh machine: two llama.cpp deployments of SmolLM2-135M that differ
-# only in their KV cache (f16 vs q4_0 + flash attention), compared over the whole catalogue with
-# 3 repeats. Extra arguments go to `coherence compare` (e.g. --only count_letters).
+# only in their KV cache (f16 vs q4_0 + flash attention), compared over the whole catalogue and then
+# generated items until decided (a plain compare's default), 3 repeats. Extra arguments go to
+# `coherence compare` (e.g. --suite core for the catalogue alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/llama-servers.sh

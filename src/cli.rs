@@ -162,7 +162,9 @@ pub struct CatalogueArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SuiteArgs {
     /// Suites, comma-separated: `core` (the catalogue's prompts) and/or `generated` (seeded items
-    /// with exact answers in 14 families) [default: core; on --resume, the run's own].
+    /// with exact answers in 14 families) [default: core; on --resume, the run's own; a plain
+    /// `compare` (built-in catalogue, nothing selected) adds `generated` until decided, see
+    /// --until-decided].
     #[arg(long = "suite", value_name = "SUITE,SUITE", value_delimiter = ',', value_parser = parse_suite)]
     pub suites: Vec<Suite>,
     /// How many generated items [default: 1000; on --resume, the run's own].
@@ -282,7 +284,8 @@ pub struct CompareArgs {
     pub reasoning_retry_budget: u32,
     /// Send the generated suite in rounds (it is added when not chosen) and stop as soon as every
     /// pair's anytime-valid verdict is `equivalent` or `different` against --margin, or at
-    /// --max-items (then `undecided`).
+    /// --max-items (then `undecided`). On by default for a compare of the built-in catalogue with
+    /// no --suite, --items, --only or --category (`--suite core` sends the 100 prompts alone).
     #[arg(long)]
     pub until_decided: bool,
     /// With --until-decided: generated items to send at most, in all.

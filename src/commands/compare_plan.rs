@@ -106,13 +106,17 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
             "--until-decided decides whether two endpoints are the same model: use it with compare"
         );
     }
-    let until_decided = args
-        .until_decided
-        .then_some(StoppingRule {
-            round_items: args.round_items,
-            max_items: args.max_items,
-        })
-        .or_else(|| previous.as_ref().and_then(|m| m.until_decided));
+    let rule = StoppingRule {
+        round_items: args.round_items,
+        max_items: args.max_items,
+    };
+    let until_decided = if previous.is_some() {
+        args.until_decided
+            .then_some(rule)
+            .or_else(|| previous.as_ref().and_then(|m| m.until_decided))
+    } else {
+        (args.until_decided || decides_by_default(args, mode)).then_some(rule)
+    };
     let mut suites = plan_suites(args, previous.as_ref())?;
     if let Some(rule) = until_decided {
         suites = with_rounds(suites, rule, args.suite.items, previous.as_ref())?;
@@ -263,6 +267,20 @@ fn plan_suites(args: &CompareArgs, previous: Option<&Manifest>) -> anyhow::Resul
         (asked.seed, asked.items)
     };
     SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))
+}
+
+/// A plain `coherence compare A B` decides: with the built-in catalogue and nothing selected (no
+/// --suite, --items, --only, --category), it sends the core prompts and generated items in rounds
+/// until every pair is decided or --max-items is reached. The core prompts alone cannot prove
+/// equivalence within ±5 points when a few percent of answers flip; rounds of generated items
+/// can, and stop as soon as they do. Choosing any of those flags sends exactly what was chosen.
+fn decides_by_default(args: &CompareArgs, mode: Mode) -> bool {
+    mode == Mode::Compare
+        && args.catalogue.catalogue.is_none()
+        && args.suite.suites.is_empty()
+        && args.suite.items.is_none()
+        && args.only.is_empty()
+        && args.category.is_empty()
 }
 
 /// The suites of an `--until-decided` run: the generated suite added, starting (when neither

@@ -44,12 +44,25 @@ struct Missing {
     max_tokens: u32,
 }
 
+/// What an `--until-decided` run sends at most: the rounds after the first, up to `--max-items`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct AtCap {
+    max_items: usize,
+    /// Requests and token ceiling of the later rounds, every endpoint together.
+    more_requests: u64,
+    more_tokens: u64,
+    /// The whole run at the cap, slowest endpoint.
+    seconds: f64,
+}
+
 /// What the plan would send.
 #[derive(Debug)]
 pub struct DryRun {
     per_endpoint: Vec<EndpointPlan>,
     /// With `--resume`: every planned request, and the ones still missing.
     resume: Option<(u64, Vec<Missing>)>,
+    /// With `--until-decided`: what the rounds after this one may add.
+    at_cap: Option<AtCap>,
     assume_tps: f64,
 }
 
@@ -91,13 +104,39 @@ impl DryRun {
                 e.token_ceiling = tokens.saturating_mul(repeats);
             }
         }
+        let in_flight = |requests: u64| (plan.concurrency as u64).min(requests).max(1) as f64;
         for e in &mut per_endpoint {
-            let in_flight = (plan.concurrency as u64).min(e.requests).max(1) as f64;
-            e.seconds = e.token_ceiling as f64 / assume_tps / in_flight;
+            e.seconds = e.token_ceiling as f64 / assume_tps / in_flight(e.requests);
         }
+        let at_cap = plan.until_decided.map(|rule| {
+            let later = plan.catalogue.clone().with_generated_items(rule.max_items);
+            let added = &later.prompts[plan.catalogue.prompts.len()..];
+            let repeats = u64::from(plan.repeats);
+            let tokens: u64 = added
+                .iter()
+                .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
+                .sum::<u64>()
+                .saturating_mul(repeats);
+            let requests = added.len() as u64 * repeats;
+            let seconds = per_endpoint
+                .iter()
+                .map(|e| {
+                    (e.token_ceiling + tokens) as f64
+                        / assume_tps
+                        / in_flight(e.requests + requests)
+                })
+                .fold(0.0, f64::max);
+            AtCap {
+                max_items: rule.max_items,
+                more_requests: requests * endpoints as u64,
+                more_tokens: tokens * endpoints as u64,
+                seconds,
+            }
+        });
         Ok(DryRun {
             per_endpoint,
             resume,
+            at_cap,
             assume_tps,
         })
     }
@@ -143,6 +182,12 @@ impl DryRun {
                 "token_ceiling": p.token_ceiling,
                 "estimated_seconds": p.seconds.ceil(),
             })).collect::<Vec<Value>>(),
+            "until_decided": self.at_cap.map(|c| json!({
+                "max_items": c.max_items,
+                "more_requests_at_cap": c.more_requests,
+                "more_token_ceiling_at_cap": c.more_tokens,
+                "estimated_seconds_at_cap": c.seconds.ceil(),
+            })),
             "resume": self.resume.as_ref().map(|(planned, missing)| json!({
                 "planned": planned,
                 "missing": missing.iter().map(|m| json!({
@@ -180,6 +225,17 @@ impl DryRun {
             self.assume_tps,
             plan.concurrency
         );
+        if let Some(cap) = self.at_cap {
+            let _ = writeln!(
+                out,
+                "--until-decided: the counts above are the first round; if it does not decide, later rounds \
+                 send up to {} more requests (token ceiling {} more) until --max-items {}, at most {} in all",
+                cap.more_requests,
+                cap.more_tokens,
+                cap.max_items,
+                duration(cap.seconds)
+            );
+        }
         if let Some((planned, missing)) = &self.resume {
             out += &missing_text(plan, *planned, missing);
         }

@@ -27,6 +27,19 @@ fn generated_endpoint(items: usize, wrong_family: Option<&str>) -> FakeServer {
     })
 }
 
+/// As [`generated_endpoint`], answering every other question (the core catalogue's) alike and
+/// wrongly.
+fn generated_and_core_endpoint(items: usize) -> FakeServer {
+    let answers: HashMap<String, String> = generator::generate(1, items)
+        .into_iter()
+        .map(|p| (p.question().to_string(), p.reference.clone()))
+        .collect();
+    FakeServer::start("m", move |req| match answers.get(&req.question()) {
+        Some(a) => Reply::content(a),
+        None => Reply::content("I do not know."),
+    })
+}
+
 #[test]
 fn prompts_check_proves_every_generated_item() {
     let dir = tempfile::tempdir().unwrap();
@@ -291,4 +304,62 @@ fn until_decided_is_refused_for_determinism() {
     );
     assert_eq!(exit_code(&out), 2);
     assert!(stderr(&out).contains("--until-decided"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_plain_compare_decides_with_generated_rounds_and_suite_core_sends_the_catalogue_alone() {
+    let a = generated_and_core_endpoint(2000);
+    let b = generated_and_core_endpoint(2000);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let plain = |extra: &[&str]| {
+        let mut args = vec![
+            "compare".to_string(),
+            "--endpoint".into(),
+            format!("a={}", a.url()),
+            "--endpoint".into(),
+            format!("b={}", b.url()),
+            "--concurrency".into(),
+            "8".into(),
+            "--quiet".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        coherence(&args, dir.path(), &[])
+    };
+
+    let shown = plain(&["--dry-run", "--json"]);
+    let planned = json_of(&shown);
+    assert_eq!(
+        planned["prompts"], 300,
+        "100 core prompts and a first round of 200"
+    );
+    assert_eq!(planned["until_decided"]["max_items"], 2000);
+    assert_eq!(
+        planned["until_decided"]["more_requests_at_cap"],
+        1800 * 2,
+        "1,800 more items on 2 endpoints at the cap"
+    );
+
+    let out = plain(&["--out", &run.display().to_string()]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let results = results(&run);
+    let prompts = results["prompts"].as_array().unwrap();
+    let core = prompts
+        .iter()
+        .filter(|p| !p["id"].as_str().unwrap().starts_with("gen."))
+        .count();
+    assert_eq!(core, 100, "the core catalogue is sent too");
+    assert!(
+        prompts.len() - core < 2000,
+        "stopped before the cap: {}",
+        prompts.len() - core
+    );
+    assert_eq!(results["summary"]["same_model"], "yes");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["until_decided"]["max_items"], 2000);
+
+    let core_only = json_of(&plain(&["--suite", "core", "--dry-run", "--json"]));
+    assert_eq!(core_only["prompts"], 100);
+    assert!(core_only["until_decided"].is_null());
 }
