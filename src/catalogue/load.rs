@@ -98,8 +98,11 @@ impl Catalogue {
     pub fn select(&self, only: &[String], categories: &[String]) -> Result<Vec<&Prompt>, String> {
         for id in only {
             if self.get(id).is_none() {
+                let suggestion = closest(id, self.prompts.iter().map(|p| p.id.as_str()))
+                    .map(|near| format!("; did you mean `{near}`?"))
+                    .unwrap_or_default();
                 return Err(format!(
-                    "--only: no prompt with id `{id}` in {}",
+                    "--only: no prompt with id `{id}` in {}{suggestion}",
                     self.dir.display()
                 ));
             }
@@ -126,6 +129,16 @@ impl Catalogue {
             .filter(|p| categories.is_empty() || categories.contains(&p.category))
             .collect())
     }
+}
+
+/// The known name most like `name` (Jaro-Winkler similarity above 0.8, as clap suggests flags),
+/// for a "did you mean" after a typo.
+fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 impl Catalogue {
@@ -474,6 +487,19 @@ mod tests {
         format!(
             "[[prompt]]\nid = \"{id}\"\nuser = \"How many?\"\nreference = \"2\"\nwrong = \"3\"\nscore = {score}\n\n"
         )
+    }
+
+    #[test]
+    fn a_mistyped_prompt_id_gets_the_nearest_id_and_a_far_one_gets_none() {
+        let text: String = ["count_letters", "count_words", "fact_capital_canada"]
+            .iter()
+            .map(|id| numeric_prompt(id, r#"{ type = "numeric", expected = "2" }"#))
+            .collect();
+        let catalogue = load(&[("deterministic_math.toml", &text)]).unwrap();
+        let err = catalogue.select(&["count_leters".into()], &[]).unwrap_err();
+        assert!(err.ends_with("did you mean `count_letters`?"), "{err}");
+        let err = catalogue.select(&["zzz".into()], &[]).unwrap_err();
+        assert!(!err.contains("did you mean"), "{err}");
     }
 
     #[test]

@@ -60,11 +60,17 @@ pub async fn resolve_targets(
                 ))
             })?,
             (None, Err(f)) => {
+                // Naming the model helps a server that answers but has no /models; one that
+                // cannot be reached would only fail every request instead.
+                let hint = if matches!(f.kind, FailureKind::Connect | FailureKind::Timeout) {
+                    "is the server running, and is the URL right (scheme, host, port, /v1)?".to_string()
+                } else {
+                    format!("check the URL, or name the model with --model {}=MODEL", e.spec.name)
+                };
                 return Err(RunError::Endpoint(anyhow::anyhow!(
-                    "endpoint {} ({}): GET /models failed: {f}; check the URL, or name the model with --model {}=MODEL",
+                    "endpoint {} ({}): GET /models failed: {f}; {hint}",
                     e.spec.name,
                     e.spec.base_url,
-                    e.spec.name
                 )))
             }
         };

@@ -256,3 +256,34 @@ fn json_is_the_machine_readable_output_of_list_and_score() {
     );
     assert_eq!(json_of(&out)["summary"], results(&run)["summary"]);
 }
+
+#[test]
+fn a_server_that_cannot_be_reached_is_not_answered_with_name_the_model() {
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let out = coherence(
+        &[
+            "compare",
+            "--endpoint",
+            &format!("a=http://127.0.0.1:{port}/v1"),
+            "--endpoint",
+            &format!("b=http://127.0.0.1:{port}/v1"),
+            "--suite",
+            "core",
+            "--retries",
+            "0",
+            "--out",
+            &dir.path().join("run").display().to_string(),
+        ],
+        dir.path(),
+        &[],
+    );
+    let err = stderr(&out);
+    assert!(err.contains("is the server running"), "{err}");
+    assert!(!err.contains("--model a=MODEL"), "{err}");
+}
