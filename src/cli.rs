@@ -39,7 +39,26 @@ pub fn command() -> clap::Command {
         )
     });
     let cmd = <Cli as clap::CommandFactory>::command().version(version.as_str());
-    with_exit_codes(negative_numbers_reach_parsers(cmd))
+    with_exit_codes(negative_numbers_reach_parsers(each_help_its_own_flags(cmd)))
+}
+
+/// Flags one of compare and determinism refuses (they share [`CompareArgs`]).
+const DETERMINISM_ONLY: [&str; 4] = ["under_load", "cache_states", "samples", "filler_tokens"];
+const COMPARE_ONLY: [&str; 3] = ["until_decided", "max_items", "round_items"];
+
+/// compare and determinism share one set of flags; each help hides the flags the other command
+/// alone takes (they are still parsed, and refused with a message naming the right command).
+fn each_help_its_own_flags(cmd: clap::Command) -> clap::Command {
+    let hide = |names: &'static [&'static str]| {
+        move |mut sub: clap::Command| {
+            for name in names {
+                sub = sub.mut_arg(*name, |a| a.hide(true));
+            }
+            sub
+        }
+    };
+    cmd.mut_subcommand("compare", hide(&DETERMINISM_ONLY))
+        .mut_subcommand("determinism", hide(&COMPARE_ONLY))
 }
 
 /// Every (sub)command without an exit-code table of its own gets the general one.

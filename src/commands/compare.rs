@@ -17,10 +17,11 @@ use super::score::{exit_for, print_outcome};
 
 pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit, CliError> {
     let plan = plan_compare(args, mode).usage_err()?;
+    // Validated before a dry run too: a plan with a flag the command refuses is no plan.
+    let load = plan_load(&args.load, mode, &plan).usage_err()?;
     if args.dry_run {
         return super::dry_run::dry_run(&plan, args.assume_tps, args.json);
     }
-    let load = plan_load(&args.load, mode, &plan).usage_err()?;
     let template = chat_template(args.chat_template.as_deref(), plan.sampling.logprobs)?;
     let dir = plan.dir.clone();
     let (results, interrupted) = match plan.until_decided {

@@ -287,3 +287,47 @@ fn a_server_that_cannot_be_reached_is_not_answered_with_name_the_model() {
     assert!(err.contains("is the server running"), "{err}");
     assert!(!err.contains("--model a=MODEL"), "{err}");
 }
+
+#[test]
+fn each_help_lists_its_own_flags_and_the_other_commands_flags_are_refused_even_in_a_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = |command: &str| stdout(&coherence(&[command, "--help"], dir.path(), &[]));
+    let compare = help("compare");
+    for flag in [
+        "--under-load <",
+        "--cache-states ",
+        "--samples <",
+        "--filler-tokens <",
+    ] {
+        assert!(!compare.contains(flag), "compare --help lists {flag}");
+    }
+    assert!(compare.contains("--until-decided "));
+    let determinism = help("determinism");
+    for flag in ["--until-decided ", "--max-items <", "--round-items <"] {
+        assert!(
+            !determinism.contains(flag),
+            "determinism --help lists {flag}"
+        );
+    }
+    assert!(determinism.contains("--under-load <"));
+    let out = coherence(
+        &[
+            "compare",
+            "--endpoint",
+            "a=http://127.0.0.1:9/v1",
+            "--endpoint",
+            "b=http://127.0.0.1:9/v1",
+            "--samples",
+            "3",
+            "--dry-run",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2);
+    assert!(
+        stderr(&out).contains("only for `coherence determinism`"),
+        "{}",
+        stderr(&out)
+    );
+}
