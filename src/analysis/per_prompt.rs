@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::determinism::{summarize, RepeatOutcome};
 use super::divergence::first_divergence;
@@ -133,45 +133,51 @@ fn is_truncated(r: &Record) -> bool {
     r.completion.finish_reason.as_deref() == Some("length")
 }
 
-/// Every usable record's score, computed once and in parallel: JS scoring runs a sandboxed
-/// process per distinct candidate, which would otherwise leave all but one core idle.
-fn score_all(
+/// Every usable record's score, keyed by its slot. Each distinct (prompt, answer) is scored once,
+/// in parallel, and shared by the slots that gave it: repeats at temperature 0 mostly repeat an
+/// answer, so a long run costs the scoring and memory of its distinct answers (JS scoring runs a
+/// sandboxed process per candidate, which would otherwise leave all but one core idle).
+fn score_all<'a>(
     catalogue: &Catalogue,
-    slots: &BTreeMap<Slot, &Record>,
+    slots: &'a BTreeMap<Slot, &Record>,
     ctx: &ScoreContext,
-) -> HashMap<Slot, Score> {
-    let work: Vec<(&Slot, &Prompt, &str)> = slots
-        .iter()
-        .filter(|(_, r)| r.is_usable())
-        .filter_map(|(slot, r)| {
-            Some((
-                slot,
-                catalogue.get(&slot.prompt)?,
-                r.completion.answer.as_deref().unwrap_or(""),
-            ))
-        })
-        .collect();
+) -> HashMap<&'a Slot, Arc<Score>> {
+    let mut distinct: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut work: Vec<(&Prompt, &str)> = Vec::new();
+    let mut slot_work: Vec<(&Slot, usize)> = Vec::with_capacity(slots.len());
+    for (slot, r) in slots.iter().filter(|(_, r)| r.is_usable()) {
+        let Some(prompt) = catalogue.get(&slot.prompt) else {
+            continue;
+        };
+        let answer = r.completion.answer.as_deref().unwrap_or("");
+        let i = *distinct.entry((&prompt.id, answer)).or_insert_with(|| {
+            work.push((prompt, answer));
+            work.len() - 1
+        });
+        slot_work.push((slot, i));
+    }
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(work.len().max(1));
     let next = AtomicUsize::new(0);
-    let scores = Mutex::new(HashMap::with_capacity(work.len()));
+    let scored: Mutex<Vec<Option<Arc<Score>>>> = Mutex::new(vec![None; work.len()]);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
-                while let Some((slot, prompt, answer)) =
-                    work.get(next.fetch_add(1, Ordering::Relaxed))
-                {
-                    let scored = score(&prompt.score, answer, ctx);
-                    scores
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert((*slot).clone(), scored);
+                let mut i = next.fetch_add(1, Ordering::Relaxed);
+                while let Some((prompt, answer)) = work.get(i) {
+                    let score = Arc::new(score(&prompt.score, answer, ctx));
+                    scored.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(score);
+                    i = next.fetch_add(1, Ordering::Relaxed);
                 }
             });
         }
     });
-    scores.into_inner().unwrap_or_else(|e| e.into_inner())
+    let scored = scored.into_inner().unwrap_or_else(|e| e.into_inner());
+    slot_work
+        .into_iter()
+        .filter_map(|(slot, i)| Some((slot, scored[i].clone()?)))
+        .collect()
 }
 
 /// The recorded repeats of one prompt on one endpoint, each with its score.
@@ -184,7 +190,7 @@ struct Repeats<'a> {
 
 fn collect_repeats<'a>(
     recs: &[Option<&'a Record>],
-    scored: &HashMap<Slot, Score>,
+    scored: &HashMap<&Slot, Arc<Score>>,
     order: &SendOrder,
 ) -> Repeats<'a> {
     let mut out = Repeats {
@@ -195,7 +201,7 @@ fn collect_repeats<'a>(
     };
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
-        let s = scored.get(&Slot::of(r)).cloned();
+        let s = scored.get(&Slot::of(r)).map(|s| Score::clone(s));
         let key = s.as_ref().map(|s| {
             s.extracted.clone().unwrap_or_else(|| {
                 r.completion
@@ -239,7 +245,7 @@ fn collect_repeats<'a>(
 fn endpoint_prompt<'a>(
     recs: &[Option<&'a Record>],
     planned: u32,
-    scored: &HashMap<Slot, Score>,
+    scored: &HashMap<&Slot, Arc<Score>>,
     order: &SendOrder,
 ) -> EndpointPrompt<'a> {
     let Repeats {

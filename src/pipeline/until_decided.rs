@@ -1,7 +1,8 @@
 //! `compare --until-decided`: send the generated items in rounds, score after each, and stop as
 //! soon as every endpoint pair's anytime-valid verdict (`analysis/decision.rs`) is `equivalent`
-//! or `different`, or when the cap is reached (the verdict then stays `undecided`). Looking after
-//! every round is what the confidence sequence allows: its error rates hold at any stopping time.
+//! or `different` (or the pair serves another tokenizer), or when the cap is reached (the verdict
+//! then stays `undecided`). Looking after every round is what the confidence sequence allows: its
+//! error rates hold at any stopping time.
 
 use crate::analysis::sequential::SequentialVerdict;
 use crate::analysis::Results;
@@ -38,13 +39,21 @@ pub fn run_until_decided(
     }
 }
 
-/// Every pair's sequential verdict is reached.
+/// Every pair is decided: its sequential verdict is reached, or the two endpoints already count
+/// different prompt tokens for the same prompts (another tokenizer or chat template: `same_model`
+/// is `no` whatever more items would show). That evidence is deterministic, not a test looked
+/// at after each round, so stopping on it costs no error rate; the per-family tests are
+/// fixed-sample tests and are not stopped on.
 fn decided(results: &Results) -> bool {
     !results.sequential.is_empty()
-        && results
-            .sequential
-            .iter()
-            .all(|s| s.decision.verdict != SequentialVerdict::Undecided)
+        && results.sequential.iter().all(|s| {
+            s.decision.verdict != SequentialVerdict::Undecided
+                || results.parity.iter().any(|p| {
+                    p.reference == s.reference
+                        && p.other == s.other
+                        && p.prompt_tokens_mismatches > 0
+                })
+        })
 }
 
 /// "b: −1.2 points, [−4.0, +1.6]" for each pair still undecided.

@@ -363,3 +363,37 @@ fn a_plain_compare_decides_with_generated_rounds_and_suite_core_sends_the_catalo
     assert_eq!(core_only["prompts"], 100);
     assert!(core_only["until_decided"].is_null());
 }
+
+#[test]
+fn until_decided_stops_after_one_round_when_the_other_endpoint_counts_other_prompt_tokens() {
+    let a = generated_endpoint(1000, None);
+    let answers: HashMap<String, String> = generator::generate(5, 1000)
+        .into_iter()
+        .map(|p| (p.question().to_string(), p.reference.clone()))
+        .collect();
+    // Right on every item, but its tokenizer counts every prompt twice as long: another model.
+    let b = FakeServer::start("other", move |req| match answers.get(&req.question()) {
+        Some(text) => {
+            let tokens = 2 * coherence_testkit::prompt_tokens(&req.body);
+            Reply::json(
+                200,
+                serde_json::json!({
+                    "model": "other",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": tokens, "completion_tokens": 3,
+                              "total_tokens": tokens + 3},
+                }),
+            )
+        }
+        None => Reply::status(404, "unknown question"),
+    });
+    let (results, _) = until_decided(&a, &b, "1000");
+    assert_eq!(
+        results["prompts"].as_array().unwrap().len(),
+        100,
+        "one round: more items cannot undo another tokenizer"
+    );
+    assert_eq!(results["sequential"][0]["verdict"], "undecided");
+    assert_eq!(results["summary"]["same_model"], "no");
+}
