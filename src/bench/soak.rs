@@ -256,61 +256,12 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         totals: RunningTotals::default(),
         write_error: None,
     };
-    let steps = plan.load.steps();
-    let mut ended = SoakStatus::Finished;
-    for step in 0..steps {
-        let start_s = sender.origin.elapsed().as_secs_f64();
-        match (plan.load.concurrency(step), plan.load.rate(step)) {
-            (Some(n), _) if steps > 1 => {
-                live.note(&format!("concurrency {n} for {}", clock(plan.duration)))
-            }
-            (_, Some(rate)) => {
-                live.note(&format!("rate {rate} req/s for {}", clock(plan.duration)))
-            }
-            _ => {}
-        }
-        let mut collect = Collect {
-            sender: &sender,
-            arrivals: &mut arrivals,
-            live: &mut live,
-            deadline: Instant::now() + plan.duration,
-            total: plan.duration,
-            announced_end: false,
-        };
-        let driven = send_step(&sender, &plan.load, step, plan.duration, &mut collect)
-            .await
-            .map_err(BenchError::Output)?;
-        meta.steps.push(StepMeta {
-            index: step,
-            concurrency: plan.load.concurrency(step),
-            rate: plan.load.rate(step),
-            start_s,
-            end_s: sender.origin.elapsed().as_secs_f64(),
-            dropped: driven.dropped.iter().sum(),
-        });
-        if driven.interrupted {
-            live.note("interrupted: writing the report from what has arrived");
-            ended = SoakStatus::Interrupted;
-            break;
-        }
-        if let Some(rate) = plan.load.rate(step) {
-            let summaries = step_summaries(&meta, &arrivals.records);
-            if let Some(why) = summaries.last().and_then(|s| s.saturated.clone()) {
-                if step + 1 < steps {
-                    let note = format!("saturated at {rate} req/s ({why}); the sweep stops here");
-                    live.note(&note);
-                    meta.stopped = Some(note);
-                }
-                break;
-            }
-        }
-        write_meta(&plan.dir, &meta).map_err(BenchError::Output)?;
-    }
+    let ended = run_steps(plan, &sender, &mut arrivals, &mut live, &mut meta).await?;
     let in_flight = sender.in_flight(arrivals.totals.requests);
     live.status(
         &arrivals.totals.line(
             sender.origin.elapsed(),
-            plan.duration * steps as u32,
+            plan.duration * plan.load.steps() as u32,
             in_flight,
         ),
         true,
@@ -325,6 +276,85 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let report = summarize(&meta, &arrivals.records, &[]);
     write_report(&plan.dir, &report).map_err(BenchError::Output)?;
     Ok(report)
+}
+
+/// Runs the load's steps in turn, each for `--duration`, recording each in `meta`; stops early on
+/// Ctrl-C (status `Interrupted`) or when an open-loop rate saturates the server.
+async fn run_steps(
+    plan: &SoakPlan,
+    sender: &Sender,
+    arrivals: &mut Arrivals,
+    live: &mut Progress,
+    meta: &mut SoakMeta,
+) -> Result<SoakStatus, BenchError> {
+    let steps = plan.load.steps();
+    for step in 0..steps {
+        let start_s = sender.origin.elapsed().as_secs_f64();
+        announce_step(plan, step, live);
+        let mut collect = Collect {
+            sender,
+            arrivals: &mut *arrivals,
+            live: &mut *live,
+            deadline: Instant::now() + plan.duration,
+            total: plan.duration,
+            announced_end: false,
+        };
+        let driven = send_step(sender, &plan.load, step, plan.duration, &mut collect)
+            .await
+            .map_err(BenchError::Output)?;
+        meta.steps.push(StepMeta {
+            index: step,
+            concurrency: plan.load.concurrency(step),
+            rate: plan.load.rate(step),
+            start_s,
+            end_s: sender.origin.elapsed().as_secs_f64(),
+            dropped: driven.dropped.iter().sum(),
+        });
+        if driven.interrupted {
+            live.note("interrupted: writing the report from what has arrived");
+            return Ok(SoakStatus::Interrupted);
+        }
+        if saturated(plan, step, &arrivals.records, live, meta) {
+            break;
+        }
+        write_meta(&plan.dir, meta).map_err(BenchError::Output)?;
+    }
+    Ok(SoakStatus::Finished)
+}
+
+/// Says on stderr which concurrency level or rate a step of a sweep runs.
+fn announce_step(plan: &SoakPlan, step: usize, live: &mut Progress) {
+    match (plan.load.concurrency(step), plan.load.rate(step)) {
+        (Some(n), _) if plan.load.steps() > 1 => {
+            live.note(&format!("concurrency {n} for {}", clock(plan.duration)))
+        }
+        (_, Some(rate)) => live.note(&format!("rate {rate} req/s for {}", clock(plan.duration))),
+        _ => {}
+    }
+}
+
+/// Whether an open-loop step saturated the server, which ends the sweep (noted in `meta` when
+/// steps were left).
+fn saturated(
+    plan: &SoakPlan,
+    step: usize,
+    records: &[SoakRecord],
+    live: &mut Progress,
+    meta: &mut SoakMeta,
+) -> bool {
+    let Some(rate) = plan.load.rate(step) else {
+        return false;
+    };
+    let summaries = step_summaries(meta, records);
+    let Some(why) = summaries.last().and_then(|s| s.saturated.clone()) else {
+        return false;
+    };
+    if step + 1 < plan.load.steps() {
+        let note = format!("saturated at {rate} req/s ({why}); the sweep stops here");
+        live.note(&note);
+        meta.stopped = Some(note);
+    }
+    true
 }
 
 /// `soak-run.json` as the soak starts.
