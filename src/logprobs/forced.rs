@@ -231,6 +231,92 @@ async fn score_one(
     })
 }
 
+/// (prompt, endpoint, text hash) of every text already scored.
+type ScoredKey = (String, String, String);
+
+/// The texts already scored: they are done.
+fn scored_keys(lines: &[ForcedLine]) -> HashSet<ScoredKey> {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            ForcedLine::Scored(s) => {
+                Some((s.prompt.clone(), s.endpoint.clone(), s.text_hash.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// (prompt, endpoint) refused for a reason a retry cannot change; failed requests (and endpoints
+/// that lacked prompt logprobs, or a chat template) are tried again.
+fn refused_keys(lines: &[ForcedLine]) -> HashSet<(String, String)> {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            ForcedLine::Problem(p)
+                if !matches!(p.kind.as_str(), "request" | "unsupported" | "no_template") =>
+            {
+                Some((p.passage.clone().unwrap_or_default(), p.endpoint.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text of every prompt in scope the reference answered; a prompt that cannot be
+/// teacher-forced is journalled as a problem of the reference (once: a resume does not repeat it).
+fn reference_texts(
+    plan: &RunPlan,
+    slots: &BTreeMap<journal::Slot, &Record>,
+    reference: &str,
+    template: Option<&ChatTemplate>,
+    existing: &[ForcedLine],
+    journal: &mut JsonLines,
+) -> anyhow::Result<Vec<Text>> {
+    let mut texts = Vec::new();
+    for id in &plan.scope {
+        let (Some(prompt), Some(answer)) =
+            (plan.catalogue.get(id), first_answer(slots, id, reference))
+        else {
+            continue;
+        };
+        let completion = answer.completion.content.as_deref().unwrap_or_default();
+        match forced_text(prompt, completion, template) {
+            Ok(t) => texts.push(t),
+            // Said once: a resume without the flag does not say it again.
+            Err((kind, _)) if journalled_problem(existing, id, reference, kind) => {}
+            Err((kind, reason)) => journal.append(&ForcedLine::Problem(Problem {
+                endpoint: reference.to_string(),
+                passage: Some(id.clone()),
+                kind: kind.into(),
+                reason,
+            }))?,
+        }
+    }
+    Ok(texts)
+}
+
+/// Per endpoint (in `names` order), the texts neither scored nor refused there yet.
+fn still_to_score<'a>(
+    names: &[&str],
+    texts: &'a [Text],
+    existing: &[ForcedLine],
+) -> Vec<Vec<&'a Text>> {
+    let (done, refused) = (scored_keys(existing), refused_keys(existing));
+    names
+        .iter()
+        .map(|name| {
+            texts
+                .iter()
+                .filter(|t| {
+                    !done.contains(&(t.prompt.clone(), name.to_string(), t.hash.clone()))
+                        && !refused.contains(&(t.prompt.clone(), name.to_string()))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Teacher-force the run's reference completions on every endpoint. Returns whether Ctrl-C or
 /// SIGTERM stopped it (every scored line before that is journalled).
 pub async fn run(
@@ -252,65 +338,17 @@ pub async fn run(
     };
     let existing: Lines<ForcedLine> =
         read_json_lines(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
-    // Scored texts are done, and so are texts refused for a reason a retry cannot change; failed
-    // requests (and endpoints that lacked prompt logprobs) are tried again.
-    let done: HashSet<(String, String, String)> = existing
-        .values
-        .iter()
-        .filter_map(|l| match l {
-            ForcedLine::Scored(s) => {
-                Some((s.prompt.clone(), s.endpoint.clone(), s.text_hash.clone()))
-            }
-            _ => None,
-        })
-        .collect();
-    let refused: HashSet<(String, String)> = existing
-        .values
-        .iter()
-        .filter_map(|l| match l {
-            ForcedLine::Problem(p)
-                if !matches!(p.kind.as_str(), "request" | "unsupported" | "no_template") =>
-            {
-                Some((p.passage.clone().unwrap_or_default(), p.endpoint.clone()))
-            }
-            _ => None,
-        })
-        .collect();
     let mut journal = JsonLines::append_to(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
-    let mut texts = Vec::new();
-    for id in &plan.scope {
-        let (Some(prompt), Some(answer)) =
-            (plan.catalogue.get(id), first_answer(&slots, id, reference))
-        else {
-            continue;
-        };
-        let completion = answer.completion.content.as_deref().unwrap_or_default();
-        match forced_text(prompt, completion, template) {
-            Ok(t) => texts.push(t),
-            // Said once: a resume without the flag does not say it again.
-            Err((kind, _)) if journalled_problem(&existing.values, id, reference, kind) => {}
-            Err((kind, reason)) => journal
-                .append(&ForcedLine::Problem(Problem {
-                    endpoint: reference.to_string(),
-                    passage: Some(id.clone()),
-                    kind: kind.into(),
-                    reason,
-                }))
-                .map_err(RunError::Send)?,
-        }
-    }
-    let todo: Vec<Vec<&Text>> = names
-        .iter()
-        .map(|name| {
-            texts
-                .iter()
-                .filter(|t| {
-                    !done.contains(&(t.prompt.clone(), name.to_string(), t.hash.clone()))
-                        && !refused.contains(&(t.prompt.clone(), name.to_string()))
-                })
-                .collect()
-        })
-        .collect();
+    let texts = reference_texts(
+        plan,
+        &slots,
+        reference,
+        template,
+        &existing.values,
+        &mut journal,
+    )
+    .map_err(RunError::Send)?;
+    let todo = still_to_score(&names, &texts, &existing.values);
     if todo.iter().all(Vec::is_empty) {
         return Ok(false);
     }
@@ -338,21 +376,12 @@ pub async fn run(
     forced.map_err(RunError::Send)
 }
 
-/// Establish how each endpoint is read for each condition with texts to score, then score every
-/// text on the engine, one lane per endpoint within the run's concurrency. Returns whether Ctrl-C
-/// or SIGTERM stopped it.
-async fn force(
-    plan: &RunPlan,
-    targets: &[Target],
-    template: Option<&ChatTemplate>,
-    slots: &BTreeMap<journal::Slot, &Record>,
-    todo: &[Vec<&Text>],
-    journal: &mut JsonLines,
-    progress: &mut Progress,
-) -> anyhow::Result<bool> {
-    // Every (endpoint, condition) with texts to score is established at once.
-    let groups: Vec<(usize, Condition, Vec<&Text>)> = todo
-        .iter()
+/// The texts of one endpoint (by index) under one condition.
+type Group<'a> = (usize, Condition, Vec<&'a Text>);
+
+/// Every (endpoint, condition) with texts to score.
+fn groups<'a>(todo: &[Vec<&'a Text>]) -> Vec<Group<'a>> {
+    todo.iter()
         .enumerate()
         .flat_map(|(target, todo)| {
             [Condition::Chat, Condition::Plain].map(|condition| {
@@ -365,7 +394,17 @@ async fn force(
             })
         })
         .filter(|(_, _, texts)| !texts.is_empty())
-        .collect();
+        .collect()
+}
+
+/// Establishes how every group's endpoint is read under its condition, all at once; None when
+/// Ctrl-C or SIGTERM stopped it.
+async fn establish_groups(
+    plan: &RunPlan,
+    targets: &[Target],
+    template: Option<&ChatTemplate>,
+    groups: &[Group<'_>],
+) -> Option<Vec<(EndpointInfo, Option<SelfConsistency>)>> {
     let establishing = futures::future::join_all(groups.iter().map(|(i, condition, _)| {
         let settings = Settings {
             top_k: TOP_K,
@@ -376,12 +415,23 @@ async fn force(
         let target = &targets[*i];
         async move { establish(target, &settings).await }
     }));
-    let established = tokio::select! {
-        e = establishing => e,
-        _ = interrupted() => return Ok(true),
-    };
-    // One lane per endpoint, both conditions in it, so an endpoint never has more than the
-    // run's concurrency in flight.
+    tokio::select! {
+        e = establishing => Some(e),
+        _ = interrupted() => None,
+    }
+}
+
+/// Journals what was established per group and queues its texts, one queue per endpoint (both
+/// conditions in it, so an endpoint never has more than the run's concurrency in flight); texts
+/// of an endpoint without usable prompt logprobs are journalled as `unsupported` instead.
+fn queue_jobs<'a>(
+    targets: &[Target],
+    slots: &BTreeMap<journal::Slot, &Record>,
+    groups: Vec<Group<'a>>,
+    established: Vec<(EndpointInfo, Option<SelfConsistency>)>,
+    journal: &mut JsonLines,
+    progress: &mut Progress,
+) -> anyhow::Result<Vec<Vec<Job<'a>>>> {
     let mut queues: Vec<Vec<Job>> = targets.iter().map(|_| Vec::new()).collect();
     for ((i, condition, texts), (mut info, sc)) in groups.into_iter().zip(established) {
         let target = &targets[i];
@@ -417,6 +467,26 @@ async fn force(
             }
         }));
     }
+    Ok(queues)
+}
+
+/// Establish how each endpoint is read for each condition with texts to score, then score every
+/// text on the engine, one lane per endpoint within the run's concurrency. Returns whether Ctrl-C
+/// or SIGTERM stopped it.
+async fn force(
+    plan: &RunPlan,
+    targets: &[Target],
+    template: Option<&ChatTemplate>,
+    slots: &BTreeMap<journal::Slot, &Record>,
+    todo: &[Vec<&Text>],
+    journal: &mut JsonLines,
+    progress: &mut Progress,
+) -> anyhow::Result<bool> {
+    let groups = groups(todo);
+    let Some(established) = establish_groups(plan, targets, template, &groups).await else {
+        return Ok(true);
+    };
+    let queues = queue_jobs(targets, slots, groups, established, journal, progress)?;
     let lanes = queues
         .into_iter()
         .map(|jobs| Lane::new(jobs, plan.concurrency))
