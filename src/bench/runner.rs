@@ -3,13 +3,11 @@
 //! then `bench.json` and `bench.md` are written. Ctrl-C or SIGTERM abandons the round in flight,
 //! sends nothing more and writes both reports from what was measured, marked `interrupted`.
 
-use std::path::Path;
-
 use super::baseline::{compare, flatten};
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::error::BenchError;
-use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
+use super::folder::BenchFolder;
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::{BenchPlan, BenchSet, Settings};
 use super::prefill::{Prefill, Skipped};
@@ -37,11 +35,9 @@ pub async fn run_benches(set: &BenchSet) -> Result<Vec<BenchReport>, BenchError>
             .iter()
             .map(|p| p.endpoint.spec.name.as_str())
             .collect();
-        write_files(
-            &set.dir,
-            &[(BENCH_MD, render::side_by_side_markdown(&reports, &names))],
-        )
-        .map_err(BenchError::Output)?;
+        BenchFolder::new(&set.dir)
+            .write_side_by_side(&render::side_by_side_markdown(&reports, &names))
+            .map_err(BenchError::Output)?;
     }
     Ok(reports)
 }
@@ -49,8 +45,8 @@ pub async fn run_benches(set: &BenchSet) -> Result<Vec<BenchReport>, BenchError>
 /// Run every phase of the plan and write the run folder.
 pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    crate::run_folder::create_run_dir(&plan.dir).map_err(BenchError::Setup)?;
-    let log = JsonLines::create(&plan.dir.join(BENCH_REQUESTS)).map_err(BenchError::Setup)?;
+    let folder = BenchFolder::new(&plan.dir);
+    let log = folder.create_journal().map_err(BenchError::Setup)?;
     let started_at = chrono::Utc::now();
     let mut session = Session::start(&target, plan, log);
     session.note(&format!(
@@ -109,7 +105,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
         notes: Vec::new(),
     };
     conclude(&mut report, plan, ended);
-    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
+    folder.write_report(&report).map_err(BenchError::Output)?;
     Ok(report)
 }
 
@@ -207,14 +203,4 @@ fn conclude(report: &mut BenchReport, plan: &BenchPlan, ended: Ended) {
         let value = serde_json::to_value(&*report).expect("report serialises");
         report.baseline = Some(compare(base, &flatten(&value)));
     }
-}
-
-fn write_report(dir: &Path, report: &BenchReport) -> anyhow::Result<()> {
-    write_files(
-        dir,
-        &[
-            (BENCH_JSON, render::bench_json(report)),
-            (BENCH_MD, render::bench_markdown(report)),
-        ],
-    )
 }

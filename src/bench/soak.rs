@@ -11,15 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use super::arrivals::Arrivals as ArrivalSchedule;
 use super::degenerate::is_degenerate;
 use super::error::BenchError;
-use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
+use super::folder::SoakFolder;
 use super::plan::{Graded, Load, SoakPlan};
 use super::prompts::{chat_body, user};
-use super::render;
 use super::sample::{measure, Sample, SampleOutcome};
 use super::soak_report::{
     step_summaries, summarize, GradedMark, SoakMeta, SoakRecord, SoakReport, SoakSettings,
@@ -29,7 +26,7 @@ use super::target::{self, EndpointSummary};
 use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::catalogue::PromptRequest;
 use crate::engine::{self, drive, Driven, Lane, Progress, Sink, Slot};
-use crate::run_folder::write_atomic;
+use crate::run_folder::JsonLines;
 use crate::score::score;
 
 /// Running totals of what has arrived, for the live line.
@@ -221,15 +218,16 @@ fn grade(
 
 pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    crate::run_folder::create_run_dir(&plan.dir).map_err(BenchError::Setup)?;
+    let folder = SoakFolder::new(&plan.dir);
+    folder.create().map_err(BenchError::Setup)?;
     let mut live = Progress::status_line(plan.quiet, Duration::from_secs(10));
     let (long_context, refit) = plan.long_context_for(endpoint.max_model_len);
     if let Some(note) = refit {
         live.note(&note);
     }
     let mut meta = soak_meta(plan, endpoint, long_context);
-    write_meta(&plan.dir, &meta).map_err(BenchError::Setup)?;
-    let journal = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(BenchError::Setup)?;
+    folder.write_meta(&meta).map_err(BenchError::Setup)?;
+    let journal = folder.create_journal().map_err(BenchError::Setup)?;
     engine::watch();
     let load = plan.load.describe();
     live.note(&format!(
@@ -238,7 +236,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         meta.endpoint.base_url,
         meta.endpoint.model,
         clock(plan.duration),
-        plan.dir.join(SOAK_RECORDS).display()
+        folder.journal_path().display()
     ));
     let sender = Sender {
         client: target.client.clone(),
@@ -256,7 +254,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         totals: RunningTotals::default(),
         write_error: None,
     };
-    let ended = run_steps(plan, &sender, &mut arrivals, &mut live, &mut meta).await?;
+    let ended = run_steps(plan, &folder, &sender, &mut arrivals, &mut live, &mut meta).await?;
     let in_flight = sender.in_flight(arrivals.totals.requests);
     live.status(
         &arrivals.totals.line(
@@ -272,9 +270,9 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     }
     meta.status = ended;
     meta.finished_at = Some(chrono::Utc::now());
-    write_meta(&plan.dir, &meta).map_err(BenchError::Output)?;
+    folder.write_meta(&meta).map_err(BenchError::Output)?;
     let report = summarize(&meta, &arrivals.records, &[]);
-    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
+    folder.write_report(&report).map_err(BenchError::Output)?;
     Ok(report)
 }
 
@@ -282,6 +280,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
 /// Ctrl-C (status `Interrupted`) or when an open-loop rate saturates the server.
 async fn run_steps(
     plan: &SoakPlan,
+    folder: &SoakFolder,
     sender: &Sender,
     arrivals: &mut Arrivals,
     live: &mut Progress,
@@ -317,7 +316,7 @@ async fn run_steps(
         if saturated(plan, step, &arrivals.records, live, meta) {
             break;
         }
-        write_meta(&plan.dir, meta).map_err(BenchError::Output)?;
+        folder.write_meta(meta).map_err(BenchError::Output)?;
     }
     Ok(SoakStatus::Finished)
 }
@@ -505,39 +504,10 @@ impl Sink<Option<f64>, SoakRecord> for Collect<'_> {
 
 /// Rebuild the report of the soak in `dir` from its journal (also after an interruption or kill).
 pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
-    let meta_path = dir.join(SOAK_META);
-    let text = std::fs::read_to_string(&meta_path).with_context(|| {
-        format!(
-            "{} is not a soak run folder (cannot read {})",
-            dir.display(),
-            meta_path.display()
-        )
-    })?;
-    let meta: SoakMeta = serde_json::from_str(&text)
-        .with_context(|| format!("{}: invalid soak settings", meta_path.display()))?;
-    let path = dir.join(SOAK_RECORDS);
-    let (records, skipped) = if path.exists() {
-        read::<SoakRecord>(&path)?
-    } else {
-        (Vec::new(), Vec::new())
-    };
+    let folder = SoakFolder::new(dir);
+    let meta = folder.read_meta()?;
+    let (records, skipped) = folder.read_records()?;
     let report = summarize(&meta, &records, &skipped);
-    write_report(dir, &report)?;
+    folder.write_report(&report)?;
     Ok(report)
-}
-
-/// Atomically (temp file + rename), so a kill never leaves half a file.
-fn write_meta(dir: &Path, meta: &SoakMeta) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(meta)? + "\n";
-    write_atomic(&dir.join(SOAK_META), text.as_bytes())
-}
-
-fn write_report(dir: &Path, report: &SoakReport) -> anyhow::Result<()> {
-    write_files(
-        dir,
-        &[
-            (SOAK_JSON, render::soak_json(report)),
-            (SOAK_MD, render::soak_markdown(report)),
-        ],
-    )
 }
