@@ -7,6 +7,7 @@ use anyhow::anyhow;
 
 use crate::cli::ProjectArgs;
 use crate::error::{CliError, Exit, UsageContext};
+use crate::project::folder::ProjectFolder;
 use crate::project::results::ProjectResults;
 use crate::project::{self, ProjectError, ProjectPlan, Settings, Task};
 use crate::run_folder::new_run_dir;
@@ -146,6 +147,7 @@ fn summary(dir: &Path, results: &ProjectResults) -> String {
             out.push_str(&format!("{name} {line}\n"));
         }
     }
-    out.push_str(&format!("report: {}\n", dir.join("report.md").display()));
+    let report = ProjectFolder::new(dir).report_path();
+    out.push_str(&format!("report: {}\n", report.display()));
     out
 }

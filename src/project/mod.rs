@@ -8,6 +8,7 @@
 
 pub mod artifact;
 pub mod checks;
+pub mod folder;
 mod pipeline;
 pub mod report;
 pub mod results;
