@@ -24,12 +24,7 @@ use crate::engine::{drive, interrupted, Keep, Lane, Progress, Tally};
 use crate::run::journal::{self, effective};
 use crate::run::request::short_hash;
 use crate::run::{Record, RunPlan, Target};
-use crate::run_folder::{read_json_lines, JsonLines, Lines};
-
-pub const FORCED_FILE: &str = "teacher_forcing.jsonl";
-/// The chat template a run was teacher-forced with (with its special tokens, in the
-/// `tokenizer_config.json` layout), kept so `--resume` needs no flag.
-pub const TEMPLATE_FILE: &str = "chat_template.json";
+use crate::run_folder::{CompareFolder, JsonLines, Lines};
 
 /// Logprobs listed per position when teacher forcing a compare run.
 pub const TOP_K: u32 = 10;
@@ -336,9 +331,13 @@ pub async fn run(
     let Some(reference) = names.first().copied() else {
         return Ok(false);
     };
-    let existing: Lines<ForcedLine> =
-        read_json_lines(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
-    let mut journal = JsonLines::append_to(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
+    let folder = CompareFolder::new(dir);
+    let existing: Lines<ForcedLine> = folder
+        .read_lines(CompareFolder::TEACHER_FORCING)
+        .map_err(RunError::Folder)?;
+    let mut journal = folder
+        .append_to(CompareFolder::TEACHER_FORCING)
+        .map_err(RunError::Folder)?;
     let texts = reference_texts(
         plan,
         &slots,
@@ -543,7 +542,8 @@ pub fn template_for(
     dir: &Path,
     flagged: Option<ChatTemplate>,
 ) -> anyhow::Result<Option<ChatTemplate>> {
-    let kept = dir.join(TEMPLATE_FILE);
+    // Kept with its special tokens, in the `tokenizer_config.json` layout.
+    let kept = CompareFolder::new(dir).file(CompareFolder::CHAT_TEMPLATE);
     match flagged {
         Some(t) => {
             let json = serde_json::json!({

@@ -4,9 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::record::{Record, RecordKey};
-use crate::run_folder::{read_json_lines, JsonLines};
-
-pub const RECORDS_FILE: &str = "records.jsonl";
+use crate::run_folder::{CompareFolder, JsonLines};
 
 /// An append-only journal: each record is one line, flushed before the next.
 pub struct Journal(JsonLines);
@@ -14,7 +12,9 @@ pub struct Journal(JsonLines);
 impl Journal {
     /// Open for appending, first cutting off a torn last line left by a killed run.
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        JsonLines::append_to(&dir.join(RECORDS_FILE)).map(Journal)
+        CompareFolder::new(dir)
+            .append_to(CompareFolder::RECORDS)
+            .map(Journal)
     }
 
     pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
@@ -33,7 +33,7 @@ pub struct Loaded {
 
 /// Read every record; unreadable lines are skipped and reported, never fatal.
 pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
-    let lines = read_json_lines(&dir.join(RECORDS_FILE))?;
+    let lines = CompareFolder::new(dir).read_lines(CompareFolder::RECORDS)?;
     Ok(Loaded {
         records: lines.values,
         skipped: lines.skipped,
