@@ -9,7 +9,7 @@ use super::decode::Decode;
 use super::error::BenchError;
 use super::folder::BenchFolder;
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
-use super::plan::{BenchPlan, BenchSet, Settings};
+use super::plan::{BenchPlan, BenchSet, BenchSettings};
 use super::prefill::{Prefill, Skipped};
 use super::schema::{BenchReport, BenchStatus};
 use super::session::{Ended, Session};
@@ -113,7 +113,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
 /// measured run. None when nothing was measured (`--runs 0`, or interrupted before).
 async fn measure_decode(
     session: &mut Session<'_>,
-    settings: &Settings,
+    settings: &BenchSettings,
     warm: &Warmup,
 ) -> Option<Decode> {
     let runs = decode::run(session, settings.runs).await;
@@ -122,14 +122,14 @@ async fn measure_decode(
             Some(s) => (Some(s), "warm-up request 1"),
             None => (runs.first(), "first measured run (no warm-up)"),
         };
-        decode::summarize(settings.max_tokens, &runs, cold, source)
+        decode::decode_of(settings.max_tokens, &runs, cold, source)
     })
 }
 
 /// Every concurrency level reached, with its warm-up round as the cold number.
 async fn measure_concurrency(
     session: &mut Session<'_>,
-    settings: &Settings,
+    settings: &BenchSettings,
     warm: &Warmup,
 ) -> Vec<Level> {
     let mut levels = Vec::new();
@@ -139,7 +139,7 @@ async fn measure_concurrency(
             continue; // interrupted before this level
         }
         let cold = warm.rounds.iter().find(|(m, _)| *m == n).map(|(_, r)| r);
-        levels.push(concurrency::summarize(n, &rounds, cold));
+        levels.push(concurrency::level_of(n, &rounds, cold));
     }
     levels
 }
@@ -148,7 +148,7 @@ async fn measure_concurrency(
 /// larger one join `skipped` with the reason.
 async fn measure_prefill(
     session: &mut Session<'_>,
-    settings: &Settings,
+    settings: &BenchSettings,
     sizes: &[u64],
     mut skipped: Vec<Skipped>,
 ) -> (Vec<Prefill>, Vec<Skipped>) {
@@ -174,7 +174,7 @@ async fn measure_prefill(
                     reason: format!("rejected by the server ({reason})"),
                 });
             }
-            None => prefills.push(prefill::summarize(tokens, &samples)),
+            None => prefills.push(prefill::prefill_of(tokens, &samples)),
         }
     }
     (prefills, skipped)

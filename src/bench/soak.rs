@@ -19,7 +19,7 @@ use super::plan::{Graded, Load, SoakPlan};
 use super::prompts::{chat_body, user};
 use super::sample::{measure, Sample, SampleOutcome};
 use super::soak_report::{
-    step_summaries, summarize, GradedMark, SoakMeta, SoakRecord, SoakReport, SoakSettings,
+    soak_report_of, step_summaries, GradedMark, SoakMeta, SoakRecord, SoakReport, SoakSettings,
     SoakStatus, StepMeta,
 };
 use super::target::{self, EndpointSummary};
@@ -271,7 +271,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     meta.status = ended;
     meta.finished_at = Some(chrono::Utc::now());
     folder.write_meta(&meta).map_err(BenchError::Output)?;
-    let report = summarize(&meta, &arrivals.records, &[]);
+    let report = soak_report_of(&meta, &arrivals.records, &[]);
     folder.write_report(&report).map_err(BenchError::Output)?;
     Ok(report)
 }
@@ -507,7 +507,7 @@ pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
     let folder = SoakFolder::new(dir);
     let meta = folder.read_meta()?;
     let (records, skipped) = folder.read_records()?;
-    let report = summarize(&meta, &records, &skipped);
+    let report = soak_report_of(&meta, &records, &skipped);
     folder.write_report(&report)?;
     Ok(report)
 }

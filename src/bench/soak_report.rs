@@ -968,7 +968,7 @@ fn examples(records: &[SoakRecord]) -> Vec<Example> {
 }
 
 /// Summarise the records of a soak. `skipped` lists unreadable journal lines.
-pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) -> SoakReport {
+pub fn soak_report_of(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) -> SoakReport {
     let per_worker = per_worker_tps(meta, records);
     let answered: Vec<&SoakRecord> = records
         .iter()

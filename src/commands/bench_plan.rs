@@ -10,7 +10,7 @@ use serde_json::Map;
 use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
 use crate::bench::folder::{BenchFolder, SoakFolder};
-use crate::bench::plan::{Graded, Load, Settings, Slo};
+use crate::bench::plan::{BenchSettings, Graded, Load, Slo};
 use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
 use crate::catalogue::{Prompt, PromptRequest};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
@@ -61,7 +61,7 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
         }
         None => new_run_dir(Some("bench"), &names),
     };
-    let settings = Settings {
+    let settings = BenchSettings {
         warmup: args.warmup,
         runs: args.runs,
         max_tokens: args.max_tokens,

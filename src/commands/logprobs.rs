@@ -6,7 +6,7 @@ use super::flags;
 use crate::cli::LogprobsArgs;
 use crate::error::{CliError, Exit, UsageContext};
 use crate::logprobs::folder::LogprobsFolder;
-use crate::logprobs::{corpus, report, run, Settings};
+use crate::logprobs::{corpus, report, run, LogprobsSettings};
 
 /// Exit 0 when everything was measured, 3 when an endpoint or a request could not be.
 pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
@@ -22,11 +22,11 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
     if let Some(n) = args.limit {
         passages.truncate(n);
     }
-    let settings = Settings {
+    let settings = LogprobsSettings {
         top_k: args.top_k,
         concurrency: args.concurrency,
         self_check_tokens: args.self_check_tokens,
-        self_check_prompts: Settings::plain_self_check(),
+        self_check_prompts: LogprobsSettings::plain_self_check(),
     };
     let folder = args.out.as_deref().map(LogprobsFolder::new);
     if let Some(folder) = &folder {

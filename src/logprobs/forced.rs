@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::align::{lookup, predicted, suffix_span, Predicted};
 use super::mode::{score_counted, Mode};
-use super::run::{establish, EndpointInfo, Problem, SelfConsistency, Settings};
+use super::run::{establish, EndpointInfo, LogprobsSettings, Problem, SelfConsistency};
 use super::template::ChatTemplate;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
 use crate::engine::{drive, interrupted, Keep, Lane, Progress, Tally};
@@ -67,12 +67,12 @@ struct Text {
     completion: String,
     hash: String,
     /// Rendered with the chat template, or a raw completions prompt.
-    condition: Condition,
+    condition: PromptForm,
 }
 
 /// One scoring request: the text, how the endpoint is read for its condition, and the prompt
 /// tokens the endpoint's own chat answer counted.
-struct Job<'a> {
+struct ScoringJob<'a> {
     /// The index of the endpoint.
     target: usize,
     text: &'a Text,
@@ -85,16 +85,16 @@ struct Job<'a> {
 /// offset can depend on it (llama-cpp-python drops a leading BOS token from echo, which aligns
 /// the listing that is otherwise one position off).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Condition {
+enum PromptForm {
     Plain,
     Chat,
 }
 
-impl Condition {
+impl PromptForm {
     fn label(self) -> &'static str {
         match self {
-            Condition::Plain => "plain",
-            Condition::Chat => "chat",
+            PromptForm::Plain => "plain",
+            PromptForm::Chat => "chat",
         }
     }
 }
@@ -132,12 +132,12 @@ fn forced_text(
     template: Option<&ChatTemplate>,
 ) -> Result<Text, (&'static str, String)> {
     let (rendered, condition) = match &prompt.request {
-        PromptRequest::Completion { prompt } => (prompt.clone(), Condition::Plain),
+        PromptRequest::Completion { prompt } => (prompt.clone(), PromptForm::Plain),
         PromptRequest::Chat { messages } => match template {
             Some(t) => (
                 t.render(messages)
                     .map_err(|e| ("template", format!("the chat template failed: {e}")))?,
-                Condition::Chat,
+                PromptForm::Chat,
             ),
             None => {
                 return Err((
@@ -376,14 +376,14 @@ pub async fn run(
 }
 
 /// The texts of one endpoint (by index) under one condition.
-type Group<'a> = (usize, Condition, Vec<&'a Text>);
+type Group<'a> = (usize, PromptForm, Vec<&'a Text>);
 
 /// Every (endpoint, condition) with texts to score.
 fn groups<'a>(todo: &[Vec<&'a Text>]) -> Vec<Group<'a>> {
     todo.iter()
         .enumerate()
         .flat_map(|(target, todo)| {
-            [Condition::Chat, Condition::Plain].map(|condition| {
+            [PromptForm::Chat, PromptForm::Plain].map(|condition| {
                 let texts: Vec<&Text> = todo
                     .iter()
                     .copied()
@@ -405,7 +405,7 @@ async fn establish_groups(
     groups: &[Group<'_>],
 ) -> Option<Vec<(EndpointInfo, Option<SelfConsistency>)>> {
     let establishing = futures::future::join_all(groups.iter().map(|(i, condition, _)| {
-        let settings = Settings {
+        let settings = LogprobsSettings {
             top_k: TOP_K,
             concurrency: plan.concurrency,
             self_check_tokens: SELF_CHECK_TOKENS,
@@ -430,8 +430,8 @@ fn queue_jobs<'a>(
     established: Vec<(EndpointInfo, Option<SelfConsistency>)>,
     journal: &mut JsonLines,
     progress: &mut Progress,
-) -> anyhow::Result<Vec<Vec<Job<'a>>>> {
-    let mut queues: Vec<Vec<Job>> = targets.iter().map(|_| Vec::new()).collect();
+) -> anyhow::Result<Vec<Vec<ScoringJob<'a>>>> {
+    let mut queues: Vec<Vec<ScoringJob>> = targets.iter().map(|_| Vec::new()).collect();
     for ((i, condition, texts), (mut info, sc)) in groups.into_iter().zip(established) {
         let target = &targets[i];
         info.condition = Some(condition.label().into());
@@ -455,7 +455,7 @@ fn queue_jobs<'a>(
             continue;
         };
         queues[i].extend(texts.into_iter().map(|text| {
-            Job {
+            ScoringJob {
                 target: i,
                 text,
                 mode,
@@ -492,7 +492,7 @@ async fn force(
         .collect();
     let driven = drive(
         lanes,
-        |j: Job, _| {
+        |j: ScoringJob, _| {
             let target = &targets[j.target];
             async move {
                 let line = score_one(target, j.mode, j.offset, j.text, j.chat_prompt_tokens).await;
@@ -520,9 +520,9 @@ fn tally(line: &ForcedLine) -> Tally {
 
 /// The self-consistency prompts for a condition: as user messages through the chat template, or
 /// as plain text.
-fn check_prompts(condition: Condition, template: Option<&ChatTemplate>) -> Vec<String> {
+fn check_prompts(condition: PromptForm, template: Option<&ChatTemplate>) -> Vec<String> {
     match (condition, template) {
-        (Condition::Chat, Some(t)) => super::run::SELF_CHECK_PROMPTS
+        (PromptForm::Chat, Some(t)) => super::run::SELF_CHECK_PROMPTS
             .iter()
             .filter_map(|p| {
                 t.render(&[Message {
@@ -532,7 +532,7 @@ fn check_prompts(condition: Condition, template: Option<&ChatTemplate>) -> Vec<S
                 .ok()
             })
             .collect(),
-        _ => Settings::plain_self_check(),
+        _ => LogprobsSettings::plain_self_check(),
     }
 }
 

@@ -23,4 +23,4 @@ pub mod run;
 pub mod template;
 
 pub use near_tie::{classify, Classified, DivergenceClass, Side, NEAR_TIE_GAP};
-pub use run::{run, Evidence, Settings};
+pub use run::{run, Evidence, LogprobsSettings};

@@ -23,7 +23,7 @@ use serde_json::json;
 
 use crate::score::js::{run_script, EngineLimits, ProcessLimits, ScriptJob, ScriptOutcome};
 pub use artifact::{extract, Artifact};
-pub use pipeline::{run, ProjectError, ProjectPlan, Settings};
+pub use pipeline::{run, ProjectError, ProjectPlan, ProjectSettings};
 pub use results::{Evaluation, RequirementResult, RequirementStatus, RuntimeError, ScenarioRun};
 pub use task::{load_task, task_ids, Task};
 

@@ -22,7 +22,7 @@ const PER_ENDPOINT: usize = usize::MAX;
 
 /// What a project run was started with; `--resume` reads it back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Settings {
+pub struct ProjectSettings {
     pub tool: String,
     pub projects: PathBuf,
     pub tasks: Vec<String>,
@@ -32,7 +32,7 @@ pub struct Settings {
     pub invocations: Vec<Vec<String>>,
 }
 
-impl Settings {
+impl ProjectSettings {
     /// The settings of the project run in `dir`.
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
         ProjectFolder::new(dir).read_settings()
@@ -73,7 +73,7 @@ pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
     let folder = ProjectFolder::new(&plan.dir);
     folder.create().map_err(RunError::Folder)?;
-    let settings = Settings {
+    let settings = ProjectSettings {
         tool: tool_version(),
         projects: plan.projects.clone(),
         tasks: plan.tasks.iter().map(|t| t.id.clone()).collect(),
