@@ -101,6 +101,8 @@ impl CompareFolder {
     pub const RECORDS: &'static str = "records.jsonl";
     /// Every probe of the load, cache-state and samples phases (`load::LoadRecord`).
     pub const LOAD: &'static str = "load.jsonl";
+    /// The settings of the probe phases, so that `--resume` continues them (`load::LoadPlan`).
+    pub const LOAD_PLAN: &'static str = "load-plan.json";
     /// Teacher forcing of the reference's completions (`logprobs::forced::ForcedLine`).
     pub const TEACHER_FORCING: &'static str = "teacher_forcing.jsonl";
     /// The chat template the run was teacher-forced with, kept so `--resume` needs no flag.
@@ -134,7 +136,12 @@ impl CompareFolder {
 
     /// Parse the manifest; an error says the folder is not a run folder.
     pub fn read_manifest<T: DeserializeOwned>(&self) -> anyhow::Result<T> {
-        read_run_file(&self.dir, Self::MANIFEST, "run", "manifest")
+        self.read(Self::MANIFEST, "manifest")
+    }
+
+    /// Parse one whole file of the folder; `what` names it in errors.
+    pub fn read<T: DeserializeOwned>(&self, name: &str, what: &str) -> anyhow::Result<T> {
+        read_run_file(&self.dir, name, "run", what)
     }
 
     /// Write one whole file of the folder atomically ([`write_atomic`]).

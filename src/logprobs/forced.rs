@@ -543,7 +543,8 @@ pub fn template_for(
     flagged: Option<ChatTemplate>,
 ) -> anyhow::Result<Option<ChatTemplate>> {
     // Kept with its special tokens, in the `tokenizer_config.json` layout.
-    let kept = CompareFolder::new(dir).file(CompareFolder::CHAT_TEMPLATE);
+    let folder = CompareFolder::new(dir);
+    let kept = folder.file(CompareFolder::CHAT_TEMPLATE);
     match flagged {
         Some(t) => {
             let json = serde_json::json!({
@@ -551,7 +552,10 @@ pub fn template_for(
                 "bos_token": t.bos_token,
                 "eos_token": t.eos_token,
             });
-            crate::run_folder::write_atomic(&kept, (json.to_string() + "\n").as_bytes())?;
+            folder.write(
+                CompareFolder::CHAT_TEMPLATE,
+                (json.to_string() + "\n").as_bytes(),
+            )?;
             Ok(Some(t))
         }
         None if kept.exists() => ChatTemplate::load(&kept).map(Some),
