@@ -14,10 +14,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coherence::bench::degenerate::is_degenerate;
-use coherence::bench::log::JsonLines;
 use coherence::bench::prompts::{chat_body, user};
 use coherence::bench::sample::{measure, Sample, SampleOutcome};
 use coherence::endpoint::{Client, ClientOptions};
+use coherence::run_folder::JsonLines;
 use coherence_testkit::{FakeServer, Reply};
 use serde_json::{json, Map};
 

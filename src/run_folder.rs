@@ -1,6 +1,9 @@
 //! Run-folder I/O, for every command that writes one: the folder's name and creation, atomic
 //! whole-file writes, JSON Lines journals (appended and flushed a line at a time, read back
-//! skipping torn or unreadable lines), and reading a run file with an error that names it.
+//! skipping torn or unreadable lines), and reading a run file with an error that names it; and
+//! the compare run folder ([`CompareFolder`]), which owns the names of its files. (bench, soak,
+//! project and logprobs folders are typed beside their schemas: `bench::folder`,
+//! `project::folder`, `logprobs::folder`.)
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, Write};
@@ -63,15 +66,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     written
 }
 
-/// Write whole files (reports) into `dir`, each one atomically ([`write_atomic`]), naming the
-/// file in any error.
-pub fn write_files(dir: &Path, files: &[(&str, &str)]) -> anyhow::Result<()> {
-    for (name, body) in files {
-        write_atomic(&dir.join(name), body.as_bytes())?;
-    }
-    Ok(())
-}
-
 /// Read and parse `dir/name`; `what` names the kind of folder (`run`, `soak run`) and file
 /// (`manifest`, `soak settings`) in the errors.
 pub fn read_run_file<T: DeserializeOwned>(
@@ -89,6 +83,81 @@ pub fn read_run_file<T: DeserializeOwned>(
         )
     })?;
     serde_json::from_str(&text).with_context(|| format!("{}: invalid {what}", path.display()))
+}
+
+/// A `coherence compare` run folder (also what `score`, `report`, `determinism` and `selftest`
+/// read and write): the one place its file names are written down. The schemas live with their
+/// modules (`run::Manifest`, `run::Record`, `load::LoadRecord`, `logprobs::forced::ForcedLine`,
+/// `analysis::Results`); this type names, reads and writes the files, whole files atomically.
+#[derive(Debug, Clone)]
+pub struct CompareFolder {
+    dir: PathBuf,
+}
+
+impl CompareFolder {
+    /// What the run was asked to do (`run::Manifest`).
+    pub const MANIFEST: &'static str = "manifest.json";
+    /// Every answer, one flushed line each (`run::Record`).
+    pub const RECORDS: &'static str = "records.jsonl";
+    /// Every probe of the load, cache-state and samples phases (`load::LoadRecord`).
+    pub const LOAD: &'static str = "load.jsonl";
+    /// The settings of the probe phases, so that `--resume` continues them (`load::LoadPlan`).
+    pub const LOAD_PLAN: &'static str = "load-plan.json";
+    /// Teacher forcing of the reference's completions (`logprobs::forced::ForcedLine`).
+    pub const TEACHER_FORCING: &'static str = "teacher_forcing.jsonl";
+    /// The chat template the run was teacher-forced with, kept so `--resume` needs no flag.
+    pub const CHAT_TEMPLATE: &'static str = "chat_template.json";
+    /// The results contract (`analysis::Results`).
+    pub const RESULTS: &'static str = "results.json";
+    /// The Markdown report.
+    pub const REPORT_MD: &'static str = "report.md";
+    /// The HTML report.
+    pub const REPORT_HTML: &'static str = "report.html";
+    /// The one-table summary.
+    pub const TABLE: &'static str = "comparison_table.md";
+    /// The JUnit view of the verdicts.
+    pub const JUNIT: &'static str = "junit.xml";
+
+    pub fn new(dir: &Path) -> Self {
+        CompareFolder {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The path of one of the folder's files (one of the names above).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Whether the folder holds a run (a manifest).
+    pub fn holds_run(&self) -> bool {
+        self.file(Self::MANIFEST).exists()
+    }
+
+    /// Parse the manifest; an error says the folder is not a run folder.
+    pub fn read_manifest<T: DeserializeOwned>(&self) -> anyhow::Result<T> {
+        self.read(Self::MANIFEST, "manifest")
+    }
+
+    /// Parse one whole file of the folder; `what` names it in errors.
+    pub fn read<T: DeserializeOwned>(&self, name: &str, what: &str) -> anyhow::Result<T> {
+        read_run_file(&self.dir, name, "run", what)
+    }
+
+    /// Write one whole file of the folder atomically ([`write_atomic`]).
+    pub fn write(&self, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+        write_atomic(&self.file(name), bytes)
+    }
+
+    /// Open one of the folder's journals for appending (mending a torn last line).
+    pub fn append_to(&self, journal: &str) -> anyhow::Result<JsonLines> {
+        JsonLines::append_to(&self.file(journal))
+    }
+
+    /// Every readable line of one of the folder's journals (none when it does not exist).
+    pub fn read_lines<T: DeserializeOwned>(&self, journal: &str) -> anyhow::Result<Lines<T>> {
+        read_json_lines(&self.file(journal))
+    }
 }
 
 /// A JSON Lines file written one value per line, each line one write followed by a flush, so a
@@ -298,7 +367,7 @@ mod tests {
         std::fs::write(&path, "old report\n").unwrap();
         let reader = dir.path().join("held-by-a-reader");
         std::fs::hard_link(&path, &reader).unwrap();
-        write_files(dir.path(), &[("report.md", "new report\n")]).unwrap();
+        write_atomic(&path, b"new report\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new report\n");
         assert_eq!(std::fs::read_to_string(&reader).unwrap(), "old report\n");
         let temps = std::fs::read_dir(dir.path())
@@ -383,5 +452,25 @@ mod tests {
         assert_eq!(count_lines(&path).unwrap(), 20_000);
         let read: Lines<serde_json::Value> = read_json_lines(&path).unwrap();
         assert_eq!(read.values.len(), 20_000);
+    }
+
+    #[test]
+    fn a_compare_folder_holds_a_run_once_its_manifest_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = CompareFolder::new(dir.path());
+        assert!(!folder.holds_run());
+        let e = folder.read_manifest::<serde_json::Value>().unwrap_err();
+        assert!(format!("{e:#}").contains("is not a run folder"), "{e:#}");
+        folder
+            .write(CompareFolder::MANIFEST, b"{\"repeats\": 1}\n")
+            .unwrap();
+        assert!(folder.holds_run());
+        let m: serde_json::Value = folder.read_manifest().unwrap();
+        assert_eq!(m["repeats"], 1);
+        let mut journal = folder.append_to(CompareFolder::RECORDS).unwrap();
+        journal.append(&serde_json::json!({"n": 1})).unwrap();
+        let read: Lines<serde_json::Value> = folder.read_lines(CompareFolder::RECORDS).unwrap();
+        assert_eq!(read.values.len(), 1);
+        assert!(dir.path().join("records.jsonl").is_file());
     }
 }

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use crate::catalogue::Catalogue;
 use crate::load::journal::LoadRecord;
-use crate::logprobs::forced::{ForcedLine, FORCED_FILE};
-use crate::run::journal::{self, RECORDS_FILE};
+use crate::logprobs::forced::ForcedLine;
+use crate::run::journal;
 use crate::run::{Manifest, Record};
-use crate::run_folder::read_json_lines;
+use crate::run_folder::CompareFolder;
 
 /// Everything the results of one run are built from.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ impl<'a> Inputs<'a> {
         }
         let probes = crate::load::journal::load(dir)?;
         warnings.extend(probes.skipped);
-        let forcing = read_json_lines(&dir.join(FORCED_FILE))?;
+        let forcing = CompareFolder::new(dir).read_lines(CompareFolder::TEACHER_FORCING)?;
         warnings.extend(forcing.skipped);
         Ok(Inputs {
             manifest,
@@ -126,8 +126,9 @@ fn outside_the_run(manifest: &Manifest, records: &[Record]) -> Vec<String> {
                 n => format!(" and {n} more"),
             };
             format!(
-                "{RECORDS_FILE}: {count} record{} for a {} the run does not have ({}{more}; the \
+                "{}: {count} record{} for a {} the run does not have ({}{more}; the \
                  manifest has {}) skipped",
+                CompareFolder::RECORDS,
                 if count == 1 { "" } else { "s" },
                 what.noun(),
                 shown.join(", "),

@@ -56,7 +56,7 @@ pub async fn run(session: &mut Session<'_>, n: usize, rounds: u32) -> Vec<Round>
     out
 }
 
-pub fn summarize(n: usize, rounds: &[Round], cold: Option<&Round>) -> Level {
+pub fn level_of(n: usize, rounds: &[Round], cold: Option<&Round>) -> Level {
     let summaries: Vec<RoundSummary> = rounds.iter().map(Round::summary).collect();
     let aggregates: Vec<f64> = summaries.iter().filter_map(|r| r.aggregate_tps).collect();
     let per_stream: Vec<f64> = summaries.iter().filter_map(|r| r.per_stream_tps).collect();

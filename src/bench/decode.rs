@@ -51,7 +51,7 @@ pub async fn run(session: &mut Session<'_>, runs: u32) -> Vec<Sample> {
     out
 }
 
-pub fn summarize(max_tokens: u32, runs: &[Sample], cold: Option<&Sample>, source: &str) -> Decode {
+pub fn decode_of(max_tokens: u32, runs: &[Sample], cold: Option<&Sample>, source: &str) -> Decode {
     let usable: Vec<&Sample> = runs.iter().filter(|s| s.has_completion()).collect();
     let rates: Vec<f64> = usable.iter().filter_map(|s| s.tps()).collect();
     Decode {

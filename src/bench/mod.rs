@@ -10,11 +10,11 @@
 //! `PlannedEndpoint`, `Target`) and `write_atomic`; from `engine` the request engine, the
 //! Ctrl-C/SIGTERM watch and the progress reporter.
 //!
-//! Imports run one way, bottom up: `stats`, `arrivals`, `sizes`, `sample`, `prompts`, `degenerate`, `log`,
+//! Imports run one way, bottom up: `stats`, `arrivals`, `sizes`, `sample`, `prompts`, `degenerate`,
 //! `metrics`, `error` → `target`, `round`, `baseline`, `traffic` → `plan` → `session` →
 //! the phases `warmup`/`decode`/`concurrency`/`prefill` → the schemas `schema`/`soak_report` →
-//! `render` → the orchestration `runner` and `soak`. `smoke` needs only `prompts`, `sample` and
-//! `stats`.
+//! `render` → the run folders `folder` → the orchestration `runner` and `soak`. `smoke` needs
+//! only `prompts`, `sample` and `stats`.
 
 pub mod arrivals;
 pub mod baseline;
@@ -22,7 +22,7 @@ pub mod concurrency;
 pub mod decode;
 pub mod degenerate;
 pub mod error;
-pub mod log;
+pub mod folder;
 pub mod metrics;
 pub mod plan;
 pub mod prefill;

@@ -30,7 +30,7 @@ pub struct BenchPlan {
     pub endpoint: PlannedEndpoint,
     pub client: ClientOptions,
     /// What to measure; recorded as is in `bench.json`.
-    pub settings: Settings,
+    pub settings: BenchSettings,
     pub metrics_url: Option<String>,
     pub baseline: Option<Baseline>,
     pub dir: PathBuf,
@@ -40,7 +40,7 @@ pub struct BenchPlan {
 
 /// The phases of a bench and their sizes: the part of a [`BenchPlan`] the report records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
+pub struct BenchSettings {
     pub warmup: u32,
     pub runs: u32,
     pub max_tokens: u32,

@@ -83,7 +83,7 @@ pub async fn run(session: &mut Session<'_>, tokens: u64, runs: u32) -> Vec<Sampl
     out
 }
 
-pub fn summarize(tokens: u64, samples: &[Sample]) -> Prefill {
+pub fn prefill_of(tokens: u64, samples: &[Sample]) -> Prefill {
     let runs: Vec<PrefillRun> = samples
         .iter()
         .map(|s| {

@@ -476,71 +476,44 @@ fn goodput_section(g: &Goodput) -> Block {
     section(format!("Goodput ({})", slo.join(", ")), vec![para(words)])
 }
 
-/// Accuracy overall, per load level and per time window, and the prompts whose answer changed.
-fn graded_section(g: &GradedSummary) -> Block {
-    let pct = |a: Option<f64>| {
-        a.map(|a| format!("{:.1}%", a * 100.0))
-            .unwrap_or_else(|| "–".into())
-    };
-    let mut body = vec![para(vec![
-        text(format!(
-            "{} graded requests: {} correct, {} wrong, {} unscored (failed); accuracy {}.",
-            g.requests,
-            g.correct,
-            g.wrong,
-            g.unscored,
-            pct(g.accuracy),
-        )),
-        crate::doc::Inline::Break,
-        text(format!(
-            "Answer stability: {} of {} prompts asked more than once gave the same answer every time.",
-            g.stability.stable, g.stability.prompts
-        )),
-    ])];
-    let rows =
-        |slices: &[GradedSlice], label: &dyn Fn(&GradedSlice) -> String| -> Vec<Vec<String>> {
-            slices
-                .iter()
-                .map(|s| {
-                    vec![
-                        label(s),
-                        s.requests.to_string(),
-                        s.correct.to_string(),
-                        s.wrong.to_string(),
-                        pct(s.accuracy),
-                        s.changed.to_string(),
-                    ]
-                })
-                .collect()
-        };
+/// An accuracy as a percentage, "–" when none.
+fn accuracy_pct(a: Option<f64>) -> String {
+    a.map(|a| format!("{:.1}%", a * 100.0))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// A table of graded slices, the first column headed `first` and filled by `label`.
+fn graded_table(
+    first: &str,
+    slices: &[GradedSlice],
+    label: impl Fn(&GradedSlice) -> String,
+) -> Block {
     let headers = [
-        "",
+        first,
         "requests",
         "correct",
         "wrong",
         "accuracy",
         "answer changed",
     ];
-    if g.by_level.len() > 1 {
-        let mut h = headers;
-        h[0] = "load";
-        body.push(table(
-            &h,
-            rows(&g.by_level, &|s| match (s.rate, s.concurrency) {
-                (Some(r), _) => format!("{r} req/s"),
-                (None, Some(c)) => format!("c{c}"),
-                _ => "–".into(),
-            }),
-        ));
-    }
-    let mut h = headers;
-    h[0] = "window (s)";
-    body.push(table(
-        &h,
-        rows(&g.by_window, &|s| {
-            format!("{}–{}", num(s.start_s, 0), num(s.end_s, 0))
-        }),
-    ));
+    let rows = slices
+        .iter()
+        .map(|s| {
+            vec![
+                label(s),
+                s.requests.to_string(),
+                s.correct.to_string(),
+                s.wrong.to_string(),
+                accuracy_pct(s.accuracy),
+                s.changed.to_string(),
+            ]
+        })
+        .collect();
+    table(&headers, rows)
+}
+
+/// The prompts that gave different answers, each with its answers counted.
+fn unstable_list(g: &GradedSummary) -> Option<Block> {
     let unstable: Vec<Line> = g
         .stability
         .unstable
@@ -557,9 +530,39 @@ fn graded_section(g: &GradedSummary) -> Block {
             ]
         })
         .collect();
-    if !unstable.is_empty() {
-        body.push(Block::List(unstable));
+    (!unstable.is_empty()).then_some(Block::List(unstable))
+}
+
+/// Accuracy overall, per load level and per time window, and the prompts whose answer changed.
+fn graded_section(g: &GradedSummary) -> Block {
+    let mut body = vec![para(vec![
+        text(format!(
+            "{} graded requests: {} correct, {} wrong, {} unscored (failed); accuracy {}.",
+            g.requests,
+            g.correct,
+            g.wrong,
+            g.unscored,
+            accuracy_pct(g.accuracy),
+        )),
+        crate::doc::Inline::Break,
+        text(format!(
+            "Answer stability: {} of {} prompts asked more than once gave the same answer every time.",
+            g.stability.stable, g.stability.prompts
+        )),
+    ])];
+    if g.by_level.len() > 1 {
+        body.push(graded_table("load", &g.by_level, |s| {
+            match (s.rate, s.concurrency) {
+                (Some(r), _) => format!("{r} req/s"),
+                (None, Some(c)) => format!("c{c}"),
+                _ => "–".into(),
+            }
+        }));
     }
+    body.push(graded_table("window (s)", &g.by_window, |s| {
+        format!("{}–{}", num(s.start_s, 0), num(s.end_s, 0))
+    }));
+    body.extend(unstable_list(g));
     section("Graded prompts", body)
 }
 

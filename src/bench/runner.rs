@@ -3,15 +3,13 @@
 //! then `bench.json` and `bench.md` are written. Ctrl-C or SIGTERM abandons the round in flight,
 //! sends nothing more and writes both reports from what was measured, marked `interrupted`.
 
-use std::path::Path;
-
 use super::baseline::{compare, flatten};
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::error::BenchError;
-use super::log::{write_files, JsonLines, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
+use super::folder::BenchFolder;
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
-use super::plan::{BenchPlan, BenchSet, Settings};
+use super::plan::{BenchPlan, BenchSet, BenchSettings};
 use super::prefill::{Prefill, Skipped};
 use super::schema::{BenchReport, BenchStatus};
 use super::session::{Ended, Session};
@@ -37,11 +35,9 @@ pub async fn run_benches(set: &BenchSet) -> Result<Vec<BenchReport>, BenchError>
             .iter()
             .map(|p| p.endpoint.spec.name.as_str())
             .collect();
-        write_files(
-            &set.dir,
-            &[(BENCH_MD, render::side_by_side_markdown(&reports, &names))],
-        )
-        .map_err(BenchError::Output)?;
+        BenchFolder::new(&set.dir)
+            .write_side_by_side(&render::side_by_side_markdown(&reports, &names))
+            .map_err(BenchError::Output)?;
     }
     Ok(reports)
 }
@@ -49,8 +45,8 @@ pub async fn run_benches(set: &BenchSet) -> Result<Vec<BenchReport>, BenchError>
 /// Run every phase of the plan and write the run folder.
 pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    crate::run_folder::create_run_dir(&plan.dir).map_err(BenchError::Setup)?;
-    let log = JsonLines::create(&plan.dir.join(BENCH_REQUESTS)).map_err(BenchError::Setup)?;
+    let folder = BenchFolder::new(&plan.dir);
+    let log = folder.create_journal().map_err(BenchError::Setup)?;
     let started_at = chrono::Utc::now();
     let mut session = Session::start(&target, plan, log);
     session.note(&format!(
@@ -109,7 +105,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
         notes: Vec::new(),
     };
     conclude(&mut report, plan, ended);
-    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
+    folder.write_report(&report).map_err(BenchError::Output)?;
     Ok(report)
 }
 
@@ -117,7 +113,7 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
 /// measured run. None when nothing was measured (`--runs 0`, or interrupted before).
 async fn measure_decode(
     session: &mut Session<'_>,
-    settings: &Settings,
+    settings: &BenchSettings,
     warm: &Warmup,
 ) -> Option<Decode> {
     let runs = decode::run(session, settings.runs).await;
@@ -126,14 +122,14 @@ async fn measure_decode(
             Some(s) => (Some(s), "warm-up request 1"),
             None => (runs.first(), "first measured run (no warm-up)"),
         };
-        decode::summarize(settings.max_tokens, &runs, cold, source)
+        decode::decode_of(settings.max_tokens, &runs, cold, source)
     })
 }
 
 /// Every concurrency level reached, with its warm-up round as the cold number.
 async fn measure_concurrency(
     session: &mut Session<'_>,
-    settings: &Settings,
+    settings: &BenchSettings,
     warm: &Warmup,
 ) -> Vec<Level> {
     let mut levels = Vec::new();
@@ -143,7 +139,7 @@ async fn measure_concurrency(
             continue; // interrupted before this level
         }
         let cold = warm.rounds.iter().find(|(m, _)| *m == n).map(|(_, r)| r);
-        levels.push(concurrency::summarize(n, &rounds, cold));
+        levels.push(concurrency::level_of(n, &rounds, cold));
     }
     levels
 }
@@ -152,7 +148,7 @@ async fn measure_concurrency(
 /// larger one join `skipped` with the reason.
 async fn measure_prefill(
     session: &mut Session<'_>,
-    settings: &Settings,
+    settings: &BenchSettings,
     sizes: &[u64],
     mut skipped: Vec<Skipped>,
 ) -> (Vec<Prefill>, Vec<Skipped>) {
@@ -178,7 +174,7 @@ async fn measure_prefill(
                     reason: format!("rejected by the server ({reason})"),
                 });
             }
-            None => prefills.push(prefill::summarize(tokens, &samples)),
+            None => prefills.push(prefill::prefill_of(tokens, &samples)),
         }
     }
     (prefills, skipped)
@@ -207,14 +203,4 @@ fn conclude(report: &mut BenchReport, plan: &BenchPlan, ended: Ended) {
         let value = serde_json::to_value(&*report).expect("report serialises");
         report.baseline = Some(compare(base, &flatten(&value)));
     }
-}
-
-fn write_report(dir: &Path, report: &BenchReport) -> anyhow::Result<()> {
-    write_files(
-        dir,
-        &[
-            (BENCH_JSON, render::bench_json(report)),
-            (BENCH_MD, render::bench_markdown(report)),
-        ],
-    )
 }

@@ -8,7 +8,7 @@ use super::baseline::Comparison;
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::metrics::SpecDecode;
-use super::plan::Settings;
+use super::plan::BenchSettings;
 use super::prefill::{Prefill, Skipped};
 use super::target::EndpointSummary;
 use super::warmup::WarmupSummary;
@@ -24,7 +24,7 @@ pub struct BenchReport {
     pub endpoint: EndpointSummary,
     pub started_at: DateTime<Utc>,
     pub finished_at: DateTime<Utc>,
-    pub settings: Settings,
+    pub settings: BenchSettings,
     /// None with `--warmup 0`.
     pub warmup: Option<WarmupSummary>,
     /// None with `--runs 0`.

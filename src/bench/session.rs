@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::log::JsonLines;
 use super::plan::BenchPlan;
 use super::prompts::{chat_body, decode_prompt, sized_prompt, user};
 use super::round::Round;
 use super::sample::{measure, Sample};
 use crate::engine::{self, drive, Keep, Lane, Progress};
 use crate::run::Target;
+use crate::run_folder::JsonLines;
 
 /// One bench in progress.
 pub struct Session<'a> {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::prompts::{chat_body, user};
-use super::sample::{measure, SampleOutcome};
+use super::sample::{measure, Sample, SampleOutcome};
 use super::stats::round2;
 use crate::endpoint::{Client, ClientOptions};
 use crate::run::PlannedEndpoint;
@@ -70,20 +70,10 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
             return out;
         }
     }
-    let model = match (&out.model, out.models.first()) {
-        (Some(m), _) => {
-            if !out.models.contains(m) {
-                out.notes
-                    .push(format!("GET /models does not list `{m}` (sent anyway)"));
-            }
-            m.clone()
-        }
-        (None, Some(first)) => first.clone(),
-        (None, None) => {
-            out.reason = Some(format!(
-                "GET /models lists no model; name one with --model {}=MODEL",
-                e.spec.name
-            ));
+    let model = match chosen_model(&mut out) {
+        Ok(m) => m,
+        Err(reason) => {
+            out.reason = Some(reason);
             return out;
         }
     };
@@ -99,7 +89,32 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
     out.latency_ms = Some(round2(s.latency_ms));
     out.completion_tokens = s.completion_tokens;
     out.reply = s.answer.clone();
-    let (verdict, reason) = match s.outcome {
+    (out.verdict, out.reason) = verdict_of(&s);
+    out
+}
+
+/// The model to ask: the one named (noted when `GET /models` does not list it), else the first
+/// listed; Err says why there is none.
+fn chosen_model(out: &mut SmokeResult) -> Result<String, String> {
+    match (&out.model, out.models.first()) {
+        (Some(m), _) => {
+            if !out.models.contains(m) {
+                out.notes
+                    .push(format!("GET /models does not list `{m}` (sent anyway)"));
+            }
+            Ok(m.clone())
+        }
+        (None, Some(first)) => Ok(first.clone()),
+        (None, None) => Err(format!(
+            "GET /models lists no model; name one with --model {}=MODEL",
+            out.name
+        )),
+    }
+}
+
+/// Pass when the reply is exactly the phrase; why not otherwise.
+fn verdict_of(s: &Sample) -> (SmokeVerdict, Option<String>) {
+    match s.outcome {
         SampleOutcome::Error => (SmokeVerdict::Unreachable, s.problem_line()),
         SampleOutcome::SoftEmpty => (
             SmokeVerdict::WrongReply,
@@ -118,8 +133,5 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
                 crate::text::clip(s.answer.as_deref().unwrap_or(""), 120)
             )),
         ),
-    };
-    out.verdict = verdict;
-    out.reason = reason;
-    out
+    }
 }

@@ -11,25 +11,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use super::arrivals::Arrivals as ArrivalSchedule;
 use super::degenerate::is_degenerate;
 use super::error::BenchError;
-use super::log::{read, write_files, JsonLines, SOAK_JSON, SOAK_MD, SOAK_META, SOAK_RECORDS};
+use super::folder::SoakFolder;
 use super::plan::{Graded, Load, SoakPlan};
 use super::prompts::{chat_body, user};
-use super::render;
 use super::sample::{measure, Sample, SampleOutcome};
 use super::soak_report::{
-    step_summaries, summarize, GradedMark, SoakMeta, SoakRecord, SoakReport, SoakSettings,
+    soak_report_of, step_summaries, GradedMark, SoakMeta, SoakRecord, SoakReport, SoakSettings,
     SoakStatus, StepMeta,
 };
 use super::target::{self, EndpointSummary};
 use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::catalogue::PromptRequest;
 use crate::engine::{self, drive, Driven, Lane, Progress, Sink, Slot};
-use crate::run_folder::write_atomic;
+use crate::run_folder::JsonLines;
 use crate::score::score;
 
 /// Running totals of what has arrived, for the live line.
@@ -221,15 +218,16 @@ fn grade(
 
 pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    crate::run_folder::create_run_dir(&plan.dir).map_err(BenchError::Setup)?;
+    let folder = SoakFolder::new(&plan.dir);
+    folder.create().map_err(BenchError::Setup)?;
     let mut live = Progress::status_line(plan.quiet, Duration::from_secs(10));
     let (long_context, refit) = plan.long_context_for(endpoint.max_model_len);
     if let Some(note) = refit {
         live.note(&note);
     }
     let mut meta = soak_meta(plan, endpoint, long_context);
-    write_meta(&plan.dir, &meta).map_err(BenchError::Setup)?;
-    let journal = JsonLines::create(&plan.dir.join(SOAK_RECORDS)).map_err(BenchError::Setup)?;
+    folder.write_meta(&meta).map_err(BenchError::Setup)?;
+    let journal = folder.create_journal().map_err(BenchError::Setup)?;
     engine::watch();
     let load = plan.load.describe();
     live.note(&format!(
@@ -238,7 +236,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         meta.endpoint.base_url,
         meta.endpoint.model,
         clock(plan.duration),
-        plan.dir.join(SOAK_RECORDS).display()
+        folder.journal_path().display()
     ));
     let sender = Sender {
         client: target.client.clone(),
@@ -256,28 +254,51 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         totals: RunningTotals::default(),
         write_error: None,
     };
+    let ended = run_steps(plan, &folder, &sender, &mut arrivals, &mut live, &mut meta).await?;
+    let in_flight = sender.in_flight(arrivals.totals.requests);
+    live.status(
+        &arrivals.totals.line(
+            sender.origin.elapsed(),
+            plan.duration * plan.load.steps() as u32,
+            in_flight,
+        ),
+        true,
+    );
+    live.finish();
+    if let Some(e) = arrivals.write_error {
+        return Err(BenchError::Output(e));
+    }
+    meta.status = ended;
+    meta.finished_at = Some(chrono::Utc::now());
+    folder.write_meta(&meta).map_err(BenchError::Output)?;
+    let report = soak_report_of(&meta, &arrivals.records, &[]);
+    folder.write_report(&report).map_err(BenchError::Output)?;
+    Ok(report)
+}
+
+/// Runs the load's steps in turn, each for `--duration`, recording each in `meta`; stops early on
+/// Ctrl-C (status `Interrupted`) or when an open-loop rate saturates the server.
+async fn run_steps(
+    plan: &SoakPlan,
+    folder: &SoakFolder,
+    sender: &Sender,
+    arrivals: &mut Arrivals,
+    live: &mut Progress,
+    meta: &mut SoakMeta,
+) -> Result<SoakStatus, BenchError> {
     let steps = plan.load.steps();
-    let mut ended = SoakStatus::Finished;
     for step in 0..steps {
         let start_s = sender.origin.elapsed().as_secs_f64();
-        match (plan.load.concurrency(step), plan.load.rate(step)) {
-            (Some(n), _) if steps > 1 => {
-                live.note(&format!("concurrency {n} for {}", clock(plan.duration)))
-            }
-            (_, Some(rate)) => {
-                live.note(&format!("rate {rate} req/s for {}", clock(plan.duration)))
-            }
-            _ => {}
-        }
+        announce_step(plan, step, live);
         let mut collect = Collect {
-            sender: &sender,
-            arrivals: &mut arrivals,
-            live: &mut live,
+            sender,
+            arrivals: &mut *arrivals,
+            live: &mut *live,
             deadline: Instant::now() + plan.duration,
             total: plan.duration,
             announced_end: false,
         };
-        let driven = send_step(&sender, &plan.load, step, plan.duration, &mut collect)
+        let driven = send_step(sender, &plan.load, step, plan.duration, &mut collect)
             .await
             .map_err(BenchError::Output)?;
         meta.steps.push(StepMeta {
@@ -290,41 +311,49 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         });
         if driven.interrupted {
             live.note("interrupted: writing the report from what has arrived");
-            ended = SoakStatus::Interrupted;
+            return Ok(SoakStatus::Interrupted);
+        }
+        if saturated(plan, step, &arrivals.records, live, meta) {
             break;
         }
-        if let Some(rate) = plan.load.rate(step) {
-            let summaries = step_summaries(&meta, &arrivals.records);
-            if let Some(why) = summaries.last().and_then(|s| s.saturated.clone()) {
-                if step + 1 < steps {
-                    let note = format!("saturated at {rate} req/s ({why}); the sweep stops here");
-                    live.note(&note);
-                    meta.stopped = Some(note);
-                }
-                break;
-            }
+        folder.write_meta(meta).map_err(BenchError::Output)?;
+    }
+    Ok(SoakStatus::Finished)
+}
+
+/// Says on stderr which concurrency level or rate a step of a sweep runs.
+fn announce_step(plan: &SoakPlan, step: usize, live: &mut Progress) {
+    match (plan.load.concurrency(step), plan.load.rate(step)) {
+        (Some(n), _) if plan.load.steps() > 1 => {
+            live.note(&format!("concurrency {n} for {}", clock(plan.duration)))
         }
-        write_meta(&plan.dir, &meta).map_err(BenchError::Output)?;
+        (_, Some(rate)) => live.note(&format!("rate {rate} req/s for {}", clock(plan.duration))),
+        _ => {}
     }
-    let in_flight = sender.in_flight(arrivals.totals.requests);
-    live.status(
-        &arrivals.totals.line(
-            sender.origin.elapsed(),
-            plan.duration * steps as u32,
-            in_flight,
-        ),
-        true,
-    );
-    live.finish();
-    if let Some(e) = arrivals.write_error {
-        return Err(BenchError::Output(e));
+}
+
+/// Whether an open-loop step saturated the server, which ends the sweep (noted in `meta` when
+/// steps were left).
+fn saturated(
+    plan: &SoakPlan,
+    step: usize,
+    records: &[SoakRecord],
+    live: &mut Progress,
+    meta: &mut SoakMeta,
+) -> bool {
+    let Some(rate) = plan.load.rate(step) else {
+        return false;
+    };
+    let summaries = step_summaries(meta, records);
+    let Some(why) = summaries.last().and_then(|s| s.saturated.clone()) else {
+        return false;
+    };
+    if step + 1 < plan.load.steps() {
+        let note = format!("saturated at {rate} req/s ({why}); the sweep stops here");
+        live.note(&note);
+        meta.stopped = Some(note);
     }
-    meta.status = ended;
-    meta.finished_at = Some(chrono::Utc::now());
-    write_meta(&plan.dir, &meta).map_err(BenchError::Output)?;
-    let report = summarize(&meta, &arrivals.records, &[]);
-    write_report(&plan.dir, &report).map_err(BenchError::Output)?;
-    Ok(report)
+    true
 }
 
 /// `soak-run.json` as the soak starts.
@@ -475,39 +504,10 @@ impl Sink<Option<f64>, SoakRecord> for Collect<'_> {
 
 /// Rebuild the report of the soak in `dir` from its journal (also after an interruption or kill).
 pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
-    let meta_path = dir.join(SOAK_META);
-    let text = std::fs::read_to_string(&meta_path).with_context(|| {
-        format!(
-            "{} is not a soak run folder (cannot read {})",
-            dir.display(),
-            meta_path.display()
-        )
-    })?;
-    let meta: SoakMeta = serde_json::from_str(&text)
-        .with_context(|| format!("{}: invalid soak settings", meta_path.display()))?;
-    let path = dir.join(SOAK_RECORDS);
-    let (records, skipped) = if path.exists() {
-        read::<SoakRecord>(&path)?
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let report = summarize(&meta, &records, &skipped);
-    write_report(dir, &report)?;
+    let folder = SoakFolder::new(dir);
+    let meta = folder.read_meta()?;
+    let (records, skipped) = folder.read_records()?;
+    let report = soak_report_of(&meta, &records, &skipped);
+    folder.write_report(&report)?;
     Ok(report)
-}
-
-/// Atomically (temp file + rename), so a kill never leaves half a file.
-fn write_meta(dir: &Path, meta: &SoakMeta) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(meta)? + "\n";
-    write_atomic(&dir.join(SOAK_META), text.as_bytes())
-}
-
-fn write_report(dir: &Path, report: &SoakReport) -> anyhow::Result<()> {
-    write_files(
-        dir,
-        &[
-            (SOAK_JSON, render::soak_json(report)),
-            (SOAK_MD, render::soak_markdown(report)),
-        ],
-    )
 }

@@ -342,11 +342,12 @@ fn empty_slice() -> GradedSlice {
     }
 }
 
-/// The graded summary, when the soak was graded.
-fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Option<GradedSummary> {
-    meta.settings.graded_share?;
-    let graded: Vec<&SoakRecord> = records.iter().filter(|r| r.graded.is_some()).collect();
-    let mut answers: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+/// How often each graded prompt got each answer, by prompt.
+type AnswerCounts = BTreeMap<String, BTreeMap<String, usize>>;
+
+/// Counts the scored answers of the graded records by prompt.
+fn answer_counts(graded: &[&SoakRecord]) -> AnswerCounts {
+    let mut answers: AnswerCounts = BTreeMap::new();
     for m in graded
         .iter()
         .filter_map(|r| r.graded.as_ref())
@@ -358,19 +359,28 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
             .entry(answer_key(m))
             .or_insert(0) += 1;
     }
-    let usual: BTreeMap<String, String> = answers
+    answers
+}
+
+/// Each prompt's most frequent answer.
+fn usual_answers(answers: &AnswerCounts) -> BTreeMap<String, String> {
+    answers
         .iter()
         .filter_map(|(p, h)| {
             h.iter()
                 .max_by_key(|(_, n)| **n)
                 .map(|(a, _)| (p.clone(), a.clone()))
         })
-        .collect();
+        .collect()
+}
+
+/// Answer stability over the prompts asked more than once.
+fn stability(answers: &AnswerCounts) -> Stability {
     let repeated: Vec<(&String, &BTreeMap<String, usize>)> = answers
         .iter()
         .filter(|(_, h)| h.values().sum::<usize>() > 1)
         .collect();
-    let stability = Stability {
+    Stability {
         prompts: repeated.len(),
         stable: repeated.iter().filter(|(_, h)| h.len() == 1).count(),
         unstable: repeated
@@ -381,7 +391,16 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
                 answers: (*h).clone(),
             })
             .collect(),
-    };
+    }
+}
+
+/// Graded accuracy in `WINDOWS` equal time windows over the planned duration.
+fn graded_windows(
+    meta: &SoakMeta,
+    records: &[SoakRecord],
+    graded: &[&SoakRecord],
+    usual: &BTreeMap<String, String>,
+) -> Vec<GradedSlice> {
     let steps_planned = meta
         .settings
         .rates
@@ -392,7 +411,7 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
     let width = (total / WINDOWS as f64).max(1.0);
     let last = records.iter().map(|r| r.sample.start_s).fold(0.0, f64::max);
     let count = ((last / width).floor() as usize + 1).min(10_000);
-    let by_window = (0..count)
+    (0..count)
         .map(|w| {
             let (a, b) = (w as f64 * width, (w + 1) as f64 * width);
             let mine: Vec<&SoakRecord> = graded
@@ -402,7 +421,7 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
                 .collect();
             slice(
                 &mine,
-                &usual,
+                usual,
                 GradedSlice {
                     start_s: Some(round2(a)),
                     end_s: Some(round2(b)),
@@ -410,8 +429,16 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
                 },
             )
         })
-        .collect();
-    let by_level = steps
+        .collect()
+}
+
+/// Graded accuracy per step (concurrency level or rate).
+fn graded_levels(
+    steps: &[StepSummary],
+    graded: &[&SoakRecord],
+    usual: &BTreeMap<String, String>,
+) -> Vec<GradedSlice> {
+    steps
         .iter()
         .map(|s| {
             let mine: Vec<&SoakRecord> = graded
@@ -421,7 +448,7 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
                 .collect();
             slice(
                 &mine,
-                &usual,
+                usual,
                 GradedSlice {
                     concurrency: s.concurrency,
                     rate: s.rate,
@@ -429,7 +456,15 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
                 },
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The graded summary, when the soak was graded.
+fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Option<GradedSummary> {
+    meta.settings.graded_share?;
+    let graded: Vec<&SoakRecord> = records.iter().filter(|r| r.graded.is_some()).collect();
+    let answers = answer_counts(&graded);
+    let usual = usual_answers(&answers);
     let all = slice(&graded, &usual, empty_slice());
     Some(GradedSummary {
         requests: all.requests,
@@ -437,9 +472,9 @@ fn graded(meta: &SoakMeta, records: &[SoakRecord], steps: &[StepSummary]) -> Opt
         wrong: all.wrong,
         unscored: all.requests - all.correct - all.wrong,
         accuracy: all.accuracy,
-        by_window,
-        by_level,
-        stability,
+        by_window: graded_windows(meta, records, &graded, &usual),
+        by_level: graded_levels(steps, &graded, &usual),
+        stability: stability(&answers),
     })
 }
 
@@ -849,9 +884,8 @@ pub struct Example {
 
 const EXAMPLES: usize = 8;
 
-/// Summarise the records of a soak. `skipped` lists unreadable journal lines.
-pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) -> SoakReport {
-    let mut per_worker = Vec::new();
+/// Completion tokens per second of each worker over its own active span (open loop has none).
+fn per_worker_tps(meta: &SoakMeta, records: &[SoakRecord]) -> Vec<f64> {
     // Open loop (concurrency 0) has no workers.
     let workers = meta
         .settings
@@ -861,23 +895,23 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
         } else {
             0
         });
-    for w in 0..workers {
-        let mine: Vec<&SoakRecord> = records.iter().filter(|r| r.worker == w).collect();
-        let start = mine.iter().map(|r| r.sample.start_s).reduce(f64::min);
-        let end = mine.iter().map(|r| r.sample.end_s).reduce(f64::max);
-        let tokens: u64 = mine.iter().map(|r| r.tokens()).sum();
-        per_worker.push(match (start, end) {
-            (Some(s), Some(e)) if e > s => round2(tokens as f64 / (e - s)),
-            _ => 0.0,
-        });
-    }
-    let answered: Vec<&SoakRecord> = records
-        .iter()
-        .filter(|r| r.sample.has_completion())
-        .collect();
-    let latencies: Vec<f64> = answered.iter().map(|r| r.wall_ms()).collect();
-    let count = |o: SampleOutcome| records.iter().filter(|r| r.sample.outcome == o).count();
-    let mut error_kinds = BTreeMap::new();
+    (0..workers)
+        .map(|w| {
+            let mine: Vec<&SoakRecord> = records.iter().filter(|r| r.worker == w).collect();
+            let start = mine.iter().map(|r| r.sample.start_s).reduce(f64::min);
+            let end = mine.iter().map(|r| r.sample.end_s).reduce(f64::max);
+            let tokens: u64 = mine.iter().map(|r| r.tokens()).sum();
+            match (start, end) {
+                (Some(s), Some(e)) if e > s => round2(tokens as f64 / (e - s)),
+                _ => 0.0,
+            }
+        })
+        .collect()
+}
+
+/// Failed requests counted by the label of their problem kind.
+fn error_kinds(records: &[SoakRecord]) -> BTreeMap<String, usize> {
+    let mut kinds = BTreeMap::new();
     for r in records
         .iter()
         .filter(|r| r.sample.outcome == SampleOutcome::Error)
@@ -888,8 +922,60 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
             .as_ref()
             .map(|p| p.kind.label().to_string())
             .unwrap_or_else(|| "unknown".into());
-        *error_kinds.entry(kind).or_insert(0) += 1;
+        *kinds.entry(kind).or_insert(0) += 1;
     }
+    kinds
+}
+
+/// Aggregate completion tokens per second: the workers' sum, or for an open loop (no workers)
+/// every completion token over the span from the first send to the last answer.
+fn aggregate_tps(open: bool, records: &[SoakRecord], per_worker: &[f64]) -> f64 {
+    if !open {
+        return round2(per_worker.iter().sum());
+    }
+    let first = records.iter().map(|r| r.sample.start_s).reduce(f64::min);
+    let last = records.iter().map(|r| r.sample.end_s).reduce(f64::max);
+    let tokens: u64 = records.iter().map(|r| r.tokens()).sum();
+    match (first, last) {
+        (Some(a), Some(b)) if b > a => round2(tokens as f64 / (b - a)),
+        _ => 0.0,
+    }
+}
+
+/// Seconds from the first send to the last answer (0 without records).
+fn active_span_s(records: &[SoakRecord]) -> f64 {
+    let first = records
+        .iter()
+        .map(|r| r.sample.start_s)
+        .reduce(f64::min)
+        .unwrap_or(0.0);
+    records.iter().map(|r| r.sample.end_s).fold(0.0, f64::max) - first
+}
+
+/// The first `EXAMPLES` requests that had a problem.
+fn examples(records: &[SoakRecord]) -> Vec<Example> {
+    records
+        .iter()
+        .filter_map(|r| problem(r).map(|p| (r, p)))
+        .take(EXAMPLES)
+        .map(|(r, problem)| Example {
+            seq: r.seq,
+            worker: r.worker,
+            kind: r.kind,
+            problem,
+        })
+        .collect()
+}
+
+/// Summarise the records of a soak. `skipped` lists unreadable journal lines.
+pub fn soak_report_of(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) -> SoakReport {
+    let per_worker = per_worker_tps(meta, records);
+    let answered: Vec<&SoakRecord> = records
+        .iter()
+        .filter(|r| r.sample.has_completion())
+        .collect();
+    let latencies: Vec<f64> = answered.iter().map(|r| r.wall_ms()).collect();
+    let count = |o: SampleOutcome| records.iter().filter(|r| r.sample.outcome == o).count();
     let open = !meta.settings.rates.is_empty();
     let swept = open || meta.settings.levels.len() > 1;
     let all_steps = step_summaries(meta, records);
@@ -897,34 +983,15 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
     let sanity = sanity(meta, &all_steps, records);
     let steps = if swept { all_steps } else { Vec::new() };
     let sweep = sweep(meta, &steps);
-    let aggregate_tps = if open {
-        // No workers: every completion token over the span from the first send to the last answer.
-        let first = records.iter().map(|r| r.sample.start_s).reduce(f64::min);
-        let last = records.iter().map(|r| r.sample.end_s).reduce(f64::max);
-        let tokens: u64 = records.iter().map(|r| r.tokens()).sum();
-        match (first, last) {
-            (Some(a), Some(b)) if b > a => round2(tokens as f64 / (b - a)),
-            _ => 0.0,
-        }
-    } else {
-        round2(per_worker.iter().sum())
-    };
+    let aggregate_tps = aggregate_tps(open, records, &per_worker);
     let mut notes: Vec<String> = skipped.to_vec();
     if meta.status == SoakStatus::Running {
         notes.push(
             "the soak did not end cleanly (killed?); this report covers what was journaled".into(),
         );
     }
-    let wall_s = {
-        let first = records
-            .iter()
-            .map(|r| r.sample.start_s)
-            .reduce(f64::min)
-            .unwrap_or(0.0);
-        records.iter().map(|r| r.sample.end_s).fold(0.0, f64::max) - first
-    };
     let all: Vec<&SoakRecord> = records.iter().collect();
-    let goodput = goodput(meta.settings.slo, &all, wall_s, &mut notes);
+    let goodput = goodput(meta.settings.slo, &all, active_span_s(records), &mut notes);
     SoakReport {
         tool: meta.tool.clone(),
         kind: "soak".into(),
@@ -940,21 +1007,11 @@ pub fn summarize(meta: &SoakMeta, records: &[SoakRecord], skipped: &[String]) ->
         per_worker_tps: per_worker,
         latency_ms: Percentiles::of(&latencies),
         errors: count(SampleOutcome::Error),
-        error_kinds,
+        error_kinds: error_kinds(records),
         soft_empty: count(SampleOutcome::SoftEmpty),
         degenerate: records.iter().filter(|r| r.degenerate).count(),
         by_kind: by_kind(records),
-        examples: records
-            .iter()
-            .filter_map(|r| problem(r).map(|p| (r, p)))
-            .take(EXAMPLES)
-            .map(|(r, problem)| Example {
-                seq: r.seq,
-                worker: r.worker,
-                kind: r.kind,
-                problem,
-            })
-            .collect(),
+        examples: examples(records),
         steps,
         sweep,
         goodput,

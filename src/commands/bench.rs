@@ -3,7 +3,7 @@
 
 use super::bench_plan::plan_bench;
 use super::stdout;
-use crate::bench::log::BENCH_MD;
+use crate::bench::folder::BenchFolder;
 use crate::bench::schema::BenchStatus;
 use crate::bench::{render, run_benches};
 use crate::cli::BenchArgs;
@@ -34,7 +34,8 @@ pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
                 .collect();
             out.push_str(&render::side_by_side_markdown(&reports, &names));
         }
-        out.push_str(&format!("\nreport: {}\n", set.dir.join(BENCH_MD).display()));
+        let summary = BenchFolder::new(&set.dir).summary_path();
+        out.push_str(&format!("\nreport: {}\n", summary.display()));
     }
     stdout::print(&out)?;
     let clean = reports.len() == set.plans.len()

@@ -9,8 +9,8 @@ use serde_json::Map;
 
 use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
 use crate::bench::baseline::Baseline;
-use crate::bench::log::{BENCH_JSON, BENCH_MD, SOAK_RECORDS};
-use crate::bench::plan::{Graded, Load, Settings, Slo};
+use crate::bench::folder::{BenchFolder, SoakFolder};
+use crate::bench::plan::{BenchSettings, Graded, Load, Slo};
 use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
 use crate::catalogue::{Prompt, PromptRequest};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
@@ -44,10 +44,13 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
     }
     let dir = match args.out.as_deref() {
         Some(dir) => {
-            let taken = dir.join(BENCH_JSON).exists()
-                || (endpoints.len() > 1 && dir.join(BENCH_MD).exists())
+            let folder = BenchFolder::new(dir);
+            let taken = folder.holds_report()
+                || (endpoints.len() > 1 && folder.holds_summary())
                 || (endpoints.len() > 1
-                    && names.iter().any(|n| dir.join(n).join(BENCH_JSON).exists()));
+                    && names
+                        .iter()
+                        .any(|n| BenchFolder::new(&dir.join(n)).holds_report()));
             if taken {
                 bail!(
                     "--out {}: this folder already holds a bench run; choose another",
@@ -58,7 +61,7 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
         }
         None => new_run_dir(Some("bench"), &names),
     };
-    let settings = Settings {
+    let settings = BenchSettings {
         warmup: args.warmup,
         runs: args.runs,
         max_tokens: args.max_tokens,
@@ -93,12 +96,9 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
 
 pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
     let endpoint = single_endpoint(&args.endpoints, "soak")?;
-    let dir = out_dir(
-        args.out.as_deref(),
-        "soak",
-        &endpoint.spec.name,
-        SOAK_RECORDS,
-    )?;
+    let dir = out_dir(args.out.as_deref(), "soak", &endpoint.spec.name, |dir| {
+        SoakFolder::new(dir).holds_journal()
+    })?;
     Ok(SoakPlan {
         client: client_options(&args.client)?,
         duration: args.duration,
@@ -217,16 +217,16 @@ fn distinct<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
     out
 }
 
-/// `--out`, else `runs/<command>-<UTC timestamp>-<name>/`. A folder that already holds `marker`
-/// is refused, so no earlier result is overwritten.
+/// `--out`, else `runs/<command>-<UTC timestamp>-<name>/`. A folder that `holds_run` says already
+/// holds a run is refused, so no earlier result is overwritten.
 fn out_dir(
     flag: Option<&Path>,
     command: &str,
     name: &str,
-    marker: &str,
+    holds_run: impl Fn(&Path) -> bool,
 ) -> anyhow::Result<PathBuf> {
     if let Some(dir) = flag {
-        if dir.join(marker).exists() {
+        if holds_run(dir) {
             bail!(
                 "--out {}: this folder already holds a {command} run; choose another",
                 dir.display()

@@ -13,10 +13,10 @@ use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
-use crate::run::manifest::{Manifest, Sampling, StoppingRule, MANIFEST_FILE, MAX_REPEATS};
+use crate::run::manifest::{Manifest, Sampling, StoppingRule, MAX_REPEATS};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
 use crate::run::{RepeatOrder, RunPlan};
-use crate::run_folder::new_run_dir;
+use crate::run_folder::{new_run_dir, CompareFolder};
 
 /// Requests in flight per endpoint when neither the flag nor the config file says.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -217,7 +217,7 @@ fn new_scope(
         Some(d) => d.clone(),
         None => new_run_dir(mode.folder_prefix(), names),
     };
-    if dir.join(MANIFEST_FILE).exists() {
+    if CompareFolder::new(&dir).holds_run() {
         bail!(
             "--out {}: this folder already holds a run; continue it with --resume {}",
             dir.display(),

@@ -5,8 +5,8 @@ use anyhow::anyhow;
 use super::flags;
 use crate::cli::LogprobsArgs;
 use crate::error::{CliError, Exit, UsageContext};
-use crate::logprobs::{corpus, report, run, Settings};
-use crate::run_folder::{create_run_dir, write_atomic};
+use crate::logprobs::folder::LogprobsFolder;
+use crate::logprobs::{corpus, report, run, LogprobsSettings};
 
 /// Exit 0 when everything was measured, 3 when an endpoint or a request could not be.
 pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
@@ -22,14 +22,15 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
     if let Some(n) = args.limit {
         passages.truncate(n);
     }
-    let settings = Settings {
+    let settings = LogprobsSettings {
         top_k: args.top_k,
         concurrency: args.concurrency,
         self_check_tokens: args.self_check_tokens,
-        self_check_prompts: Settings::plain_self_check(),
+        self_check_prompts: LogprobsSettings::plain_self_check(),
     };
-    if let Some(dir) = &args.out {
-        create_run_dir(dir).usage_err()?;
+    let folder = args.out.as_deref().map(LogprobsFolder::new);
+    if let Some(folder) = &folder {
+        folder.create().usage_err()?;
     }
     let rt = super::runtime()?;
     let evidence = rt.block_on(async {
@@ -39,9 +40,8 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
     })?;
     let json = serde_json::to_string_pretty(&evidence).map_err(CliError::usage)? + "\n";
     let md = report::markdown(&evidence);
-    if let Some(dir) = &args.out {
-        write_atomic(&dir.join("logprobs.json"), json.as_bytes()).map_err(CliError::output)?;
-        write_atomic(&dir.join("logprobs.md"), md.as_bytes()).map_err(CliError::output)?;
+    if let Some(folder) = &folder {
+        folder.write(&json, &md).map_err(CliError::output)?;
     }
     super::stdout::print(if args.json { &json } else { &md })?;
     if evidence.incomplete() {

@@ -7,8 +7,9 @@ use anyhow::anyhow;
 
 use crate::cli::ProjectArgs;
 use crate::error::{CliError, Exit, UsageContext};
+use crate::project::folder::ProjectFolder;
 use crate::project::results::ProjectResults;
-use crate::project::{self, ProjectError, ProjectPlan, Settings, Task};
+use crate::project::{self, ProjectError, ProjectPlan, ProjectSettings, Task};
 use crate::run_folder::new_run_dir;
 
 use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
@@ -29,7 +30,7 @@ pub fn project(args: &ProjectArgs, argv: Vec<String>) -> Result<Exit, CliError> 
 /// The plan from flags, starting from the settings of `--resume DIR` when given.
 fn plan(args: &ProjectArgs, argv: Vec<String>) -> Result<ProjectPlan, CliError> {
     let previous = match &args.resume {
-        Some(dir) => Some(Settings::read(dir).map_err(CliError::unreadable)?),
+        Some(dir) => Some(ProjectSettings::read(dir).map_err(CliError::unreadable)?),
         None => None,
     };
     let base = previous
@@ -146,6 +147,7 @@ fn summary(dir: &Path, results: &ProjectResults) -> String {
             out.push_str(&format!("{name} {line}\n"));
         }
     }
-    out.push_str(&format!("report: {}\n", dir.join("report.md").display()));
+    let report = ProjectFolder::new(dir).report_path();
+    out.push_str(&format!("report: {}\n", report.display()));
     out
 }

@@ -3,7 +3,7 @@
 
 use super::bench_plan::{check_report_only, plan_soak};
 use super::stdout;
-use crate::bench::log::SOAK_MD;
+use crate::bench::folder::SoakFolder;
 use crate::bench::soak_report::SoakStatus;
 use crate::bench::{render, rerender, run_soak, SoakReport};
 use crate::cli::SoakArgs;
@@ -27,7 +27,7 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
         stdout::print(&format!(
             "{}\nreport: {}\n",
             render::soak_markdown(&report),
-            dir.join(SOAK_MD).display()
+            SoakFolder::new(&dir).summary_path().display()
         ))?;
     }
     Ok(exit_for(&report))

@@ -7,9 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::run::Record;
-use crate::run_folder::{read_json_lines, JsonLines, Lines};
-
-pub const LOAD_FILE: &str = "load.jsonl";
+use crate::run_folder::{CompareFolder, JsonLines, Lines};
 
 /// The state of the server's prompt cache a cache-state probe was sent in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -88,7 +86,9 @@ pub struct LoadJournal(JsonLines);
 
 impl LoadJournal {
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        JsonLines::append_to(&dir.join(LOAD_FILE)).map(LoadJournal)
+        CompareFolder::new(dir)
+            .append_to(CompareFolder::LOAD)
+            .map(LoadJournal)
     }
 
     pub fn append(&mut self, record: &LoadRecord) -> anyhow::Result<()> {
@@ -98,7 +98,7 @@ impl LoadJournal {
 
 /// Every readable probe (none when the file does not exist); unreadable lines are reported.
 pub fn load(dir: &Path) -> anyhow::Result<Lines<LoadRecord>> {
-    read_json_lines(&dir.join(LOAD_FILE))
+    CompareFolder::new(dir).read_lines(CompareFolder::LOAD)
 }
 
 /// Newest probe per key, in key order.

@@ -18,11 +18,8 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Progress;
 pub use crate::run::Target;
 use crate::run::{RunError, RunPlan};
-use crate::run_folder::{read_run_file, write_atomic};
+use crate::run_folder::CompareFolder;
 use journal::{CacheState, Condition, LoadJournal, ProbeKey};
-
-/// The settings of the probe phases, kept in the run folder so that `--resume` continues them.
-pub const LOAD_PLAN_FILE: &str = "load-plan.json";
 
 /// Default `--filler-tokens`: long enough that fillers outlast a probe.
 pub const DEFAULT_FILLER_TOKENS: u32 = 512;
@@ -45,14 +42,15 @@ impl LoadPlan {
     }
 
     pub fn read(dir: &Path) -> anyhow::Result<Option<Self>> {
-        if !dir.join(LOAD_PLAN_FILE).exists() {
+        let folder = CompareFolder::new(dir);
+        if !folder.file(CompareFolder::LOAD_PLAN).exists() {
             return Ok(None);
         }
-        read_run_file(dir, LOAD_PLAN_FILE, "run", "load plan").map(Some)
+        folder.read(CompareFolder::LOAD_PLAN, "load plan").map(Some)
     }
 
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        write_atomic(&dir.join(LOAD_PLAN_FILE), &serde_json::to_vec_pretty(self)?)
+        CompareFolder::new(dir).write(CompareFolder::LOAD_PLAN, &serde_json::to_vec_pretty(self)?)
     }
 
     /// Every probe the plan sends to `endpoint`, for progress counts.

@@ -17,19 +17,14 @@ use serde::{Deserialize, Serialize};
 
 use super::align::{lookup, predicted, suffix_span, Predicted};
 use super::mode::{score_counted, Mode};
-use super::run::{establish, EndpointInfo, Problem, SelfConsistency, Settings};
+use super::run::{establish, EndpointInfo, LogprobsSettings, Problem, SelfConsistency};
 use super::template::ChatTemplate;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
 use crate::engine::{drive, interrupted, Keep, Lane, Progress, Tally};
 use crate::run::journal::{self, effective};
 use crate::run::request::short_hash;
 use crate::run::{Record, RunPlan, Target};
-use crate::run_folder::{read_json_lines, JsonLines, Lines};
-
-pub const FORCED_FILE: &str = "teacher_forcing.jsonl";
-/// The chat template a run was teacher-forced with (with its special tokens, in the
-/// `tokenizer_config.json` layout), kept so `--resume` needs no flag.
-pub const TEMPLATE_FILE: &str = "chat_template.json";
+use crate::run_folder::{CompareFolder, JsonLines, Lines};
 
 /// Logprobs listed per position when teacher forcing a compare run.
 pub const TOP_K: u32 = 10;
@@ -72,12 +67,12 @@ struct Text {
     completion: String,
     hash: String,
     /// Rendered with the chat template, or a raw completions prompt.
-    condition: Condition,
+    condition: PromptForm,
 }
 
 /// One scoring request: the text, how the endpoint is read for its condition, and the prompt
 /// tokens the endpoint's own chat answer counted.
-struct Job<'a> {
+struct ScoringJob<'a> {
     /// The index of the endpoint.
     target: usize,
     text: &'a Text,
@@ -90,16 +85,16 @@ struct Job<'a> {
 /// offset can depend on it (llama-cpp-python drops a leading BOS token from echo, which aligns
 /// the listing that is otherwise one position off).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Condition {
+enum PromptForm {
     Plain,
     Chat,
 }
 
-impl Condition {
+impl PromptForm {
     fn label(self) -> &'static str {
         match self {
-            Condition::Plain => "plain",
-            Condition::Chat => "chat",
+            PromptForm::Plain => "plain",
+            PromptForm::Chat => "chat",
         }
     }
 }
@@ -137,12 +132,12 @@ fn forced_text(
     template: Option<&ChatTemplate>,
 ) -> Result<Text, (&'static str, String)> {
     let (rendered, condition) = match &prompt.request {
-        PromptRequest::Completion { prompt } => (prompt.clone(), Condition::Plain),
+        PromptRequest::Completion { prompt } => (prompt.clone(), PromptForm::Plain),
         PromptRequest::Chat { messages } => match template {
             Some(t) => (
                 t.render(messages)
                     .map_err(|e| ("template", format!("the chat template failed: {e}")))?,
-                Condition::Chat,
+                PromptForm::Chat,
             ),
             None => {
                 return Err((
@@ -231,6 +226,92 @@ async fn score_one(
     })
 }
 
+/// (prompt, endpoint, text hash) of every text already scored.
+type ScoredKey = (String, String, String);
+
+/// The texts already scored: they are done.
+fn scored_keys(lines: &[ForcedLine]) -> HashSet<ScoredKey> {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            ForcedLine::Scored(s) => {
+                Some((s.prompt.clone(), s.endpoint.clone(), s.text_hash.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// (prompt, endpoint) refused for a reason a retry cannot change; failed requests (and endpoints
+/// that lacked prompt logprobs, or a chat template) are tried again.
+fn refused_keys(lines: &[ForcedLine]) -> HashSet<(String, String)> {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            ForcedLine::Problem(p)
+                if !matches!(p.kind.as_str(), "request" | "unsupported" | "no_template") =>
+            {
+                Some((p.passage.clone().unwrap_or_default(), p.endpoint.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text of every prompt in scope the reference answered; a prompt that cannot be
+/// teacher-forced is journalled as a problem of the reference (once: a resume does not repeat it).
+fn reference_texts(
+    plan: &RunPlan,
+    slots: &BTreeMap<journal::Slot, &Record>,
+    reference: &str,
+    template: Option<&ChatTemplate>,
+    existing: &[ForcedLine],
+    journal: &mut JsonLines,
+) -> anyhow::Result<Vec<Text>> {
+    let mut texts = Vec::new();
+    for id in &plan.scope {
+        let (Some(prompt), Some(answer)) =
+            (plan.catalogue.get(id), first_answer(slots, id, reference))
+        else {
+            continue;
+        };
+        let completion = answer.completion.content.as_deref().unwrap_or_default();
+        match forced_text(prompt, completion, template) {
+            Ok(t) => texts.push(t),
+            // Said once: a resume without the flag does not say it again.
+            Err((kind, _)) if journalled_problem(existing, id, reference, kind) => {}
+            Err((kind, reason)) => journal.append(&ForcedLine::Problem(Problem {
+                endpoint: reference.to_string(),
+                passage: Some(id.clone()),
+                kind: kind.into(),
+                reason,
+            }))?,
+        }
+    }
+    Ok(texts)
+}
+
+/// Per endpoint (in `names` order), the texts neither scored nor refused there yet.
+fn still_to_score<'a>(
+    names: &[&str],
+    texts: &'a [Text],
+    existing: &[ForcedLine],
+) -> Vec<Vec<&'a Text>> {
+    let (done, refused) = (scored_keys(existing), refused_keys(existing));
+    names
+        .iter()
+        .map(|name| {
+            texts
+                .iter()
+                .filter(|t| {
+                    !done.contains(&(t.prompt.clone(), name.to_string(), t.hash.clone()))
+                        && !refused.contains(&(t.prompt.clone(), name.to_string()))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Teacher-force the run's reference completions on every endpoint. Returns whether Ctrl-C or
 /// SIGTERM stopped it (every scored line before that is journalled).
 pub async fn run(
@@ -250,67 +331,23 @@ pub async fn run(
     let Some(reference) = names.first().copied() else {
         return Ok(false);
     };
-    let existing: Lines<ForcedLine> =
-        read_json_lines(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
-    // Scored texts are done, and so are texts refused for a reason a retry cannot change; failed
-    // requests (and endpoints that lacked prompt logprobs) are tried again.
-    let done: HashSet<(String, String, String)> = existing
-        .values
-        .iter()
-        .filter_map(|l| match l {
-            ForcedLine::Scored(s) => {
-                Some((s.prompt.clone(), s.endpoint.clone(), s.text_hash.clone()))
-            }
-            _ => None,
-        })
-        .collect();
-    let refused: HashSet<(String, String)> = existing
-        .values
-        .iter()
-        .filter_map(|l| match l {
-            ForcedLine::Problem(p)
-                if !matches!(p.kind.as_str(), "request" | "unsupported" | "no_template") =>
-            {
-                Some((p.passage.clone().unwrap_or_default(), p.endpoint.clone()))
-            }
-            _ => None,
-        })
-        .collect();
-    let mut journal = JsonLines::append_to(&dir.join(FORCED_FILE)).map_err(RunError::Folder)?;
-    let mut texts = Vec::new();
-    for id in &plan.scope {
-        let (Some(prompt), Some(answer)) =
-            (plan.catalogue.get(id), first_answer(&slots, id, reference))
-        else {
-            continue;
-        };
-        let completion = answer.completion.content.as_deref().unwrap_or_default();
-        match forced_text(prompt, completion, template) {
-            Ok(t) => texts.push(t),
-            // Said once: a resume without the flag does not say it again.
-            Err((kind, _)) if journalled_problem(&existing.values, id, reference, kind) => {}
-            Err((kind, reason)) => journal
-                .append(&ForcedLine::Problem(Problem {
-                    endpoint: reference.to_string(),
-                    passage: Some(id.clone()),
-                    kind: kind.into(),
-                    reason,
-                }))
-                .map_err(RunError::Send)?,
-        }
-    }
-    let todo: Vec<Vec<&Text>> = names
-        .iter()
-        .map(|name| {
-            texts
-                .iter()
-                .filter(|t| {
-                    !done.contains(&(t.prompt.clone(), name.to_string(), t.hash.clone()))
-                        && !refused.contains(&(t.prompt.clone(), name.to_string()))
-                })
-                .collect()
-        })
-        .collect();
+    let folder = CompareFolder::new(dir);
+    let existing: Lines<ForcedLine> = folder
+        .read_lines(CompareFolder::TEACHER_FORCING)
+        .map_err(RunError::Folder)?;
+    let mut journal = folder
+        .append_to(CompareFolder::TEACHER_FORCING)
+        .map_err(RunError::Folder)?;
+    let texts = reference_texts(
+        plan,
+        &slots,
+        reference,
+        template,
+        &existing.values,
+        &mut journal,
+    )
+    .map_err(RunError::Send)?;
+    let todo = still_to_score(&names, &texts, &existing.values);
     if todo.iter().all(Vec::is_empty) {
         return Ok(false);
     }
@@ -338,24 +375,15 @@ pub async fn run(
     forced.map_err(RunError::Send)
 }
 
-/// Establish how each endpoint is read for each condition with texts to score, then score every
-/// text on the engine, one lane per endpoint within the run's concurrency. Returns whether Ctrl-C
-/// or SIGTERM stopped it.
-async fn force(
-    plan: &RunPlan,
-    targets: &[Target],
-    template: Option<&ChatTemplate>,
-    slots: &BTreeMap<journal::Slot, &Record>,
-    todo: &[Vec<&Text>],
-    journal: &mut JsonLines,
-    progress: &mut Progress,
-) -> anyhow::Result<bool> {
-    // Every (endpoint, condition) with texts to score is established at once.
-    let groups: Vec<(usize, Condition, Vec<&Text>)> = todo
-        .iter()
+/// The texts of one endpoint (by index) under one condition.
+type Group<'a> = (usize, PromptForm, Vec<&'a Text>);
+
+/// Every (endpoint, condition) with texts to score.
+fn groups<'a>(todo: &[Vec<&'a Text>]) -> Vec<Group<'a>> {
+    todo.iter()
         .enumerate()
         .flat_map(|(target, todo)| {
-            [Condition::Chat, Condition::Plain].map(|condition| {
+            [PromptForm::Chat, PromptForm::Plain].map(|condition| {
                 let texts: Vec<&Text> = todo
                     .iter()
                     .copied()
@@ -365,9 +393,19 @@ async fn force(
             })
         })
         .filter(|(_, _, texts)| !texts.is_empty())
-        .collect();
+        .collect()
+}
+
+/// Establishes how every group's endpoint is read under its condition, all at once; None when
+/// Ctrl-C or SIGTERM stopped it.
+async fn establish_groups(
+    plan: &RunPlan,
+    targets: &[Target],
+    template: Option<&ChatTemplate>,
+    groups: &[Group<'_>],
+) -> Option<Vec<(EndpointInfo, Option<SelfConsistency>)>> {
     let establishing = futures::future::join_all(groups.iter().map(|(i, condition, _)| {
-        let settings = Settings {
+        let settings = LogprobsSettings {
             top_k: TOP_K,
             concurrency: plan.concurrency,
             self_check_tokens: SELF_CHECK_TOKENS,
@@ -376,13 +414,24 @@ async fn force(
         let target = &targets[*i];
         async move { establish(target, &settings).await }
     }));
-    let established = tokio::select! {
-        e = establishing => e,
-        _ = interrupted() => return Ok(true),
-    };
-    // One lane per endpoint, both conditions in it, so an endpoint never has more than the
-    // run's concurrency in flight.
-    let mut queues: Vec<Vec<Job>> = targets.iter().map(|_| Vec::new()).collect();
+    tokio::select! {
+        e = establishing => Some(e),
+        _ = interrupted() => None,
+    }
+}
+
+/// Journals what was established per group and queues its texts, one queue per endpoint (both
+/// conditions in it, so an endpoint never has more than the run's concurrency in flight); texts
+/// of an endpoint without usable prompt logprobs are journalled as `unsupported` instead.
+fn queue_jobs<'a>(
+    targets: &[Target],
+    slots: &BTreeMap<journal::Slot, &Record>,
+    groups: Vec<Group<'a>>,
+    established: Vec<(EndpointInfo, Option<SelfConsistency>)>,
+    journal: &mut JsonLines,
+    progress: &mut Progress,
+) -> anyhow::Result<Vec<Vec<ScoringJob<'a>>>> {
+    let mut queues: Vec<Vec<ScoringJob>> = targets.iter().map(|_| Vec::new()).collect();
     for ((i, condition, texts), (mut info, sc)) in groups.into_iter().zip(established) {
         let target = &targets[i];
         info.condition = Some(condition.label().into());
@@ -406,7 +455,7 @@ async fn force(
             continue;
         };
         queues[i].extend(texts.into_iter().map(|text| {
-            Job {
+            ScoringJob {
                 target: i,
                 text,
                 mode,
@@ -417,13 +466,33 @@ async fn force(
             }
         }));
     }
+    Ok(queues)
+}
+
+/// Establish how each endpoint is read for each condition with texts to score, then score every
+/// text on the engine, one lane per endpoint within the run's concurrency. Returns whether Ctrl-C
+/// or SIGTERM stopped it.
+async fn force(
+    plan: &RunPlan,
+    targets: &[Target],
+    template: Option<&ChatTemplate>,
+    slots: &BTreeMap<journal::Slot, &Record>,
+    todo: &[Vec<&Text>],
+    journal: &mut JsonLines,
+    progress: &mut Progress,
+) -> anyhow::Result<bool> {
+    let groups = groups(todo);
+    let Some(established) = establish_groups(plan, targets, template, &groups).await else {
+        return Ok(true);
+    };
+    let queues = queue_jobs(targets, slots, groups, established, journal, progress)?;
     let lanes = queues
         .into_iter()
         .map(|jobs| Lane::new(jobs, plan.concurrency))
         .collect();
     let driven = drive(
         lanes,
-        |j: Job, _| {
+        |j: ScoringJob, _| {
             let target = &targets[j.target];
             async move {
                 let line = score_one(target, j.mode, j.offset, j.text, j.chat_prompt_tokens).await;
@@ -451,9 +520,9 @@ fn tally(line: &ForcedLine) -> Tally {
 
 /// The self-consistency prompts for a condition: as user messages through the chat template, or
 /// as plain text.
-fn check_prompts(condition: Condition, template: Option<&ChatTemplate>) -> Vec<String> {
+fn check_prompts(condition: PromptForm, template: Option<&ChatTemplate>) -> Vec<String> {
     match (condition, template) {
-        (Condition::Chat, Some(t)) => super::run::SELF_CHECK_PROMPTS
+        (PromptForm::Chat, Some(t)) => super::run::SELF_CHECK_PROMPTS
             .iter()
             .filter_map(|p| {
                 t.render(&[Message {
@@ -463,7 +532,7 @@ fn check_prompts(condition: Condition, template: Option<&ChatTemplate>) -> Vec<S
                 .ok()
             })
             .collect(),
-        _ => Settings::plain_self_check(),
+        _ => LogprobsSettings::plain_self_check(),
     }
 }
 
@@ -473,7 +542,9 @@ pub fn template_for(
     dir: &Path,
     flagged: Option<ChatTemplate>,
 ) -> anyhow::Result<Option<ChatTemplate>> {
-    let kept = dir.join(TEMPLATE_FILE);
+    // Kept with its special tokens, in the `tokenizer_config.json` layout.
+    let folder = CompareFolder::new(dir);
+    let kept = folder.file(CompareFolder::CHAT_TEMPLATE);
     match flagged {
         Some(t) => {
             let json = serde_json::json!({
@@ -481,7 +552,10 @@ pub fn template_for(
                 "bos_token": t.bos_token,
                 "eos_token": t.eos_token,
             });
-            crate::run_folder::write_atomic(&kept, (json.to_string() + "\n").as_bytes())?;
+            folder.write(
+                CompareFolder::CHAT_TEMPLATE,
+                (json.to_string() + "\n").as_bytes(),
+            )?;
             Ok(Some(t))
         }
         None if kept.exists() => ChatTemplate::load(&kept).map(Some),

@@ -122,7 +122,7 @@ pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64))
 }
 
-pub fn summarize<'a>(figures: impl IntoIterator<Item = &'a TokenFigures>) -> Summary {
+pub fn summary_of<'a>(figures: impl IntoIterator<Item = &'a TokenFigures>) -> Summary {
     let figures: Vec<&TokenFigures> = figures.into_iter().collect();
     let n = figures.len();
     if n == 0 {
@@ -205,7 +205,7 @@ mod tests {
             f(0.4, false, None),
             f(1.0, true, Some(0.0)),
         ];
-        let s = summarize(&figs);
+        let s = summary_of(&figs);
         assert_eq!(s.tokens, 4);
         assert!((s.mean_kld.unwrap() - 0.4).abs() < 1e-12);
         // rank 0.99 * 3 = 2.97: 0.4 + 0.97 * 0.6.
@@ -214,7 +214,7 @@ mod tests {
         assert!((s.mean_delta_p.unwrap() - (-0.2 / 3.0)).abs() < 1e-12);
         assert!((s.rms_delta_p.unwrap() - (0.1f64 / 3.0).sqrt()).abs() < 1e-12);
         assert_eq!(s.delta_p_tokens, 3);
-        assert_eq!(summarize(&[]), Summary::default());
+        assert_eq!(summary_of(&[]), Summary::default());
     }
 
     #[test]

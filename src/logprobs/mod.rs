@@ -4,13 +4,14 @@
 //!
 //! Data flow: `mode` asks a server for prompt logprobs, `parse` reads the response, `align`
 //! finds the text's tokens and applies the server's offset (which `consistency` establishes),
-//! `metrics` compares two endpoints token by token, `run` drives it all, `report` renders it.
+//! `metrics` compares two endpoints token by token, `run` drives it all, `report` renders it and `folder` writes it.
 //! `forced` teacher-forces a compare run's completions, rendering chat prompts with `template`
 //! (a Jinja template, from a file, a tokenizer_config.json or a GGUF model via `gguf`).
 
 pub mod align;
 pub mod consistency;
 pub mod corpus;
+pub mod folder;
 pub mod forced;
 pub mod gguf;
 pub mod metrics;
@@ -22,4 +23,4 @@ pub mod run;
 pub mod template;
 
 pub use near_tie::{classify, Classified, DivergenceClass, Side, NEAR_TIE_GAP};
-pub use run::{run, Evidence, Settings};
+pub use run::{run, Evidence, LogprobsSettings};

@@ -24,6 +24,76 @@ pub fn parse_completion_logprobs(body: &str) -> Result<Vec<LogprobToken>, String
     parse_logprobs(choice0(&parse_json(body)?)?)
 }
 
+/// One listed token of a `prompt_logprobs` entry: its id, decoded text and logprob.
+type Listed = (String, String, f64);
+
+/// `prompt_token_ids`, in the choice or at the top level, when the server sends them.
+fn prompt_token_ids(json: &Value, choice: &Value) -> Option<Vec<String>> {
+    choice
+        .get("prompt_token_ids")
+        .or_else(|| json.get("prompt_token_ids"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_u64().map(|n| n.to_string()).unwrap_or_default())
+                .collect()
+        })
+}
+
+/// Every token listed in entry `i` (a map of token id to `{logprob, decoded_token}`).
+fn listed_tokens(map: &serde_json::Map<String, Value>, i: usize) -> Result<Vec<Listed>, String> {
+    let mut listed = Vec::with_capacity(map.len());
+    for (id, e) in map {
+        let what = format!("prompt_logprobs[{i}][{id}]");
+        let lp = logprob_value(
+            e.get("logprob")
+                .ok_or_else(|| format!("{what} has no logprob"))?,
+            &what,
+        )?;
+        let decoded = e
+            .get("decoded_token")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{what} has no decoded_token"))?
+            .to_string();
+        listed.push((id.clone(), decoded, lp));
+    }
+    Ok(listed)
+}
+
+/// The prompt token of entry `i`: by its id when the server sent `prompt_token_ids`, else the
+/// one listed token that ends the text not yet matched (several different ones are an error).
+fn prompt_token<'a>(
+    listed: &'a [Listed],
+    ids: Option<&[String]>,
+    i: usize,
+    remaining: &str,
+) -> Result<&'a Listed, String> {
+    if let Some(ids) = ids {
+        return listed
+            .iter()
+            .find(|(id, _, _)| *id == ids[i])
+            .ok_or_else(|| {
+                format!(
+                    "prompt_logprobs[{i}] does not list the prompt token {}",
+                    ids[i]
+                )
+            });
+    }
+    let fits: Vec<&Listed> = listed
+        .iter()
+        .filter(|(_, d, _)| !d.is_empty() && remaining.ends_with(d.as_str()))
+        .collect();
+    let first = fits.first().ok_or_else(|| {
+        format!("prompt_logprobs[{i}] lists no token that ends the remaining text")
+    })?;
+    if fits.iter().any(|(_, d, _)| d != &first.1) {
+        return Err(format!(
+            "prompt_logprobs[{i}]: several listed tokens end the remaining text and the server sent no prompt_token_ids"
+        ));
+    }
+    Ok(first)
+}
+
 /// vLLM's `choices[0].prompt_logprobs`: one entry per prompt token, the first null, each a map
 /// of token id to `{logprob, rank, decoded_token}` holding the top-k and the prompt token. The
 /// prompt token is picked by `prompt_token_ids` when the server sends them, else by walking the
@@ -36,15 +106,7 @@ pub fn parse_prompt_logprobs(body: &str, text: &str) -> Result<Vec<LogprobToken>
         .or_else(|| json.get("prompt_logprobs"))
         .and_then(Value::as_array)
         .ok_or_else(|| "the response carries no prompt_logprobs".to_string())?;
-    let ids: Option<Vec<String>> = choice
-        .get("prompt_token_ids")
-        .or_else(|| json.get("prompt_token_ids"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|v| v.as_u64().map(|n| n.to_string()).unwrap_or_default())
-                .collect()
-        });
+    let ids = prompt_token_ids(&json, choice);
     if ids.as_ref().is_some_and(|ids| ids.len() != entries.len()) {
         return Err("prompt_token_ids and prompt_logprobs differ in length".into());
     }
@@ -61,52 +123,13 @@ pub fn parse_prompt_logprobs(body: &str, text: &str) -> Result<Vec<LogprobToken>
                 ))
             }
         };
-        let mut top = Vec::with_capacity(map.len());
-        let mut by_id = Vec::with_capacity(map.len());
-        for (id, e) in map {
-            let what = format!("prompt_logprobs[{i}][{id}]");
-            let lp = logprob_value(
-                e.get("logprob")
-                    .ok_or_else(|| format!("{what} has no logprob"))?,
-                &what,
-            )?;
-            let decoded = e
-                .get("decoded_token")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("{what} has no decoded_token"))?
-                .to_string();
-            top.push((decoded.clone(), lp));
-            by_id.push((id.clone(), decoded, lp));
-        }
-        let actual = match &ids {
-            Some(ids) => by_id
-                .iter()
-                .find(|(id, _, _)| *id == ids[i])
-                .ok_or_else(|| {
-                    format!(
-                        "prompt_logprobs[{i}] does not list the prompt token {}",
-                        ids[i]
-                    )
-                })?,
-            None => {
-                let fits: Vec<_> = by_id
-                    .iter()
-                    .filter(|(_, d, _)| !d.is_empty() && remaining.ends_with(d.as_str()))
-                    .collect();
-                let first = fits.first().ok_or_else(|| {
-                    format!("prompt_logprobs[{i}] lists no token that ends the remaining text")
-                })?;
-                if fits.iter().any(|(_, d, _)| d != &first.1) {
-                    return Err(format!(
-                        "prompt_logprobs[{i}]: several listed tokens end the remaining text and the server sent no prompt_token_ids"
-                    ));
-                }
-                *first
-            }
-        };
+        let listed = listed_tokens(map, i)?;
+        let actual = prompt_token(&listed, ids.as_deref(), i, remaining)?;
         remaining = remaining
             .strip_suffix(actual.1.as_str())
             .ok_or_else(|| format!("prompt token {i} {:?} is not in the text", actual.1))?;
+        let mut top: Vec<(String, f64)> =
+            listed.iter().map(|(_, d, lp)| (d.clone(), *lp)).collect();
         sort_best_first(&mut top);
         reversed.push(LogprobToken {
             token: actual.1.clone(),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::align::{predicted, span_of, Predicted};
 use super::consistency::{self, Alignment};
 use super::corpus::Passage;
-use super::metrics::{compare_token, summarize, Summary, TokenFigures};
+use super::metrics::{compare_token, summary_of, Summary, TokenFigures};
 use super::mode::{self, Mode};
 use crate::run::Target;
 
@@ -20,7 +20,7 @@ pub const SELF_CHECK_PROMPTS: &[&str] = &[
 ];
 
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct LogprobsSettings {
     pub top_k: u32,
     /// Requests in flight per endpoint.
     pub concurrency: usize,
@@ -31,7 +31,7 @@ pub struct Settings {
     pub self_check_prompts: Vec<String>,
 }
 
-impl Settings {
+impl LogprobsSettings {
     /// The default check prompts, as plain text.
     pub fn plain_self_check() -> Vec<String> {
         SELF_CHECK_PROMPTS.iter().map(|p| p.to_string()).collect()
@@ -150,7 +150,7 @@ impl Evidence {
 async fn check_one(
     target: &Target,
     mode: Mode,
-    s: &Settings,
+    s: &LogprobsSettings,
     prompt: &str,
 ) -> Result<consistency::Check, String> {
     let decoded = mode::decode(
@@ -170,7 +170,7 @@ async fn check_one(
     consistency::check(&decoded, &rescored).map_err(|e| format!("{prompt:?}: {e}"))
 }
 
-async fn self_check(target: &Target, mode: Mode, s: &Settings) -> SelfConsistency {
+async fn self_check(target: &Target, mode: Mode, s: &LogprobsSettings) -> SelfConsistency {
     // The check prompts at once, within the concurrency limit.
     let outcomes: Vec<Result<consistency::Check, String>> = stream::iter(&s.self_check_prompts)
         .map(|p| check_one(target, mode, s, p))
@@ -226,7 +226,10 @@ async fn self_check(target: &Target, mode: Mode, s: &Settings) -> SelfConsistenc
 }
 
 /// Detect the mode and fix the offset of one endpoint.
-pub async fn establish(target: &Target, s: &Settings) -> (EndpointInfo, Option<SelfConsistency>) {
+pub async fn establish(
+    target: &Target,
+    s: &LogprobsSettings,
+) -> (EndpointInfo, Option<SelfConsistency>) {
     let detection = mode::detect(&target.client, &target.model, s.top_k).await;
     let mut info = EndpointInfo {
         name: target.name.clone(),
@@ -272,7 +275,7 @@ async fn score_all(
     mode: Mode,
     offset: usize,
     passages: &[Passage],
-    s: &Settings,
+    s: &LogprobsSettings,
 ) -> Vec<Scored> {
     stream::iter(passages.iter())
         .map(|p| async move {
@@ -289,7 +292,7 @@ async fn score_all(
 }
 
 /// Run everything against `targets` (the first is the reference) on `passages`.
-pub async fn run(targets: &[Target], passages: &[Passage], s: &Settings) -> Evidence {
+pub async fn run(targets: &[Target], passages: &[Passage], s: &LogprobsSettings) -> Evidence {
     let established = futures::future::join_all(targets.iter().map(|t| establish(t, s))).await;
     let scored = futures::future::join_all(targets.iter().zip(&established).map(
         |(t, (info, _))| async move {
@@ -395,7 +398,7 @@ pub fn pair(
         out.passages.push(PassageFigures {
             id: p.id.clone(),
             category: p.category.clone(),
-            summary: summarize(&figures),
+            summary: summary_of(&figures),
         });
         out.passages_compared += 1;
         match by_category.iter_mut().find(|(c, _)| *c == p.category) {
@@ -404,12 +407,12 @@ pub fn pair(
         }
         all.extend(figures);
     }
-    out.summary = summarize(&all);
+    out.summary = summary_of(&all);
     out.categories = by_category
         .into_iter()
         .map(|(category, f)| GroupFigures {
             category,
-            summary: summarize(&f),
+            summary: summary_of(&f),
         })
         .collect();
     out

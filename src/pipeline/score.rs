@@ -10,6 +10,7 @@ use crate::catalogue::Catalogue;
 use crate::gate::Gate;
 use crate::report;
 use crate::run::Manifest;
+use crate::run_folder::CompareFolder;
 
 /// Score the run in `dir` with `catalogue`, apply `gate` at `margin`, write results.json and the
 /// reports. `warnings` are notes met while sending (unreadable journal lines).
@@ -38,7 +39,9 @@ pub fn rerender(dir: &Path) -> Result<Results, PipelineError> {
     results.check_version().map_err(|e| {
         PipelineError::Input(anyhow::anyhow!(
             "{}: {e}",
-            dir.join(report::RESULTS_FILE).display()
+            CompareFolder::new(dir)
+                .file(CompareFolder::RESULTS)
+                .display()
         ))
     })?;
     report::write_rendered(dir, &results).map_err(PipelineError::Incomplete)?;

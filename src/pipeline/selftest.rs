@@ -18,9 +18,8 @@ use serde_json::Value;
 use super::{run_and_score, PipelineError};
 use crate::analysis::{mcnemar_exact, Quality, QualityVerdict, Results};
 use crate::load::LoadPlan;
-use crate::run::manifest::MANIFEST_FILE;
 use crate::run::{PlannedEndpoint, RunPlan};
-use crate::run_folder::write_atomic;
+use crate::run_folder::{write_atomic, CompareFolder};
 
 /// `selftest.json`.
 pub const SELFTEST_FILE: &str = "selftest.json";
@@ -73,7 +72,7 @@ pub fn control_plans(base: &RunPlan, hot_temperature: f64) -> Result<[RunPlan; 2
     if let Some(held) = CONTROLS
         .iter()
         .map(|label| base.dir.join(label))
-        .find(|d| d.join(MANIFEST_FILE).exists())
+        .find(|d| CompareFolder::new(d).holds_run())
     {
         return Err(PipelineError::Input(anyhow!(
             "--out {}: {} already holds a control run; continue the selftest with --resume {}",

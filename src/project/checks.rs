@@ -97,90 +97,102 @@ pub fn run(
         Source::Html => artifact.html.clone(),
     };
     match check {
-        StaticCheck::All { all, none } => {
-            let missing: Vec<&str> = all
-                .iter()
-                .filter(|r| !r.is_match(&text))
-                .map(|r| r.as_str())
-                .collect();
-            let forbidden: Vec<&str> = none
-                .iter()
-                .filter(|r| r.is_match(&text))
-                .map(|r| r.as_str())
-                .collect();
-            let found = all.len() - missing.len();
-            let verdict = if missing.is_empty() && forbidden.is_empty() {
-                RequirementStatus::Met
-            } else if found > 0 {
-                RequirementStatus::Partial
-            } else {
-                RequirementStatus::Missing
-            };
-            let mut detail = format!("{found} of {} patterns found", all.len());
-            if !missing.is_empty() {
-                detail.push_str(&format!("; not found: {}", clip_list(&missing)));
-            }
-            if !forbidden.is_empty() {
-                detail.push_str(&format!(
-                    "; present but forbidden: {}",
-                    clip_list(&forbidden)
-                ));
-            }
-            (verdict, detail)
-        }
-        StaticCheck::Count { pattern, min } => {
-            let n = pattern.find_iter(&text).count();
-            let verdict = if n >= *min {
-                RequirementStatus::Met
-            } else if n > 0 {
-                RequirementStatus::Partial
-            } else {
-                RequirementStatus::Missing
-            };
-            (
-                verdict,
-                format!("{n} matches of `{}` (need {min})", pattern.as_str()),
-            )
-        }
-        StaticCheck::Guarded { pattern } => {
-            let at: Vec<usize> = pattern.find_iter(&text).map(|m| m.start()).collect();
-            let guarded = at.iter().filter(|&&i| inside_try(&text, i)).count();
-            let verdict = if at.is_empty() {
-                RequirementStatus::Missing
-            } else if guarded == at.len() {
-                RequirementStatus::Met
-            } else if guarded > 0 {
-                RequirementStatus::Partial
-            } else {
-                RequirementStatus::Missing
-            };
-            let detail = if at.is_empty() {
-                format!("`{}` not found", pattern.as_str())
-            } else {
-                format!(
-                    "{guarded} of {} uses of `{}` inside try",
-                    at.len(),
-                    pattern.as_str()
-                )
-            };
-            (verdict, detail)
-        }
-        StaticCheck::NoDeadCode => {
-            let dead = dead_functions(artifact);
-            let verdict = match dead.len() {
-                0 => RequirementStatus::Met,
-                1 => RequirementStatus::Partial,
-                _ => RequirementStatus::Missing,
-            };
-            let detail = if dead.is_empty() {
-                "every declared function is referenced".to_string()
-            } else {
-                let names: Vec<&str> = dead.iter().map(String::as_str).collect();
-                format!("declared and never referenced: {}", clip_list(&names))
-            };
-            (verdict, detail)
-        }
+        StaticCheck::All { all, none } => all_patterns(all, none, &text),
+        StaticCheck::Count { pattern, min } => count_matches(pattern, *min, &text),
+        StaticCheck::Guarded { pattern } => guarded_uses(pattern, &text),
+        StaticCheck::NoDeadCode => no_dead_code(artifact),
     }
+}
+
+/// Met when every `all` pattern matches and no `none` pattern does; partial when some match.
+fn all_patterns(all: &[Regex], none: &[Regex], text: &str) -> (RequirementStatus, String) {
+    let missing: Vec<&str> = all
+        .iter()
+        .filter(|r| !r.is_match(text))
+        .map(|r| r.as_str())
+        .collect();
+    let forbidden: Vec<&str> = none
+        .iter()
+        .filter(|r| r.is_match(text))
+        .map(|r| r.as_str())
+        .collect();
+    let found = all.len() - missing.len();
+    let verdict = if missing.is_empty() && forbidden.is_empty() {
+        RequirementStatus::Met
+    } else if found > 0 {
+        RequirementStatus::Partial
+    } else {
+        RequirementStatus::Missing
+    };
+    let mut detail = format!("{found} of {} patterns found", all.len());
+    if !missing.is_empty() {
+        detail.push_str(&format!("; not found: {}", clip_list(&missing)));
+    }
+    if !forbidden.is_empty() {
+        detail.push_str(&format!(
+            "; present but forbidden: {}",
+            clip_list(&forbidden)
+        ));
+    }
+    (verdict, detail)
+}
+
+/// Met when `pattern` matches at least `min` times; partial when it matches at all.
+fn count_matches(pattern: &Regex, min: usize, text: &str) -> (RequirementStatus, String) {
+    let n = pattern.find_iter(text).count();
+    let verdict = if n >= min {
+        RequirementStatus::Met
+    } else if n > 0 {
+        RequirementStatus::Partial
+    } else {
+        RequirementStatus::Missing
+    };
+    (
+        verdict,
+        format!("{n} matches of `{}` (need {min})", pattern.as_str()),
+    )
+}
+
+/// Met when `pattern` occurs and every occurrence sits inside a `try` block; partial when some do.
+fn guarded_uses(pattern: &Regex, text: &str) -> (RequirementStatus, String) {
+    let at: Vec<usize> = pattern.find_iter(text).map(|m| m.start()).collect();
+    let guarded = at.iter().filter(|&&i| inside_try(text, i)).count();
+    let verdict = if at.is_empty() {
+        RequirementStatus::Missing
+    } else if guarded == at.len() {
+        RequirementStatus::Met
+    } else if guarded > 0 {
+        RequirementStatus::Partial
+    } else {
+        RequirementStatus::Missing
+    };
+    let detail = if at.is_empty() {
+        format!("`{}` not found", pattern.as_str())
+    } else {
+        format!(
+            "{guarded} of {} uses of `{}` inside try",
+            at.len(),
+            pattern.as_str()
+        )
+    };
+    (verdict, detail)
+}
+
+/// Met when every declared function is referenced; partial with one that is not.
+fn no_dead_code(artifact: &Artifact) -> (RequirementStatus, String) {
+    let dead = dead_functions(artifact);
+    let verdict = match dead.len() {
+        0 => RequirementStatus::Met,
+        1 => RequirementStatus::Partial,
+        _ => RequirementStatus::Missing,
+    };
+    let detail = if dead.is_empty() {
+        "every declared function is referenced".to_string()
+    } else {
+        let names: Vec<&str> = dead.iter().map(String::as_str).collect();
+        format!("declared and never referenced: {}", clip_list(&names))
+    };
+    (verdict, detail)
 }
 
 fn clip_list(items: &[&str]) -> String {

@@ -8,6 +8,7 @@
 
 pub mod artifact;
 pub mod checks;
+pub mod folder;
 mod pipeline;
 pub mod report;
 pub mod results;
@@ -22,7 +23,7 @@ use serde_json::json;
 
 use crate::score::js::{run_script, EngineLimits, ProcessLimits, ScriptJob, ScriptOutcome};
 pub use artifact::{extract, Artifact};
-pub use pipeline::{run, ProjectError, ProjectPlan, Settings};
+pub use pipeline::{run, ProjectError, ProjectPlan, ProjectSettings};
 pub use results::{Evaluation, RequirementResult, RequirementStatus, RuntimeError, ScenarioRun};
 pub use task::{load_task, task_ids, Task};
 
@@ -148,6 +149,180 @@ fn run_scenarios(
     Ok((probes, runs))
 }
 
+/// What running one artifact showed: its scenarios, their uncaught errors and the probes they recorded.
+struct Observed<'a> {
+    task: &'a Task,
+    artifact: &'a Artifact,
+    probes: Probes,
+    scenarios: Vec<ScenarioRun>,
+}
+
+impl Observed<'_> {
+    /// Whether a scenario counts for "playable" (unknown scenarios do).
+    fn counted(&self, run: &ScenarioRun) -> bool {
+        self.task
+            .scenarios
+            .iter()
+            .find(|t| t.name == run.name)
+            .is_none_or(|t| t.counts_for_playable)
+    }
+
+    /// Every uncaught error, scenario by scenario.
+    fn errors(&self) -> Vec<&RuntimeError> {
+        self.scenarios.iter().flat_map(|s| &s.errors).collect()
+    }
+
+    /// The uncaught errors of the scenarios that count for "playable".
+    fn playable_errors(&self) -> Vec<&RuntimeError> {
+        self.scenarios
+            .iter()
+            .filter(|s| self.counted(s))
+            .flat_map(|s| &s.errors)
+            .collect()
+    }
+
+    /// One line per scenario that did not finish.
+    fn stopped(&self) -> Vec<String> {
+        self.scenarios
+            .iter()
+            .filter(|s| s.status != "finished")
+            .map(|s| format!("scenario {}: {}", s.name, s.status))
+            .collect()
+    }
+
+    /// Why probe `name` has no verdict.
+    fn why_absent(&self, name: &str) -> String {
+        let stopped = self.stopped();
+        if self.artifact.scripts.is_empty() {
+            "no script found in the answer".into()
+        } else if !stopped.is_empty() {
+            format!("probe `{name}` not recorded; {}", stopped.join("; "))
+        } else {
+            format!("probe `{name}` not recorded by any scenario")
+        }
+    }
+
+    /// The built-in `no_errors` probe: met when no scenario threw or stopped, partial when only
+    /// scenarios outside normal play did.
+    fn no_errors(&self) -> (RequirementStatus, String) {
+        let errors = self.errors();
+        let stopped = self.stopped();
+        if self.artifact.scripts.is_empty() {
+            (
+                RequirementStatus::Missing,
+                "no script found in the answer".to_string(),
+            )
+        } else if errors.is_empty() && stopped.is_empty() {
+            (
+                RequirementStatus::Met,
+                "no uncaught error in any scenario".to_string(),
+            )
+        } else if self.playable_errors().is_empty() && stopped.is_empty() {
+            (
+                RequirementStatus::Partial,
+                format!("only outside normal play: {}", errors[0].describe()),
+            )
+        } else {
+            let first = errors
+                .first()
+                .map(|e| e.describe())
+                .unwrap_or_else(|| stopped.join("; "));
+            (
+                RequirementStatus::Missing,
+                format!("{} uncaught errors; first: {first}", errors.len()),
+            )
+        }
+    }
+
+    /// The verdict of probe `name` (missing, with the reason, when no scenario recorded it).
+    fn probe(&self, name: &str) -> (RequirementStatus, String) {
+        if name == "no_errors" {
+            return self.no_errors();
+        }
+        self.probes
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| (RequirementStatus::Missing, self.why_absent(name)))
+    }
+
+    /// One requirement judged by its static check, its probe, or both combined.
+    fn requirement(&self, r: &task::Requirement) -> RequirementResult {
+        let stat = r
+            .static_check
+            .as_ref()
+            .map(|c| checks::run(c, r.source, self.artifact));
+        let dynamic = r.probe.as_deref().map(|name| self.probe(name));
+        let (verdict, detail) = match (stat, dynamic) {
+            (Some((a, da)), Some((b, db))) => (a.combine(b), format!("static: {da}; run: {db}")),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => (RequirementStatus::Missing, "no check".into()),
+        };
+        RequirementResult {
+            id: r.id.clone(),
+            title: r.title.clone(),
+            verdict,
+            detail,
+        }
+    }
+
+    /// Why the artifact is not playable (no script, an uncaught error in normal play, a scenario
+    /// that stopped, or the first `playable` probe not met); None when it is.
+    fn unplayable_because(&self) -> Option<String> {
+        if self.artifact.scripts.is_empty() {
+            Some("no script found in the answer".to_string())
+        } else if let Some(e) = self.playable_errors().first() {
+            Some(format!("uncaught error: {}", e.describe()))
+        } else if let Some(s) = self
+            .scenarios
+            .iter()
+            .find(|s| self.counted(s) && s.status != "finished")
+        {
+            Some(format!("scenario {}: {}", s.name, s.status))
+        } else {
+            self.task
+                .playable
+                .iter()
+                .find(|p| {
+                    self.probes
+                        .get(*p)
+                        .is_none_or(|(v, _)| *v != RequirementStatus::Met)
+                })
+                .map(|p| {
+                    let detail = self
+                        .probes
+                        .get(p)
+                        .map(|(_, d)| d.clone())
+                        .unwrap_or_else(|| self.why_absent(p));
+                    format!("{p}: {detail}")
+                })
+        }
+    }
+
+    /// The first uncaught error, preferring one from normal play.
+    fn runtime_error(&self) -> Option<String> {
+        self.playable_errors()
+            .first()
+            .or(self.errors().first())
+            .map(|e| e.describe())
+    }
+}
+
+/// Requirements counted by verdict.
+fn count(checks: &[RequirementResult]) -> results::Counts {
+    let mut counts = results::Counts {
+        total: checks.len(),
+        ..Default::default()
+    };
+    for c in checks {
+        match c.verdict {
+            RequirementStatus::Met => counts.met += 1,
+            RequirementStatus::Partial => counts.partial += 1,
+            RequirementStatus::Missing => counts.missing += 1,
+        }
+    }
+    counts
+}
+
 /// Extracts, checks and runs one answer. Err only when the sandbox cannot be started at all.
 pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, String> {
     let artifact = extract(answer);
@@ -157,126 +332,21 @@ pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, 
     } else {
         run_scenarios(task, &artifact, worker)?
     };
-    let errors: Vec<&RuntimeError> = scenarios.iter().flat_map(|s| &s.errors).collect();
-    let counted = |s: &ScenarioRun| {
-        task.scenarios
-            .iter()
-            .find(|t| t.name == s.name)
-            .is_none_or(|t| t.counts_for_playable)
+    let observed = Observed {
+        task,
+        artifact: &artifact,
+        probes,
+        scenarios,
     };
-    let playable_errors: Vec<&RuntimeError> = scenarios
+    let checks_out: Vec<RequirementResult> = task
+        .requirements
         .iter()
-        .filter(|s| counted(s))
-        .flat_map(|s| &s.errors)
+        .map(|r| observed.requirement(r))
         .collect();
-    let stopped: Vec<String> = scenarios
-        .iter()
-        .filter(|s| s.status != "finished")
-        .map(|s| format!("scenario {}: {}", s.name, s.status))
-        .collect();
-    let why_absent = |name: &str| -> String {
-        if artifact.scripts.is_empty() {
-            "no script found in the answer".into()
-        } else if !stopped.is_empty() {
-            format!("probe `{name}` not recorded; {}", stopped.join("; "))
-        } else {
-            format!("probe `{name}` not recorded by any scenario")
-        }
-    };
-    let mut checks_out = Vec::new();
-    for r in &task.requirements {
-        let stat = r
-            .static_check
-            .as_ref()
-            .map(|c| checks::run(c, r.source, &artifact));
-        let dynamic = r.probe.as_deref().map(|name| {
-            if name == "no_errors" {
-                if artifact.scripts.is_empty() {
-                    (
-                        RequirementStatus::Missing,
-                        "no script found in the answer".to_string(),
-                    )
-                } else if errors.is_empty() && stopped.is_empty() {
-                    (
-                        RequirementStatus::Met,
-                        "no uncaught error in any scenario".to_string(),
-                    )
-                } else if playable_errors.is_empty() && stopped.is_empty() {
-                    (
-                        RequirementStatus::Partial,
-                        format!("only outside normal play: {}", errors[0].describe()),
-                    )
-                } else {
-                    let first = errors
-                        .first()
-                        .map(|e| e.describe())
-                        .unwrap_or_else(|| stopped.join("; "));
-                    (
-                        RequirementStatus::Missing,
-                        format!("{} uncaught errors; first: {first}", errors.len()),
-                    )
-                }
-            } else {
-                probes
-                    .get(name)
-                    .cloned()
-                    .unwrap_or_else(|| (RequirementStatus::Missing, why_absent(name)))
-            }
-        });
-        let (verdict, detail) = match (stat, dynamic) {
-            (Some((a, da)), Some((b, db))) => (a.combine(b), format!("static: {da}; run: {db}")),
-            (Some(x), None) | (None, Some(x)) => x,
-            (None, None) => (RequirementStatus::Missing, "no check".into()),
-        };
-        checks_out.push(RequirementResult {
-            id: r.id.clone(),
-            title: r.title.clone(),
-            verdict,
-            detail,
-        });
-    }
-    let mut counts = results::Counts {
-        total: checks_out.len(),
-        ..Default::default()
-    };
-    for c in &checks_out {
-        match c.verdict {
-            RequirementStatus::Met => counts.met += 1,
-            RequirementStatus::Partial => counts.partial += 1,
-            RequirementStatus::Missing => counts.missing += 1,
-        }
-    }
-    let runtime_error = playable_errors
-        .first()
-        .or(errors.first())
-        .map(|e| e.describe());
-    let unplayable_because = if artifact.scripts.is_empty() {
-        Some("no script found in the answer".to_string())
-    } else if let Some(e) = playable_errors.first() {
-        Some(format!("uncaught error: {}", e.describe()))
-    } else if let Some(s) = scenarios
-        .iter()
-        .find(|s| counted(s) && s.status != "finished")
-    {
-        Some(format!("scenario {}: {}", s.name, s.status))
-    } else {
-        task.playable
-            .iter()
-            .find(|p| {
-                probes
-                    .get(*p)
-                    .is_none_or(|(v, _)| *v != RequirementStatus::Met)
-            })
-            .map(|p| {
-                let detail = probes
-                    .get(p)
-                    .map(|(_, d)| d.clone())
-                    .unwrap_or_else(|| why_absent(p));
-                format!("{p}: {detail}")
-            })
-    };
+    let unplayable_because = observed.unplayable_because();
+    let runtime_error = observed.runtime_error();
     Ok(Evaluation {
-        requirements: counts,
+        requirements: count(&checks_out),
         playable: unplayable_because.is_none(),
         unplayable_because,
         runtime_error,
@@ -284,6 +354,6 @@ pub fn evaluate(task: &Task, answer: &str, worker: &Path) -> Result<Evaluation, 
         scripts: artifact.scripts.len(),
         dead_functions: dead,
         checks: checks_out,
-        scenarios,
+        scenarios: observed.scenarios,
     })
 }

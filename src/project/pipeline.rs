@@ -5,29 +5,24 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::folder::ProjectFolder;
 use super::results::{Answer, Counts, ProjectResults, TaskResult};
 use super::Task;
 use crate::endpoint::{ClientOptions, EndpointSpec};
 use crate::engine::{drive, Keep, Lane, Progress, Slot, Tally};
 use crate::run::request::request_hash;
 use crate::run::{resolve_targets, PlannedEndpoint, Record, RecordKey, RunError, Target};
-use crate::run_folder::{
-    create_run_dir, read_json_lines, read_run_file, tool_version, write_atomic, JsonLines,
-};
-
-const SETTINGS: &str = "project.json";
-const JOURNAL: &str = "records.jsonl";
+use crate::run_folder::tool_version;
 
 /// Requests in flight per endpoint: every task at once, as before the engine.
 const PER_ENDPOINT: usize = usize::MAX;
 
 /// What a project run was started with; `--resume` reads it back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Settings {
+pub struct ProjectSettings {
     pub tool: String,
     pub projects: PathBuf,
     pub tasks: Vec<String>,
@@ -37,10 +32,10 @@ pub struct Settings {
     pub invocations: Vec<Vec<String>>,
 }
 
-impl Settings {
+impl ProjectSettings {
     /// The settings of the project run in `dir`.
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
-        read_run_file(dir, SETTINGS, "project run", "project settings")
+        ProjectFolder::new(dir).read_settings()
     }
 }
 
@@ -76,8 +71,9 @@ pub enum ProjectError {
 /// Run the plan to its reports. The results say whether every answer is there.
 pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
-    create_run_dir(&plan.dir).map_err(RunError::Folder)?;
-    let settings = Settings {
+    let folder = ProjectFolder::new(&plan.dir);
+    folder.create().map_err(RunError::Folder)?;
+    let settings = ProjectSettings {
         tool: tool_version(),
         projects: plan.projects.clone(),
         tasks: plan.tasks.iter().map(|t| t.id.clone()).collect(),
@@ -94,12 +90,13 @@ pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
         params: plan.params.clone(),
         invocations: plan.invocations.clone(),
     };
-    let body = serde_json::to_vec_pretty(&settings).map_err(|e| RunError::Folder(e.into()))?;
-    write_atomic(&plan.dir.join(SETTINGS), &body).map_err(RunError::Folder)?;
+    folder.write_settings(&settings).map_err(RunError::Folder)?;
     let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
     let (records, interrupted) = send_missing(plan, &targets).await.map_err(RunError::Send)?;
     let results = evaluate(plan, &records, !interrupted)?;
-    write_reports(&plan.dir, &results).map_err(ProjectError::Report)?;
+    folder
+        .write_reports(&results, &super::report::render(&results))
+        .map_err(ProjectError::Report)?;
     Ok(results)
 }
 
@@ -134,8 +131,8 @@ async fn send_missing<'a>(
     plan: &'a ProjectPlan,
     targets: &[Target],
 ) -> anyhow::Result<(BTreeMap<Key, Record>, bool)> {
-    let path = plan.dir.join(JOURNAL);
-    let loaded = read_json_lines::<Record>(&path)?;
+    let folder = ProjectFolder::new(&plan.dir);
+    let loaded = folder.read_journal::<Record>()?;
     let mut latest: BTreeMap<Key, Record> = BTreeMap::new();
     for r in loaded.values {
         latest.insert((r.prompt.clone(), r.endpoint.clone()), r);
@@ -171,7 +168,7 @@ async fn send_missing<'a>(
             ));
         }
     }
-    let mut journal = JsonLines::append_to(&path)?;
+    let mut journal = folder.append_journal()?;
     let lanes = queues
         .into_iter()
         .map(|queue| Lane::new(queue, PER_ENDPOINT))
@@ -314,17 +311,4 @@ fn answer_of(task: &Task, record: &Record, worker: &Path) -> Result<Answer, Stri
             .map(|e| e.to_string()),
         evaluation,
     })
-}
-
-fn write_reports(dir: &Path, results: &ProjectResults) -> anyhow::Result<()> {
-    let json = serde_json::to_vec_pretty(results).context("cannot serialise results.json")?;
-    write_atomic(&dir.join("results.json"), &json)?;
-    write_atomic(
-        &dir.join("report.md"),
-        super::report::render(results).as_bytes(),
-    )?;
-    if !dir.join("results.json").is_file() {
-        bail!("results.json was not written");
-    }
-    Ok(())
 }

@@ -215,6 +215,103 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// A problem in a task file: the line it is on and what is wrong.
+type LineError = (usize, String);
+
+/// Checks one scenario's storage, frame length and name.
+fn check_scenario(s: &Scenario) -> Result<(), String> {
+    if !["normal", "private"].contains(&s.storage.as_str()) {
+        return Err(format!(
+            "scenario `{}`: storage must be `normal` or `private`, not `{}`",
+            s.name, s.storage
+        ));
+    }
+    if !(s.frame_ms > 0.0 && s.frame_ms <= 1000.0) {
+        return Err(format!(
+            "scenario `{}`: frame_ms must be in (0, 1000]",
+            s.name
+        ));
+    }
+    if !s
+        .name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "scenario `{}`: use letters, digits and _ only",
+            s.name
+        ));
+    }
+    Ok(())
+}
+
+/// The task's scenarios, each checked; at least one.
+fn scenarios(raw: Vec<toml::Spanned<Scenario>>, text: &str) -> Result<Vec<Scenario>, LineError> {
+    let mut scenarios = Vec::new();
+    for s in raw {
+        let line = line_of(text, s.span().start);
+        let s = s.into_inner();
+        check_scenario(&s).map_err(|e| (line, e))?;
+        scenarios.push(s);
+    }
+    if scenarios.is_empty() {
+        return Err((1, "no [[scenario]]".into()));
+    }
+    Ok(scenarios)
+}
+
+/// One requirement with its static check compiled; it needs a static check, a probe or both.
+fn requirement(r: RawRequirement) -> Result<Requirement, String> {
+    let (source, static_check) = match r.static_check {
+        Some(s) => {
+            let (source, check) =
+                static_of(s).map_err(|e| format!("requirement `{}`: {e}", r.id))?;
+            (source, Some(check))
+        }
+        None => (Source::Js, None),
+    };
+    if static_check.is_none() && r.probe.is_none() {
+        return Err(format!(
+            "requirement `{}`: give `static` or `probe` (or both)",
+            r.id
+        ));
+    }
+    Ok(Requirement {
+        id: r.id,
+        title: r.title,
+        how: r.how,
+        source,
+        static_check,
+        probe: r.probe,
+    })
+}
+
+/// The task's requirements, ids unique; at least one, and every `playable` probe used by one.
+fn requirements(
+    raw: Vec<toml::Spanned<RawRequirement>>,
+    playable: &[String],
+    text: &str,
+) -> Result<Vec<Requirement>, LineError> {
+    let mut requirements: Vec<Requirement> = Vec::new();
+    for r in raw {
+        let line = line_of(text, r.span().start);
+        let r = r.into_inner();
+        if requirements.iter().any(|x| x.id == r.id) {
+            return Err((line, format!("requirement `{}` is defined twice", r.id)));
+        }
+        requirements.push(requirement(r).map_err(|e| (line, e))?);
+    }
+    if requirements.is_empty() {
+        return Err((1, "no [[requirement]]".into()));
+    }
+    for p in playable {
+        if !requirements.iter().any(|r| r.probe.as_deref() == Some(p)) {
+            return Err((1, format!("playable: no requirement uses the probe `{p}`")));
+        }
+    }
+    Ok(requirements)
+}
+
 /// Parse a task file; `file` names it in errors, `dir` holds its spec and playthrough.
 pub fn parse_task(text: &str, file: &Path, dir: &Path) -> Result<Task, String> {
     let at = |line: usize, msg: String| format!("{}:{line}: {msg}", file.display());
@@ -232,81 +329,9 @@ pub fn parse_task(text: &str, file: &Path, dir: &Path) -> Result<Task, String> {
     if raw.id.trim().is_empty() || raw.id.contains(['/', '\\']) {
         return Err(at(1, format!("invalid task id `{}`", raw.id)));
     }
-    let mut scenarios = Vec::new();
-    for s in raw.scenarios {
-        let line = line_of(text, s.span().start);
-        let s = s.into_inner();
-        if !["normal", "private"].contains(&s.storage.as_str()) {
-            return Err(at(
-                line,
-                format!(
-                    "scenario `{}`: storage must be `normal` or `private`, not `{}`",
-                    s.name, s.storage
-                ),
-            ));
-        }
-        if !(s.frame_ms > 0.0 && s.frame_ms <= 1000.0) {
-            return Err(at(
-                line,
-                format!("scenario `{}`: frame_ms must be in (0, 1000]", s.name),
-            ));
-        }
-        if !s
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return Err(at(
-                line,
-                format!("scenario `{}`: use letters, digits and _ only", s.name),
-            ));
-        }
-        scenarios.push(s);
-    }
-    if scenarios.is_empty() {
-        return Err(at(1, "no [[scenario]]".into()));
-    }
-    let mut requirements: Vec<Requirement> = Vec::new();
-    for r in raw.requirements {
-        let line = line_of(text, r.span().start);
-        let r = r.into_inner();
-        if requirements.iter().any(|x| x.id == r.id) {
-            return Err(at(line, format!("requirement `{}` is defined twice", r.id)));
-        }
-        let (source, static_check) = match r.static_check {
-            Some(s) => {
-                let (source, check) =
-                    static_of(s).map_err(|e| at(line, format!("requirement `{}`: {e}", r.id)))?;
-                (source, Some(check))
-            }
-            None => (Source::Js, None),
-        };
-        if static_check.is_none() && r.probe.is_none() {
-            return Err(at(
-                line,
-                format!("requirement `{}`: give `static` or `probe` (or both)", r.id),
-            ));
-        }
-        requirements.push(Requirement {
-            id: r.id,
-            title: r.title,
-            how: r.how,
-            source,
-            static_check,
-            probe: r.probe,
-        });
-    }
-    if requirements.is_empty() {
-        return Err(at(1, "no [[requirement]]".into()));
-    }
-    for p in &raw.playable {
-        if !requirements.iter().any(|r| r.probe.as_deref() == Some(p)) {
-            return Err(at(
-                1,
-                format!("playable: no requirement uses the probe `{p}`"),
-            ));
-        }
-    }
+    let scenarios = scenarios(raw.scenarios, text).map_err(|(line, e)| at(line, e))?;
+    let requirements =
+        requirements(raw.requirements, &raw.playable, text).map_err(|(line, e)| at(line, e))?;
     Ok(Task {
         id: raw.id,
         title: raw.title,

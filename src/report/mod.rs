@@ -19,12 +19,7 @@ pub use table::markdown_table;
 pub(crate) use table::render_table;
 
 use crate::analysis::Results;
-
-pub const RESULTS_FILE: &str = "results.json";
-pub const REPORT_FILE: &str = "report.md";
-pub const HTML_FILE: &str = "report.html";
-pub const TABLE_FILE: &str = "comparison_table.md";
-pub const JUNIT_FILE: &str = "junit.xml";
+use crate::run_folder::CompareFolder;
 
 pub fn render_json(results: &Results) -> String {
     serde_json::to_string_pretty(results).expect("results serialise") + "\n"
@@ -55,26 +50,26 @@ fn html_page(results: &Results, document: &[crate::doc::Block]) -> String {
 
 /// Write results.json and the rendered reports into the run folder.
 pub fn write_all(dir: &Path, results: &Results) -> anyhow::Result<()> {
-    write_file(dir, RESULTS_FILE, &render_json(results))?;
+    let folder = CompareFolder::new(dir);
+    folder.write(CompareFolder::RESULTS, render_json(results).as_bytes())?;
     write_rendered(dir, results)
 }
 
 /// Write report.md, report.html, comparison_table.md and junit.xml (not results.json).
 pub fn write_rendered(dir: &Path, results: &Results) -> anyhow::Result<()> {
     let document = sections::document(results);
-    write_file(dir, REPORT_FILE, &crate::doc::to_markdown(&document))?;
-    write_file(dir, HTML_FILE, &html_page(results, &document))?;
-    write_file(dir, TABLE_FILE, &render_table(results))?;
-    write_file(dir, JUNIT_FILE, &render_junit(results))
-}
-
-fn write_file(dir: &Path, name: &str, body: &str) -> anyhow::Result<()> {
-    crate::run_folder::write_files(dir, &[(name, body)])
+    let folder = CompareFolder::new(dir);
+    let markdown = crate::doc::to_markdown(&document);
+    folder.write(CompareFolder::REPORT_MD, markdown.as_bytes())?;
+    let html = html_page(results, &document);
+    folder.write(CompareFolder::REPORT_HTML, html.as_bytes())?;
+    folder.write(CompareFolder::TABLE, render_table(results).as_bytes())?;
+    folder.write(CompareFolder::JUNIT, render_junit(results).as_bytes())
 }
 
 /// Read a run folder's results.json.
 pub fn read_results(dir: &Path) -> anyhow::Result<Results> {
-    let path = dir.join(RESULTS_FILE);
+    let path = CompareFolder::new(dir).file(CompareFolder::RESULTS);
     let text = std::fs::read_to_string(&path).with_context(|| {
         format!(
             "cannot read {}; score the run first with `coherence score {}`",

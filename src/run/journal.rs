@@ -5,9 +5,7 @@ use std::path::Path;
 
 use super::record::{Record, RecordKey};
 use crate::endpoint::{Completion, Text};
-use crate::run_folder::{read_json_lines, read_json_lines_as, JsonLines};
-
-pub const RECORDS_FILE: &str = "records.jsonl";
+use crate::run_folder::{read_json_lines_as, CompareFolder, JsonLines};
 
 /// An append-only journal: each record is one line, flushed before the next.
 pub struct Journal(JsonLines);
@@ -15,7 +13,9 @@ pub struct Journal(JsonLines);
 impl Journal {
     /// Open for appending, first cutting off a torn last line left by a killed run.
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        JsonLines::append_to(&dir.join(RECORDS_FILE)).map(Journal)
+        CompareFolder::new(dir)
+            .append_to(CompareFolder::RECORDS)
+            .map(Journal)
     }
 
     pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
@@ -34,7 +34,7 @@ pub struct Loaded {
 
 /// Read every record; unreadable lines are skipped and reported, never fatal.
 pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
-    let lines = read_json_lines(&dir.join(RECORDS_FILE))?;
+    let lines = CompareFolder::new(dir).read_lines(CompareFolder::RECORDS)?;
     Ok(Loaded {
         records: lines.values,
         skipped: lines.skipped,
@@ -48,7 +48,8 @@ pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
 /// rather than with its length.
 pub fn load_for_scoring(dir: &Path) -> anyhow::Result<Loaded> {
     let mut texts = SharedTexts::default();
-    let lines = read_json_lines_as(&dir.join(RECORDS_FILE), |mut record: Record| {
+    let path = CompareFolder::new(dir).file(CompareFolder::RECORDS);
+    let lines = read_json_lines_as(&path, |mut record: Record| {
         record.raw_body = None;
         texts.share(&mut record.completion);
         record

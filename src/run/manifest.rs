@@ -11,9 +11,7 @@ use crate::catalogue::generator::GENERATOR_VERSION;
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
-use crate::run_folder::{read_run_file, write_atomic};
-
-pub const MANIFEST_FILE: &str = "manifest.json";
+use crate::run_folder::CompareFolder;
 
 /// The most repeats of each prompt a run may have (`--repeats`, a manifest's `repeats`): far
 /// beyond any useful determinism run, small enough that a run's slots always fit in memory.
@@ -193,9 +191,10 @@ fn check_base_url(url: &str) -> Result<(), String> {
 
 impl Manifest {
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
-        let manifest: Manifest = read_run_file(dir, MANIFEST_FILE, "run", "manifest")?;
+        let folder = CompareFolder::new(dir);
+        let manifest: Manifest = folder.read_manifest()?;
         manifest.validate().map_err(|e| {
-            let path = dir.join(MANIFEST_FILE);
+            let path = folder.file(CompareFolder::MANIFEST);
             anyhow::anyhow!("{}: invalid manifest: {e}", path.display())
         })?;
         Ok(manifest)
@@ -244,7 +243,7 @@ impl Manifest {
     /// Write atomically (temp file + rename) so a kill never leaves half a manifest.
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
         let text = serde_json::to_string_pretty(self)? + "\n";
-        write_atomic(&dir.join(MANIFEST_FILE), text.as_bytes())
+        CompareFolder::new(dir).write(CompareFolder::MANIFEST, text.as_bytes())
     }
 
     pub fn endpoint_names(&self) -> Vec<String> {

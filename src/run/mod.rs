@@ -47,7 +47,8 @@ pub async fn resolve_targets(
     options: &ClientOptions,
 ) -> Result<Vec<(Target, Option<ModelsInfo>)>, RunError> {
     let lookups = endpoints.iter().map(|e| async move {
-        let client = Client::new(&e.spec.base_url, e.key.clone(), options.clone()).map_err(RunError::Config)?;
+        let client = Client::new(&e.spec.base_url, e.key.clone(), options.clone())
+            .map_err(RunError::Config)?;
         let info = client.models().await;
         let model = match (&e.spec.model, &info) {
             (Some(m), _) => m.clone(),
@@ -63,15 +64,19 @@ pub async fn resolve_targets(
                 // Naming the model helps a server that answers but has no /models; one that
                 // cannot be reached would only fail every request instead.
                 let hint = if matches!(f.kind, FailureKind::Connect | FailureKind::Timeout) {
-                    "is the server running, and is the URL right (scheme, host, port, /v1)?".to_string()
+                    "is the server running, and is the URL right (scheme, host, port, /v1)?"
+                        .to_string()
                 } else {
-                    format!("check the URL, or name the model with --model {}=MODEL", e.spec.name)
+                    format!(
+                        "check the URL, or name the model with --model {}=MODEL",
+                        e.spec.name
+                    )
                 };
                 return Err(RunError::Endpoint(anyhow::anyhow!(
                     "endpoint {} ({}): GET /models failed: {f}; {hint}",
                     e.spec.name,
                     e.spec.base_url,
-                )))
+                )));
             }
         };
         Ok((

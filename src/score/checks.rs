@@ -110,6 +110,17 @@ impl TextChecks {
     /// Run every check except `answer` (which the trap scorer owns).
     pub fn run(&self, text: &str) -> CheckOutcome {
         let mut out = CheckOutcome::default();
+        self.check_terms(text, &mut out);
+        self.check_letters(text, &mut out);
+        self.check_lengths(text, &mut out);
+        if let Some(lang) = self.language {
+            out.record(Check::Language, language::check(text, lang));
+        }
+        out
+    }
+
+    /// Required terms (one alternative found) and forbidden words (none found).
+    fn check_terms(&self, text: &str, out: &mut CheckOutcome) {
         let norm = normalize(text);
         for term in &self.require {
             out.record(
@@ -129,6 +140,10 @@ impl TextChecks {
                 },
             );
         }
+    }
+
+    /// Forbidden letters, each naming up to three words that hold it.
+    fn check_letters(&self, text: &str, out: &mut CheckOutcome) {
         for letter in normalize(&self.forbid_letters).chars() {
             let offenders: Vec<&str> = words(text)
                 .into_iter()
@@ -152,6 +167,10 @@ impl TextChecks {
                 },
             );
         }
+    }
+
+    /// Word, sentence and line limits.
+    fn check_lengths(&self, text: &str, out: &mut CheckOutcome) {
         let n_words = words(text).len();
         if let Some(lo) = self.min_words {
             out.record(
@@ -195,10 +214,6 @@ impl TextChecks {
                 },
             );
         }
-        if let Some(lang) = self.language {
-            out.record(Check::Language, language::check(text, lang));
-        }
-        out
     }
 
     /// A one-line description of the constraints, for reports.

@@ -23,7 +23,7 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Captures, Match, Regex};
 
 /// What the expected value asks for; it decides how ambiguous text is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,113 +239,145 @@ static ORDINAL_AFTER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?i:st|nd|rd|th)(?:[^\p{L}]|$)").unwrap());
 
 fn numbers(s: &str, want: Want) -> Vec<Token> {
-    let mut out: Vec<Token> = Vec::new();
-    for c in NUMBER.captures_iter(s) {
-        let whole = c.get(0).unwrap();
-        let (start, end) = (whole.start(), whole.end());
-        let push = |out: &mut Vec<Token>, text: &str, start, end, value: f64, decimals| {
-            out.push(Token {
-                text: text.to_string(),
-                value: Value::Number { value, decimals },
-                start,
-                end,
-                aside: false,
-                percent: false,
-            })
-        };
-        if let (Some(n), Some(d)) = (c.name("fn").or(c.name("sn")), c.name("fd").or(c.name("sd"))) {
-            if let Some(v) = fraction(n.as_str(), d.as_str()) {
-                push(&mut out, whole.as_str(), start, end, v, 6);
-            }
-            continue;
-        }
-        if let (Some(w), Some(n), Some(d)) = (c.name("mw"), c.name("mn"), c.name("md")) {
-            let (Ok(w_v), Some(f)) = (w.as_str().parse::<f64>(), fraction(n.as_str(), d.as_str()))
-            else {
-                continue;
-            };
-            if f < 1.0 && !glued_before(s, start) {
-                push(&mut out, whole.as_str(), start, end, w_v + f, 6);
-            } else {
-                // Not a mixed number ("2 5/3"): two separate tokens.
-                push(&mut out, w.as_str(), w.start(), w.end(), w_v, 0);
-                push(&mut out, &s[n.start()..end], n.start(), end, f, 6);
-            }
-            continue;
-        }
-        if let Some(v) = c.name("v") {
-            push(&mut out, v.as_str(), start, end, vulgar(v.as_str()), 6);
-            continue;
-        }
-        if let (Some(n), Some(d)) = (c.name("fw"), c.name("fwd")) {
-            let num = if n.as_str().eq_ignore_ascii_case("a") {
-                Some(1.0)
-            } else {
-                word_value(n.as_str())
-            };
-            if let (Some(num), Some(den)) = (num, denominator_word(d.as_str())) {
-                push(&mut out, whole.as_str(), start, end, num / den, 6);
-            }
-            continue;
-        }
-        if let Some(w) = c.name("w") {
-            let one = w.as_str().eq_ignore_ascii_case("one");
-            if one && (ONE_AS_PRONOUN.is_match(&s[..start]) || BEFORE_DIGITS.is_match(&s[end..])) {
-                continue;
-            }
-            if let Some(v) = word_value(w.as_str()) {
-                let percent = c.name("wpct").is_some();
-                let (v, decimals) = if percent { (v / 100.0, 2) } else { (v, 0) };
-                push(&mut out, whole.as_str(), start, end, v, decimals);
-                out.last_mut().unwrap().percent = percent;
-            }
-            continue;
-        }
-        let Some(n) = c.name("n") else { continue };
-        if glued_before(s, start) || glued_after(s, n.end()) {
-            continue;
-        }
-        let digits = n.as_str().replace(',', "");
-        let Ok(mut value) = digits.parse::<f64>() else {
-            continue;
-        };
-        let mut decimals = decimals_of(&digits);
-        if let Some(v) = c.name("nv") {
-            value += vulgar(v.as_str());
-            decimals = 6;
-        }
-        if let Some(d) = c.name("d") {
-            match fraction(&digits, d.as_str()) {
-                Some(v) => (value, decimals) = (v, 6),
-                None => continue,
-            }
-        } else if c.name("pct").is_some() {
-            (value, decimals) = (value / 100.0, decimals + 2);
-        }
-        let (text, value) = if is_negative(&s[..start]) {
-            (format!("-{}", whole.as_str()), -value)
-        } else {
-            (whole.as_str().to_string(), value)
-        };
-        let read_as_percent = want == Want::Percent
-            && c.name("pct").is_none()
-            && c.name("d").is_none()
-            && value.abs() >= 1.0;
-        let (value, decimals) = if read_as_percent {
-            (value / 100.0, decimals + 2)
-        } else {
-            (value, decimals)
-        };
-        out.push(Token {
-            text: text.trim_end().to_string(),
-            value: Value::Number { value, decimals },
-            start,
-            end,
-            aside: false,
-            percent: c.name("pct").is_some() && c.name("d").is_none(),
-        });
-    }
+    let out: Vec<Token> = NUMBER
+        .captures_iter(s)
+        .flat_map(|c| match_tokens(s, &c, want))
+        .collect();
     merge_ratios(s, merge_hundreds(s, out), want)
+}
+
+/// A plain number token (not an aside, not a percent).
+fn number_token(text: &str, start: usize, end: usize, value: f64, decimals: u32) -> Token {
+    Token {
+        text: text.to_string(),
+        value: Value::Number { value, decimals },
+        start,
+        end,
+        aside: false,
+        percent: false,
+    }
+}
+
+/// The tokens one match of `NUMBER` stands for (none when it is not a number after all).
+fn match_tokens(s: &str, c: &Captures, want: Want) -> Vec<Token> {
+    let Some(whole) = c.get(0) else {
+        return Vec::new();
+    };
+    if let (Some(n), Some(d)) = (c.name("fn").or(c.name("sn")), c.name("fd").or(c.name("sd"))) {
+        return fraction(n.as_str(), d.as_str())
+            .map(|v| number_token(whole.as_str(), whole.start(), whole.end(), v, 6))
+            .into_iter()
+            .collect();
+    }
+    if let (Some(w), Some(n), Some(d)) = (c.name("mw"), c.name("mn"), c.name("md")) {
+        return mixed_number(s, whole, w, n, d);
+    }
+    if let Some(v) = c.name("v") {
+        let value = vulgar(v.as_str());
+        return vec![number_token(
+            v.as_str(),
+            whole.start(),
+            whole.end(),
+            value,
+            6,
+        )];
+    }
+    if let (Some(n), Some(d)) = (c.name("fw"), c.name("fwd")) {
+        return word_fraction(whole, n, d).into_iter().collect();
+    }
+    if let Some(w) = c.name("w") {
+        return number_word(s, whole, w, c.name("wpct").is_some())
+            .into_iter()
+            .collect();
+    }
+    digits_token(s, c, whole, want).into_iter().collect()
+}
+
+/// "2 1/2" is one number, 2.5; "2 5/3" (or one glued to what precedes) is two.
+fn mixed_number(s: &str, whole: Match, w: Match, n: Match, d: Match) -> Vec<Token> {
+    let (start, end) = (whole.start(), whole.end());
+    let (Ok(w_v), Some(f)) = (w.as_str().parse::<f64>(), fraction(n.as_str(), d.as_str())) else {
+        return Vec::new();
+    };
+    if f < 1.0 && !glued_before(s, start) {
+        vec![number_token(whole.as_str(), start, end, w_v + f, 6)]
+    } else {
+        // Not a mixed number ("2 5/3"): two separate tokens.
+        vec![
+            number_token(w.as_str(), w.start(), w.end(), w_v, 0),
+            number_token(&s[n.start()..end], n.start(), end, f, 6),
+        ]
+    }
+}
+
+/// "a third", "two fifths".
+fn word_fraction(whole: Match, n: Match, d: Match) -> Option<Token> {
+    let num = if n.as_str().eq_ignore_ascii_case("a") {
+        Some(1.0)
+    } else {
+        word_value(n.as_str())
+    };
+    let (num, den) = (num?, denominator_word(d.as_str())?);
+    Some(number_token(
+        whole.as_str(),
+        whole.start(),
+        whole.end(),
+        num / den,
+        6,
+    ))
+}
+
+/// A number word ("seven", "twenty percent"); "one" as a pronoun or before digits is none.
+fn number_word(s: &str, whole: Match, w: Match, percent: bool) -> Option<Token> {
+    let (start, end) = (whole.start(), whole.end());
+    let one = w.as_str().eq_ignore_ascii_case("one");
+    if one && (ONE_AS_PRONOUN.is_match(&s[..start]) || BEFORE_DIGITS.is_match(&s[end..])) {
+        return None;
+    }
+    let v = word_value(w.as_str())?;
+    let (v, decimals) = if percent { (v / 100.0, 2) } else { (v, 0) };
+    let mut token = number_token(whole.as_str(), start, end, v, decimals);
+    token.percent = percent;
+    Some(token)
+}
+
+/// Digits with their sign, thousands separators, vulgar fraction, "/d" fraction or percent;
+/// read as a percent when `want` asks for one. None when glued to a word or unreadable.
+fn digits_token(s: &str, c: &Captures, whole: Match, want: Want) -> Option<Token> {
+    let (start, end) = (whole.start(), whole.end());
+    let n = c.name("n")?;
+    if glued_before(s, start) || glued_after(s, n.end()) {
+        return None;
+    }
+    let digits = n.as_str().replace(',', "");
+    let mut value = digits.parse::<f64>().ok()?;
+    let mut decimals = decimals_of(&digits);
+    if let Some(v) = c.name("nv") {
+        value += vulgar(v.as_str());
+        decimals = 6;
+    }
+    if let Some(d) = c.name("d") {
+        (value, decimals) = (fraction(&digits, d.as_str())?, 6);
+    } else if c.name("pct").is_some() {
+        (value, decimals) = (value / 100.0, decimals + 2);
+    }
+    let (text, value) = if is_negative(&s[..start]) {
+        (format!("-{}", whole.as_str()), -value)
+    } else {
+        (whole.as_str().to_string(), value)
+    };
+    let read_as_percent = want == Want::Percent
+        && c.name("pct").is_none()
+        && c.name("d").is_none()
+        && value.abs() >= 1.0;
+    let (value, decimals) = if read_as_percent {
+        (value / 100.0, decimals + 2)
+    } else {
+        (value, decimals)
+    };
+    let mut token = number_token(text.trim_end(), start, end, value, decimals);
+    token.percent = c.name("pct").is_some() && c.name("d").is_none();
+    Some(token)
 }
 
 /// "three hundred" is one number, 300.

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Detail, Score, ScoreContext};
 use outcome::SuiteOutcome;
-use protocol::Job;
+use protocol::SuiteJob;
 
 pub use protocol::{EngineLimits, ScriptJob};
 pub use sandbox::{run_script, ProcessLimits, ScriptOutcome};
@@ -84,7 +84,7 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
                 Ok(s) => s,
                 Err(e) => return unscored(e),
             };
-            let job = Job {
+            let job = SuiteJob {
                 code: key.2.clone(),
                 function: function.to_string(),
                 tests: suite.tests,

@@ -27,7 +27,7 @@ impl Default for EngineLimits {
 
 /// Everything the worker needs: the candidate, the function it must define, the test expressions.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Job {
+pub struct SuiteJob {
     pub code: String,
     pub function: String,
     pub tests: Vec<String>,

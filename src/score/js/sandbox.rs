@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rlimit::Resource;
 
 use super::outcome::{Status, SuiteOutcome, TestResult};
-use super::protocol::{Event, Job, ScriptJob};
+use super::protocol::{Event, ScriptJob, SuiteJob};
 
 /// Limits on the worker process.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +39,7 @@ const MAX_OUTPUT: usize = 1 << 20;
 
 /// Runs `job` in a child `worker __js-worker`; never panics, never waits past the deadline.
 /// Err only when the worker cannot be started at all (a setup problem, not the candidate's).
-pub fn run(worker: &Path, job: &Job, limits: ProcessLimits) -> Result<SuiteOutcome, String> {
+pub fn run(worker: &Path, job: &SuiteJob, limits: ProcessLimits) -> Result<SuiteOutcome, String> {
     let (events, death) = execute(worker, serde_json::to_vec(job).unwrap_or_default(), limits)?;
     Ok(interpret(&events, job.tests.len(), &death))
 }
@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn a_missing_worker_is_a_scorer_error() {
-        let job = Job {
+        let job = SuiteJob {
             code: "function f() {}".into(),
             function: "f".into(),
             tests: vec!["f()".into()],

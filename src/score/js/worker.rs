@@ -10,7 +10,7 @@ use boa_engine::builtins::promise::PromiseState;
 use boa_engine::module::IdleModuleLoader;
 use boa_engine::{Context, JsError, JsValue, Source};
 
-use super::protocol::{EngineLimits, Event, Job, ScriptJob, TestVerdict};
+use super::protocol::{EngineLimits, Event, ScriptJob, SuiteJob, TestVerdict};
 
 /// Longest reason or value text a worker reports.
 const MAX_DETAIL: usize = 160;
@@ -66,14 +66,14 @@ pub fn run() -> bool {
         }
         return true;
     }
-    let job: Job = match serde_json::from_str(&input) {
+    let job: SuiteJob = match serde_json::from_str(&input) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("js worker: invalid job: {e}");
             return false;
         }
     };
-    run_job(&job, &mut emit);
+    run_suite_job(&job, &mut emit);
     true
 }
 
@@ -151,7 +151,7 @@ fn run_script_job(job: &ScriptJob, emit: &mut dyn FnMut(Event)) {
 }
 
 /// Runs the job, reporting each step through `emit` as soon as it is known.
-fn run_job(job: &Job, emit: &mut dyn FnMut(Event)) {
+fn run_suite_job(job: &SuiteJob, emit: &mut dyn FnMut(Event)) {
     let mut ctx = match new_context(job.limits) {
         Ok(c) => c,
         Err(e) => {
@@ -293,14 +293,14 @@ mod tests {
     use super::*;
 
     fn run(code: &str, tests: &[&str]) -> Vec<Event> {
-        let job = Job {
+        let job = SuiteJob {
             code: code.into(),
             function: "f".into(),
             tests: tests.iter().map(|t| t.to_string()).collect(),
             limits: EngineLimits::default(),
         };
         let mut events = Vec::new();
-        run_job(&job, &mut |e| events.push(e));
+        run_suite_job(&job, &mut |e| events.push(e));
         events
     }
 
