@@ -174,6 +174,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         quiet: args.quiet,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided,
+        notes: Vec::new(),
     })
 }
 

@@ -1,0 +1,209 @@
+//! Comparing against saved runs (issue 24): `coherence diff` of two saved runs reproduces the
+//! live comparison's verdicts; runs of another catalogue are refused naming both hashes.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// A fake that answers every question correctly except the letters one (4 instead of 3).
+fn off_by_one_server() -> FakeServer {
+    FakeServer::start("other-model", |req| match req.question().as_str() {
+        LETTERS_Q => Reply::content("There are 4 r's."),
+        q => Reply::content(correct_answer(q)),
+    })
+}
+
+/// `determinism` of one endpoint, one repeat, into `dir/NAME`: a saved single-endpoint run.
+fn single_run(dir: &Path, catalogue: &Path, name: &str, server: &FakeServer) -> PathBuf {
+    let out = dir.join(name);
+    let args: Vec<String> = [
+        "determinism",
+        "--catalogue",
+        &catalogue.display().to_string(),
+        "--endpoint",
+        &format!("{name}={}", server.url()),
+        "--repeats",
+        "1",
+        "--quiet",
+        "--out",
+        &out.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let done = coherence(&args, dir, &[]);
+    assert!(exit_code(&done) <= 1, "{}", stderr(&done));
+    out
+}
+
+/// What the verdicts say, prompt by prompt and for quality, with the endpoint names left out.
+pub fn verdicts(run: &Path) -> (Vec<(String, String)>, Vec<String>, Value) {
+    let r = results(run);
+    let prompts = r["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap().to_string(),
+                p["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let quality = r["quality"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["verdict"].as_str().unwrap().to_string())
+        .collect();
+    (prompts, quality, r["summary"]["same_model"].clone())
+}
+
+fn diff(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["diff".to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    coherence(&args, dir, &[])
+}
+
+#[test]
+fn diff_of_two_saved_single_endpoint_runs_gives_the_live_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), off_by_one_server());
+    let (live_out, live) = compare(dir.path(), &[("a", &a), ("b", &b)], &[]);
+    assert!(exit_code(&live_out) <= 1, "{}", stderr(&live_out));
+    let catalogue = dir.path().join("prompts");
+    let run_a = single_run(dir.path(), &catalogue, "a", &a);
+    let run_b = single_run(dir.path(), &catalogue, "b", &b);
+    let sent = (a.requests().len(), b.requests().len());
+
+    let out = dir.path().join("diff");
+    let done = diff(
+        dir.path(),
+        &[
+            &run_a.display().to_string(),
+            &run_b.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+        ],
+    );
+    assert_eq!(exit_code(&done), exit_code(&live_out), "{}", stderr(&done));
+    assert_eq!(verdicts(&out), verdicts(&live));
+    assert!(verdicts(&live).0.iter().any(|(_, v)| v == "diff"));
+    assert_eq!(
+        sent,
+        (a.requests().len(), b.requests().len()),
+        "diff sends nothing"
+    );
+    for file in [
+        "manifest.json",
+        "records.jsonl",
+        "results.json",
+        "report.md",
+        "report.html",
+    ] {
+        assert!(out.join(file).exists(), "{file}");
+    }
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["endpoints"][1]["replayed_from"][0]["endpoint"],
+        "b"
+    );
+    // `coherence score` of the diff folder gives the same verdicts again.
+    let rescored = coherence(&["score", &out.display().to_string()], dir.path(), &[]);
+    assert_eq!(
+        exit_code(&rescored),
+        exit_code(&live_out),
+        "{}",
+        stderr(&rescored)
+    );
+    assert_eq!(verdicts(&out), verdicts(&live));
+
+    // Two endpoints of one run: chosen by name, and needed.
+    let same = dir.path().join("same");
+    let run = live.display().to_string();
+    let ambiguous = diff(
+        dir.path(),
+        &[&run, &run, "--out", &same.display().to_string()],
+    );
+    assert_eq!(exit_code(&ambiguous), 2);
+    assert!(
+        stderr(&ambiguous).contains("--a NAME"),
+        "{}",
+        stderr(&ambiguous)
+    );
+    let chosen = diff(
+        dir.path(),
+        &[
+            &run,
+            &run,
+            "--a",
+            "a",
+            "--b",
+            "b",
+            "--out",
+            &same.display().to_string(),
+        ],
+    );
+    assert_eq!(
+        exit_code(&chosen),
+        exit_code(&live_out),
+        "{}",
+        stderr(&chosen)
+    );
+    assert_eq!(verdicts(&same), verdicts(&live));
+}
+
+#[test]
+fn diff_refuses_runs_of_different_catalogues_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = correct_server();
+    let catalogue = write_catalogue(dir.path());
+    let run_a = single_run(dir.path(), &catalogue, "a", &a);
+    // The same catalogue with one prompt more: another hash.
+    std::fs::write(
+        catalogue.join("traps.toml"),
+        "[[prompt]]\nid = \"extra\"\nuser = \"Say yes.\"\nreference = \"yes\"\nwrong = \"no\"\nscore = { type = \"exact\", expected = \"yes\" }\n",
+    )
+    .unwrap();
+    let run_b = single_run(dir.path(), &catalogue, "b", &a);
+    let hash = |run: &Path| {
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap())
+                .unwrap();
+        m["catalogue"]["hash"].as_str().unwrap().to_string()
+    };
+    let (ha, hb) = (hash(&run_a), hash(&run_b));
+    assert_ne!(ha, hb);
+    let (ra, rb) = (run_a.display().to_string(), run_b.display().to_string());
+    let out = dir.path().join("diff");
+    let refused = diff(dir.path(), &[&ra, &rb, "--out", &out.display().to_string()]);
+    assert_eq!(exit_code(&refused), 2);
+    let err = stderr(&refused);
+    assert!(err.contains(&ha) && err.contains(&hb), "{err}");
+    assert!(!out.join("manifest.json").exists());
+
+    let allowed = diff(
+        dir.path(),
+        &[
+            &ra,
+            &rb,
+            "--allow-catalogue-change",
+            "--out",
+            &out.display().to_string(),
+        ],
+    );
+    assert_eq!(exit_code(&allowed), 0, "{}", stderr(&allowed));
+    let r = results(&out);
+    assert_eq!(
+        r["prompts"].as_array().unwrap().len(),
+        5,
+        "the prompts both runs have"
+    );
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains("--allow-catalogue-change") && warnings.contains(&ha),
+        "{warnings}"
+    );
+}
