@@ -311,6 +311,16 @@ pub struct CompareArgs {
     /// Continue the run in DIR: send only what is missing (or what the flags add).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// A saved run whose reference endpoint's answers (every repeat, every suite it ran) play the
+    /// reference: nothing is sent to it, only --endpoint's are sent, with the baseline's
+    /// sampling, budget rule, suites, items, seed and repeats. Repeatable: runs of the same
+    /// deployment pool their repeats into the reference's noise floor.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["resume", "repeats", "max_tokens", "params", "suites", "items", "seed", "only", "category", "until_decided", "logprobs"])]
+    pub baseline: Vec<PathBuf>,
+    /// With --baseline: compare even when the catalogue (or the generated items) differ from
+    /// the baseline's, on the prompts both have (the results' warnings say so).
+    #[arg(long, requires = "baseline")]
+    pub allow_catalogue_change: bool,
     #[command(flatten)]
     pub gate: GateArgs,
     #[command(flatten)]

@@ -1,6 +1,7 @@
 //! One file per subcommand: each wires a validated plan to the library and maps its results to
 //! an exit code (errors map through `error::Failure`); stdout is written only through `stdout`.
 
+mod baseline_plan;
 pub mod bench;
 pub mod bench_plan;
 pub mod compare;

@@ -1,5 +1,6 @@
-//! Comparing against saved runs (issue 24): `coherence diff` of two saved runs reproduces the
-//! live comparison's verdicts; runs of another catalogue are refused naming both hashes.
+//! Comparing against saved runs (issue 24): `coherence diff` of two saved runs and
+//! `compare --baseline` reproduce the live comparison's verdicts; runs of another catalogue are
+//! refused naming both hashes.
 
 use std::path::{Path, PathBuf};
 
@@ -205,5 +206,150 @@ fn diff_refuses_runs_of_different_catalogues_unless_allowed() {
     assert!(
         warnings.contains("--allow-catalogue-change") && warnings.contains(&ha),
         "{warnings}"
+    );
+}
+
+#[test]
+fn compare_against_a_baseline_sends_only_the_new_endpoint_and_gives_the_live_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), off_by_one_server());
+    let (live_out, live) = compare(dir.path(), &[("a", &a), ("b", &b)], &[]);
+    assert!(exit_code(&live_out) <= 1, "{}", stderr(&live_out));
+    let (sent_a, sent_b) = (a.completion_requests().len(), b.completion_requests().len());
+    assert!(sent_b > 0);
+
+    let out = dir.path().join("against-baseline");
+    let baseline_args = |out: &Path, extra: &[&str]| {
+        let mut args: Vec<String> = vec![
+            "compare".into(),
+            "--baseline".into(),
+            live.display().to_string(),
+            "--endpoint".into(),
+            format!("b2={}", b.url()),
+            "--quiet".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let done = coherence(&baseline_args(&out, &[]), dir.path(), &[]);
+    assert_eq!(exit_code(&done), exit_code(&live_out), "{}", stderr(&done));
+    assert_eq!(
+        a.completion_requests().len(),
+        sent_a,
+        "the baseline's reference is not sent"
+    );
+    assert_eq!(
+        b.completion_requests().len(),
+        2 * sent_b,
+        "only B's requests are sent"
+    );
+    assert_eq!(verdicts(&out), verdicts(&live));
+
+    // Last week's deployment is gone: resuming the run still sends nothing to it.
+    drop(a);
+    let resumed = resume(dir.path(), &out, &[]);
+    assert_eq!(
+        exit_code(&resumed),
+        exit_code(&live_out),
+        "{}",
+        stderr(&resumed)
+    );
+    assert_eq!(
+        b.completion_requests().len(),
+        2 * sent_b,
+        "nothing was missing"
+    );
+    assert_eq!(verdicts(&out), verdicts(&live));
+
+    // A baseline of another catalogue is refused with exit 2, naming both hashes.
+    let other = dir.path().join("other");
+    let catalogue = write_catalogue(&other);
+    std::fs::write(
+        catalogue.join("traps.toml"),
+        "[[prompt]]\nid = \"extra\"\nuser = \"Say yes.\"\nreference = \"yes\"\nwrong = \"no\"\nscore = { type = \"exact\", expected = \"yes\" }\n",
+    )
+    .unwrap();
+    let refused_out = dir.path().join("refused");
+    let refused = coherence(
+        &baseline_args(
+            &refused_out,
+            &["--catalogue", &catalogue.display().to_string()],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&refused), 2, "{}", stderr(&refused));
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(live.join("manifest.json")).unwrap())
+            .unwrap();
+    let then = manifest["catalogue"]["hash"].as_str().unwrap();
+    let err = stderr(&refused);
+    let hashes: std::collections::BTreeSet<&str> = err
+        .split(|c: char| !c.is_ascii_hexdigit())
+        .filter(|w| w.len() == then.len())
+        .collect();
+    assert!(hashes.contains(then) && hashes.len() == 2, "{err}");
+    assert_eq!(
+        b.completion_requests().len(),
+        2 * sent_b,
+        "nothing sent when refused"
+    );
+}
+
+#[test]
+fn several_baselines_pool_their_repeats_so_an_answer_they_disagree_on_is_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    // Last week's deployment answered the letters question 3 once and 4 once.
+    let old = FakeServer::start("m", |req| match req.question().as_str() {
+        LETTERS_Q if req.call > 0 => Reply::content("There are 4 r's."),
+        q => Reply::content(correct_answer(q)),
+    });
+    let catalogue = write_catalogue(dir.path());
+    let first = single_run(dir.path(), &catalogue, "ref", &old);
+    let second_dir = dir.path().join("week2");
+    std::fs::create_dir_all(&second_dir).unwrap();
+    let second = single_run(&second_dir, &catalogue, "ref", &old);
+    let new = off_by_one_server();
+    let out = dir.path().join("pooled");
+    let done = coherence(
+        &[
+            "compare",
+            "--baseline",
+            &first.display().to_string(),
+            "--baseline",
+            &second.display().to_string(),
+            "--endpoint",
+            &format!("new={}", new.url()),
+            "--quiet",
+            "--out",
+            &out.display().to_string(),
+        ],
+        dir.path(),
+        &[],
+    );
+    assert!(exit_code(&done) <= 1, "{}", stderr(&done));
+    let r = results(&out);
+    let letters = prompt(&r, "count_letters");
+    assert_eq!(letters["answers"]["ref"]["repeats_planned"], 2, "{letters}");
+    assert_eq!(letters["answers"]["new"]["repeats_planned"], 1, "{letters}");
+    assert_eq!(
+        letters["pairs"][0]["difference"], "sampler_noise",
+        "{letters}"
+    );
+    assert_eq!(
+        new.completion_requests().len(),
+        5,
+        "one repeat of each prompt"
+    );
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["endpoints"][0]["replayed_from"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
     );
 }
