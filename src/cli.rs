@@ -80,7 +80,8 @@ pub enum Command {
     Selftest(Box<SelftestArgs>),
     /// Re-score a run folder from its saved records (no network) and rewrite its reports.
     Score(ScoreArgs),
-    /// Re-render a run folder's reports from its results.json (no network).
+    /// Re-render a run folder's reports from its results.json (no network); with --issue, print
+    /// a Markdown bug report instead.
     Report(ReportArgs),
     /// Compare two saved runs offline (no network): one endpoint of each, written as a new run
     /// folder with the same reports and verdicts as a live comparison.
@@ -485,8 +486,14 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
     /// Print results.json to stdout instead of the summary.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "issue")]
     pub json: bool,
+    /// Print a Markdown bug report for an inference engine's tracker instead: the prompt's answers
+    /// side by side, served models, fingerprints, server headers, sampling, and a `curl` per
+    /// endpoint that sends the exact request again. PROMPT_ID, or `all-different` for every
+    /// prompt whose verdict is `different`.
+    #[arg(long, value_name = "PROMPT_ID")]
+    pub issue: Option<String>,
 }
 
 const DIFF_HELP: &str = "\

@@ -10,6 +10,7 @@ pub mod config;
 pub mod diff;
 mod dry_run;
 pub(crate) mod flags;
+pub mod issue;
 mod load_plan;
 pub mod logprobs;
 pub mod project;

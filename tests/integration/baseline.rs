@@ -353,3 +353,70 @@ fn several_baselines_pool_their_repeats_so_an_answer_they_disagree_on_is_noise()
         2
     );
 }
+
+/// Whether `curl` can be run here.
+fn has_curl() -> bool {
+    std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn an_issue_report_carries_curl_commands_that_return_the_recorded_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (correct_server(), off_by_one_server());
+    let run = dir.path().join("run");
+    let mut args = compare_args(&write_catalogue(dir.path()), &[("a", &a), ("b", &b)], &run);
+    args.push("--quiet".into());
+    let live = coherence(
+        &args,
+        dir.path(),
+        &[("OPENAI_API_KEY", "sk-never-in-a-file")],
+    );
+    assert!(exit_code(&live) <= 1, "{}", stderr(&live));
+    let run_s = run.display().to_string();
+
+    let out = coherence(
+        &["report", &run_s, "--issue", "count_letters"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let md = stdout(&out);
+    assert!(!md.contains("sk-never-in-a-file"));
+    assert!(
+        md.contains("$OPENAI_API_KEY") && md.contains("There are 4 r's."),
+        "{md}"
+    );
+    let curls: Vec<&str> = md.lines().filter(|l| l.starts_with("curl ")).collect();
+    assert_eq!(curls.len(), 2, "{md}");
+
+    let all = coherence(
+        &["report", &run_s, "--issue", "all-different"],
+        dir.path(),
+        &[],
+    );
+    assert!(stdout(&all).contains("count_letters"), "{}", stderr(&all));
+    let unknown = coherence(&["report", &run_s, "--issue", "nope"], dir.path(), &[]);
+    assert_eq!(exit_code(&unknown), 2);
+
+    if !has_curl() {
+        eprintln!("curl is not installed: the commands are not run");
+        return;
+    }
+    let recorded = records(&run);
+    for (curl, name) in curls.iter().zip(["a", "b"]) {
+        let reply = std::process::Command::new("sh")
+            .args(["-c", curl])
+            .env("OPENAI_API_KEY", "sk-test")
+            .output()
+            .unwrap();
+        let body: Value = serde_json::from_slice(&reply.stdout).unwrap();
+        let want = records_for(&recorded, "count_letters", name)[0]["content"].clone();
+        assert_eq!(
+            body["choices"][0]["message"]["content"], want,
+            "{name}: {curl}"
+        );
+    }
+}
