@@ -5,7 +5,7 @@
 
 use anyhow::bail;
 
-use super::compare_plan::{concurrency, resolve_gate, Mode};
+use super::compare_plan::{concurrency, resolve_gate};
 use super::flags::{client_options, resolve_endpoints, with_keys};
 use super::saved_run::{common_prompts, replayed, SavedRun};
 use super::score::catalogue_for_run;
@@ -14,14 +14,11 @@ use crate::cli::CompareArgs;
 use crate::gate::Gate;
 use crate::run::manifest::MANIFEST_FILE;
 use crate::run::replay::catalogue_mismatch;
-use crate::run::{CatalogueInfo, Manifest, PlannedEndpoint, RepeatOrder, Replayed, RunPlan};
+use crate::run::{CatalogueInfo, RepeatOrder, RunPlan};
 use crate::run_folder::new_run_dir;
 
 /// The plan of a comparison against saved baselines (`args.baseline`, at least one).
-pub fn plan_baseline(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
-    if mode != Mode::Compare {
-        bail!("--baseline: use it with compare");
-    }
+pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
     let baselines = args
         .baseline
         .iter()
@@ -132,20 +129,4 @@ pub fn plan_baseline(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> 
         notes,
         endpoints,
     })
-}
-
-/// On `--resume`, the endpoints the run replays stay replayed (nothing is sent to them).
-pub fn keep_replayed(endpoints: &mut [PlannedEndpoint], previous: &Manifest) {
-    for e in endpoints {
-        if let Some(saved) = previous
-            .endpoints
-            .iter()
-            .find(|s| s.spec.name == e.spec.name && s.is_replayed())
-        {
-            e.replayed = Some(Replayed {
-                models: saved.models.clone(),
-                from: saved.replayed_from.clone(),
-            });
-        }
-    }
 }

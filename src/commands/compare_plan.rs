@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail};
 
-use super::baseline_plan::{keep_replayed, plan_baseline};
 use super::flags::{
     client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys,
 };
+use super::saved_run::keep_replayed;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::cli::{CompareArgs, RepeatOrderArg};
@@ -86,7 +86,7 @@ struct Scope {
 /// Build the plan for `coherence compare`, `coherence determinism` or a selftest.
 pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
     if !args.baseline.is_empty() {
-        return plan_baseline(args, mode);
+        bail!("--baseline: use it with compare");
     }
     if let Some(n) = args.repeats.filter(|n| *n > MAX_REPEATS) {
         bail!("--repeats {n}: at most {MAX_REPEATS} repeats of each prompt");

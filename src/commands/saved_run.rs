@@ -1,6 +1,6 @@
 //! Saved runs read to be played again (`diff`, `compare --baseline`): an endpoint chosen by
-//! name, turned into a planned endpoint that nothing is sent to, the prompts several runs all
-//! cover, and the refusal of runs whose items differ.
+//! name, turned into a planned endpoint that nothing is sent to (and kept so on `--resume`), the
+//! prompts several runs all cover, and the refusal of runs whose items differ.
 
 use std::path::{Path, PathBuf};
 
@@ -96,6 +96,22 @@ pub(super) fn common_prompts(first: &[String], others: &[&[String]]) -> Vec<Stri
         .filter(|id| others.iter().all(|o| o.contains(id)))
         .cloned()
         .collect()
+}
+
+/// On `--resume`, the endpoints the run replays stay replayed (nothing is sent to them).
+pub(super) fn keep_replayed(endpoints: &mut [PlannedEndpoint], previous: &Manifest) {
+    for e in endpoints {
+        if let Some(saved) = previous
+            .endpoints
+            .iter()
+            .find(|s| s.spec.name == e.spec.name && s.is_replayed())
+        {
+            e.replayed = Some(Replayed {
+                models: saved.models.clone(),
+                from: saved.replayed_from.clone(),
+            });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ fn single_run(dir: &Path, catalogue: &Path, name: &str, server: &FakeServer) -> 
 }
 
 /// What the verdicts say, prompt by prompt and for quality, with the endpoint names left out.
-pub fn verdicts(run: &Path) -> (Vec<(String, String)>, Vec<String>, Value) {
+fn verdicts(run: &Path) -> (Vec<(String, String)>, Vec<String>, Value) {
     let r = results(run);
     let prompts = r["prompts"]
         .as_array()
