@@ -50,10 +50,7 @@ pub fn run_and_score(
     let rt = runtime().map_err(PipelineError::Input)?;
     let mut outcome = rt.block_on(run_plan(plan, argv))?;
     let sent = outcome.execution.interrupted;
-    // Teacher forcing sends the reference's completions to every endpoint: a replayed one
-    // cannot be asked.
-    let replayed = plan.endpoints.iter().any(|e| e.replayed.is_some());
-    if !outcome.execution.interrupted && plan.sampling.logprobs && !replayed {
+    if !outcome.execution.interrupted && plan.sampling.logprobs && !plan.replays() {
         let template =
             forced::template_for(&plan.dir, template).map_err(PipelineError::Incomplete)?;
         outcome.execution.interrupted =

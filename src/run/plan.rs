@@ -81,6 +81,12 @@ impl RunPlan {
             .unwrap_or(self.sampling.default_max_tokens)
     }
 
+    /// Whether an endpoint is replayed from saved runs: teacher forcing, which sends the
+    /// reference's completions to every endpoint, cannot run then.
+    pub fn replays(&self) -> bool {
+        self.endpoints.iter().any(|e| e.replayed.is_some())
+    }
+
     /// The prompts to send now, in order, shareable between the jobs that send them.
     pub fn prompts_to_send(&self) -> Vec<Arc<Prompt>> {
         self.send

@@ -233,6 +233,17 @@ fn compare_against_a_baseline_sends_only_the_new_endpoint_and_gives_the_live_ver
         args.extend(extra.iter().map(|s| s.to_string()));
         args
     };
+    // The plan counts only the new endpoint's requests.
+    let planned = coherence(
+        &baseline_args(&out, &["--dry-run", "--json"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&planned), 0, "{}", stderr(&planned));
+    let planned: Value = serde_json::from_str(&stdout(&planned)).unwrap();
+    assert_eq!(planned["endpoints"][0]["requests"], 0, "{planned}");
+    assert_eq!(planned["requests"], sent_b, "{planned}");
+
     let done = coherence(&baseline_args(&out, &[]), dir.path(), &[]);
     assert_eq!(exit_code(&done), exit_code(&live_out), "{}", stderr(&done));
     assert_eq!(
