@@ -184,6 +184,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
             sampling_override: Default::default(),
         },
         models: None,
+        replayed_from: Vec::new(),
     };
     let manifest = Manifest {
         until_decided: None,
@@ -203,6 +204,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         fail_on: coherence::gate::Gate::default_compare(),
         margin: None,
         invocations: Vec::new(),
+        notes: Vec::new(),
     };
     std::fs::create_dir_all(dir).unwrap();
     manifest.write(dir).unwrap();

@@ -99,8 +99,13 @@ pub enum Command {
     Selftest(Box<SelftestArgs>),
     /// Re-score a run folder from its saved records (no network) and rewrite its reports.
     Score(ScoreArgs),
-    /// Re-render a run folder's reports from its results.json (no network).
+    /// Re-render a run folder's reports from its results.json (no network); with --issue, print
+    /// a Markdown bug report instead.
     Report(ReportArgs),
+    /// Compare two saved runs offline (no network): one endpoint of each, written as a new run
+    /// folder with the same reports and verdicts as a live comparison.
+    #[command(after_help = help_with_exits(DIFF_HELP, DIFF_EXITS))]
+    Diff(Box<DiffArgs>),
     /// List or check the prompt catalogue.
     Prompts {
         #[command(subcommand)]
@@ -329,6 +334,16 @@ pub struct CompareArgs {
     /// Continue the run in DIR: send only what is missing (or what the flags add).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// A saved run whose reference endpoint's answers (every repeat, every suite it ran) play the
+    /// reference: nothing is sent to it, only --endpoint's are sent, with the baseline's
+    /// sampling, budget rule, suites, items, seed and repeats. Repeatable: runs of the same
+    /// deployment pool their repeats into the reference's noise floor.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["resume", "repeats", "max_tokens", "params", "suites", "items", "seed", "only", "category", "until_decided", "logprobs"])]
+    pub baseline: Vec<PathBuf>,
+    /// With --baseline: compare even when the catalogue (or the generated items) differ from
+    /// the baseline's, on the prompts both have (the results' warnings say so).
+    #[arg(long, requires = "baseline")]
+    pub allow_catalogue_change: bool,
     #[command(flatten)]
     pub gate: GateArgs,
     #[command(flatten)]
@@ -492,6 +507,60 @@ pub struct ReportArgs {
     /// The run folder.
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
+    /// Print results.json to stdout instead of the summary.
+    #[arg(long, conflicts_with = "issue")]
+    pub json: bool,
+    /// Print a Markdown bug report for an inference engine's tracker instead: the prompt's answers
+    /// side by side, served models, fingerprints, server headers, sampling, and a `curl` per
+    /// endpoint that sends the exact request again. PROMPT_ID, or `all-different` for every
+    /// prompt whose verdict is `different`.
+    #[arg(long, value_name = "PROMPT_ID")]
+    pub issue: Option<String>,
+}
+
+const DIFF_HELP: &str = "\
+Writes a normal run folder (manifest.json, records.jsonl, results.json, reports): RUN_A's
+endpoint is the reference. Both runs must have the same catalogue hash and generated items
+(generator version and seed); --allow-catalogue-change compares the prompts both have instead.";
+
+const DIFF_EXITS: &[(Exit, &str)] = &[
+    (
+        Exit::Usage,
+        "a bad flag, an unreadable run folder, or runs of different catalogues",
+    ),
+    (
+        Exit::Incomplete,
+        "an answer is missing or failed in either run, or the folder cannot be written",
+    ),
+];
+
+/// `coherence diff RUN_A RUN_B`.
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// The saved run whose endpoint is the reference.
+    #[arg(value_name = "RUN_A")]
+    pub run_a: PathBuf,
+    /// The saved run compared with it.
+    #[arg(value_name = "RUN_B")]
+    pub run_b: PathBuf,
+    /// The endpoint of RUN_A to compare (needed when RUN_A has several).
+    #[arg(long = "a", value_name = "NAME")]
+    pub a: Option<String>,
+    /// The endpoint of RUN_B to compare (needed when RUN_B has several).
+    #[arg(long = "b", value_name = "NAME")]
+    pub b: Option<String>,
+    /// Compare runs whose catalogue hash or generated items differ, on the prompts both have
+    /// (the results' warnings say so).
+    #[arg(long)]
+    pub allow_catalogue_change: bool,
+    /// Catalogue to score with (default: RUN_A's own catalogue folder).
+    #[arg(long, value_name = "DIR")]
+    pub catalogue: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Run folder to create (default: runs/diff-<UTC timestamp>-<a>-vs-<b>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Print results.json to stdout instead of the summary.
     #[arg(long)]
     pub json: bool,

@@ -64,7 +64,11 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         }
         cli::Command::Selftest(args) => commands::selftest::selftest(args, argv),
         cli::Command::Score(args) => commands::score::score(args),
-        cli::Command::Report(args) => commands::score::report(args),
+        cli::Command::Report(args) => match &args.issue {
+            Some(which) => commands::issue::issue(args, which),
+            None => commands::score::report(args),
+        },
+        cli::Command::Diff(args) => commands::diff::diff(args, argv),
         cli::Command::Prompts { command } => match command {
             cli::PromptsCommand::List(a) => commands::prompts::list(a),
             cli::PromptsCommand::Check(a) => commands::prompts::check(a),

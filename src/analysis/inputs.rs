@@ -43,6 +43,11 @@ impl<'a> Inputs<'a> {
                 warnings.push(w);
             }
         }
+        for note in &manifest.notes {
+            if !warnings.contains(note) {
+                warnings.push(note.clone());
+            }
+        }
         warnings.extend(outside_the_run(manifest, &loaded.records));
         if !manifest.catalogue.hash.is_empty() && manifest.catalogue.hash != catalogue.hash {
             warnings.push(format!(
@@ -109,7 +114,7 @@ fn outside_the_run(manifest: &Manifest, records: &[Record]) -> Vec<String> {
             (Outside::Prompt, format!("`{}`", r.prompt))
         } else if !endpoints.contains(r.endpoint.as_str()) {
             (Outside::Endpoint, format!("`{}`", r.endpoint))
-        } else if r.repeat >= manifest.repeats {
+        } else if r.repeat >= manifest.repeats_of(&r.endpoint) {
             (Outside::Repeat, (u64::from(r.repeat) + 1).to_string())
         } else {
             continue;

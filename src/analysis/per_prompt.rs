@@ -105,7 +105,8 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
         };
         let mut per_endpoint = Vec::new();
         for name in names {
-            let recs: Vec<Option<&Record>> = (0..manifest.repeats)
+            let planned = manifest.repeats_of(name);
+            let recs: Vec<Option<&Record>> = (0..planned)
                 .map(|repeat| {
                     let slot = Slot {
                         prompt: id.clone(),
@@ -121,7 +122,7 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
                 .flatten()
                 .filter(|r| r.is_request_failure())
                 .count();
-            per_endpoint.push(endpoint_prompt(&recs, manifest.repeats, &scores, &order));
+            per_endpoint.push(endpoint_prompt(&recs, planned, &scores, &order));
         }
         out.prompts.push(prompt_result(prompt, names, per_endpoint));
     }

@@ -63,7 +63,7 @@ pub fn roll_up(
         quality: statistics.iter().map(|s| quality_of(s, margin)).collect(),
         stability: names
             .iter()
-            .map(|n| overview::stability(prompts, n, manifest.repeats))
+            .map(|n| overview::stability(prompts, n, manifest.repeats_of(n)))
             .collect(),
         identity: others
             .clone()

@@ -9,6 +9,7 @@ use crate::logprobs::template::ChatTemplate;
 use crate::pipeline::run_and_score;
 use crate::pipeline::until_decided::run_until_decided;
 
+use super::baseline_plan::plan_baseline;
 pub(super) use super::compare_plan::plan_compare;
 pub use super::compare_plan::Mode;
 use super::load_plan::plan_load;
@@ -16,7 +17,12 @@ use super::load_plan::plan_load;
 use super::score::{exit_for, print_outcome};
 
 pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit, CliError> {
-    let plan = plan_compare(args, mode).usage_err()?;
+    let plan = if args.baseline.is_empty() || mode != Mode::Compare {
+        plan_compare(args, mode)
+    } else {
+        plan_baseline(args)
+    }
+    .usage_err()?;
     // Validated before a dry run too: a plan with a flag the command refuses is no plan.
     let load = plan_load(&args.load, mode, &plan).usage_err()?;
     if args.dry_run {

@@ -9,6 +9,7 @@ use anyhow::{anyhow, bail};
 use super::flags::{
     client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys,
 };
+use super::saved_run::keep_replayed;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::cli::{CompareArgs, RepeatOrderArg};
@@ -84,6 +85,9 @@ struct Scope {
 
 /// Build the plan for `coherence compare`, `coherence determinism` or a selftest.
 pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
+    if !args.baseline.is_empty() {
+        bail!("--baseline: use it with compare");
+    }
     if let Some(n) = args.repeats.filter(|n| *n > MAX_REPEATS) {
         bail!("--repeats {n}: at most {MAX_REPEATS} repeats of each prompt");
     }
@@ -94,7 +98,10 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         .unwrap_or_default();
     let resolved = resolve_endpoints(&args.endpoints, base_specs)?;
     mode.check_endpoints(resolved.specs.len())?;
-    let endpoints = with_keys(resolved.specs)?;
+    let mut endpoints = with_keys(resolved.specs)?;
+    if let Some(m) = &previous {
+        keep_replayed(&mut endpoints, m);
+    }
 
     let catalogue_flag = args
         .catalogue
@@ -168,16 +175,12 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
             RepeatOrderArg::BackToBack => RepeatOrder::BackToBack,
         },
         sampling: run.sampling,
-        // One concurrency for every endpoint (the executor's rule): the flag, else the
-        // smallest the config file gives the chosen endpoints, so none gets more than its own.
-        concurrency: args
-            .concurrency
-            .or_else(|| resolved.concurrency.iter().map(|(_, n)| *n).min())
-            .unwrap_or(DEFAULT_CONCURRENCY),
+        concurrency: concurrency(args, &resolved.concurrency),
         client: client_options(&args.client)?,
         quiet: args.quiet,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided,
+        notes: Vec::new(),
     })
 }
 
@@ -302,6 +305,14 @@ fn with_rounds(
     let mut list = suites.suites().to_vec();
     list.push(Suite::Generated);
     SuiteChoice::new(list, suites.seed, items).map_err(|e| anyhow!(e))
+}
+
+/// One concurrency for every endpoint (the executor's rule): the flag, else the smallest the
+/// config file gives the chosen endpoints (`config`), so none gets more than its own.
+pub(super) fn concurrency(args: &CompareArgs, config: &[(String, usize)]) -> usize {
+    args.concurrency
+        .or_else(|| config.iter().map(|(_, n)| *n).min())
+        .unwrap_or(DEFAULT_CONCURRENCY)
 }
 
 /// The gate in force: the flag, else the run's own, else the command's default.

@@ -224,7 +224,11 @@ pub fn with_keys(specs: Vec<EndpointSpec>) -> anyhow::Result<Vec<PlannedEndpoint
                     key
                 }
             };
-            Ok(PlannedEndpoint { spec, key })
+            Ok(PlannedEndpoint {
+                spec,
+                key,
+                replayed: None,
+            })
         })
         .collect()
 }

@@ -1,17 +1,21 @@
 //! One file per subcommand: each wires a validated plan to the library and maps its results to
 //! an exit code (errors map through `error::Failure`); stdout is written only through `stdout`.
 
+mod baseline_plan;
 pub mod bench;
 pub mod bench_plan;
 pub mod compare;
 mod compare_plan;
 pub mod config;
+pub mod diff;
 mod dry_run;
 pub(crate) mod flags;
+pub mod issue;
 mod load_plan;
 pub mod logprobs;
 pub mod project;
 pub mod prompts;
+mod saved_run;
 pub mod score;
 pub mod selftest;
 pub mod smoke;

@@ -113,7 +113,10 @@ pub fn print_outcome(
 
 /// The catalogue to score a run with: the flag, else the run's own folder when it still exists,
 /// else the default catalogue; with the run's suites (its generated items made again).
-fn catalogue_for_run(flag: Option<&Path>, manifest: &Manifest) -> anyhow::Result<Catalogue> {
+pub(super) fn catalogue_for_run(
+    flag: Option<&Path>,
+    manifest: &Manifest,
+) -> anyhow::Result<Catalogue> {
     let recorded = PathBuf::from(&manifest.catalogue.dir);
     let dir = flag
         .map(Path::to_path_buf)

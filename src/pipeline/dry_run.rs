@@ -21,7 +21,7 @@ use crate::run::{journal, pending_jobs, RunPlan};
 /// prompt per endpoint (the reference's completion scored), and per endpoint and condition a mode
 /// probe and three self-consistency checks (a decode and a re-score each).
 fn teacher_forcing_ceiling(plan: &RunPlan) -> usize {
-    if !plan.sampling.logprobs {
+    if !plan.sampling.logprobs || plan.replays() {
         return 0;
     }
     (plan.scope.len() + 2 * (1 + 3 * 2)) * plan.endpoints.len()
@@ -89,7 +89,12 @@ impl DryRun {
                     max_tokens: j.max_tokens,
                 })
                 .collect();
-            let planned = (plan.send.len() * endpoints) as u64 * u64::from(plan.repeats);
+            let sent = plan
+                .endpoints
+                .iter()
+                .filter(|e| e.replayed.is_none())
+                .count();
+            let planned = (plan.send.len() * sent) as u64 * u64::from(plan.repeats);
             resume = Some((planned, missing));
         } else {
             // Every repeat of every prompt to send, on every endpoint.
@@ -99,7 +104,12 @@ impl DryRun {
                 .iter()
                 .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
                 .sum();
-            for e in &mut per_endpoint {
+            // A replayed endpoint's answers are saved: nothing is sent to it.
+            let sent = per_endpoint
+                .iter_mut()
+                .zip(&plan.endpoints)
+                .filter(|(_, planned)| planned.replayed.is_none());
+            for (e, _) in sent {
                 e.requests = prompts.len() as u64 * repeats;
                 e.token_ceiling = tokens.saturating_mul(repeats);
             }

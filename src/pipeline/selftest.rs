@@ -116,6 +116,7 @@ fn control_plan(base: &RunPlan, label: &str, endpoints: [PlannedEndpoint; 2]) ->
         margin: base.margin,
         reasoning_retry_budget: base.reasoning_retry_budget,
         until_decided: None,
+        notes: base.notes.clone(),
     }
 }
 

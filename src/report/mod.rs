@@ -5,6 +5,7 @@
 mod diff;
 #[cfg(test)]
 mod fixture;
+pub mod issue;
 mod junit;
 mod page;
 mod sections;

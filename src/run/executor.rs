@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::journal::Journal;
 use super::manifest::Sampling;
 use super::record::{Record, RecordKey};
-use super::request::{build_request, request_hash};
+use super::request::{endpoint_request, request_hash};
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, FailureKind};
 use crate::engine::{drive, Lane, Progress, Sink, Tally};
@@ -133,10 +133,13 @@ pub fn tally(r: &Record) -> Tally {
 
 /// Send one request (with the client's retries) and turn the exchange into a record.
 pub async fn send(target: &Target, job: &Job, sampling: &Sampling) -> Record {
-    let (path, mut body) = build_request(&job.prompt, &target.model, job.max_tokens, sampling);
-    for (k, v) in &target.sampling_override {
-        body[k.as_str()] = v.clone();
-    }
+    let (path, body) = endpoint_request(
+        &job.prompt,
+        &target.model,
+        job.max_tokens,
+        sampling,
+        &target.sampling_override,
+    );
     let started_at = chrono::Utc::now();
     let ex = target.client.complete(path, &body).await;
     let key = RecordKey {

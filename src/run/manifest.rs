@@ -51,6 +51,10 @@ pub struct Manifest {
     pub until_decided: Option<StoppingRule>,
     /// Each invocation that wrote to this folder, with its arguments (which never hold a key).
     pub invocations: Vec<Invocation>,
+    /// What the making of the run noted that its results must say, e.g. that a diff across
+    /// catalogues compared only the items both runs have (results.json `warnings`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Where a run stands, as its manifest says.
@@ -134,6 +138,42 @@ pub struct EndpointInfo {
     /// What `GET /models` reported when the run started.
     #[serde(default)]
     pub models: Option<ModelsInfo>,
+    /// Where a replayed endpoint's answers come from (`coherence diff`, `compare --baseline`):
+    /// saved runs, in order, never sent again. Empty for an endpoint this run sends to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replayed_from: Vec<ReplaySource>,
+}
+
+/// One saved run whose answers a replayed endpoint plays: its repeats are numbered after those
+/// of the sources before it, so several runs of one deployment pool into one endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplaySource {
+    /// The saved run folder, as it was named.
+    pub run: String,
+    /// The endpoint's name in that run.
+    pub endpoint: String,
+    /// Repeats taken from that run.
+    pub repeats: u32,
+    /// That run's catalogue hash.
+    pub catalogue_hash: String,
+}
+
+impl EndpointInfo {
+    /// Whether the endpoint's answers come from saved runs (nothing is sent to it).
+    pub fn is_replayed(&self) -> bool {
+        !self.replayed_from.is_empty()
+    }
+
+    /// The repeats this endpoint has: its sources' together when replayed, else `run_repeats`.
+    pub fn repeats(&self, run_repeats: u32) -> u32 {
+        if self.is_replayed() {
+            self.replayed_from
+                .iter()
+                .fold(0u32, |n, s| n.saturating_add(s.repeats))
+        } else {
+            run_repeats
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,6 +269,15 @@ impl Manifest {
                 self.repeats
             ));
         }
+        for e in &self.endpoints {
+            let n = e.repeats(self.repeats);
+            if n == 0 || n > MAX_REPEATS {
+                return Err(format!(
+                    "endpoint `{}` has {n} repeats from `replayed_from`; give between 1 and {MAX_REPEATS}",
+                    e.spec.name
+                ));
+            }
+        }
         if let Some(m) = self.margin.filter(|m| !(0.0..=100.0).contains(m)) {
             return Err(format!(
                 "`margin` is {m}; give accuracy points between 0 and 100"
@@ -248,5 +297,14 @@ impl Manifest {
 
     pub fn endpoint_names(&self) -> Vec<String> {
         self.endpoints.iter().map(|e| e.spec.name.clone()).collect()
+    }
+
+    /// The repeats endpoint `name` has: a replayed endpoint's own (several saved runs pool
+    /// theirs), else the run's.
+    pub fn repeats_of(&self, name: &str) -> u32 {
+        self.endpoints
+            .iter()
+            .find(|e| e.spec.name == name)
+            .map_or(self.repeats, |e| e.repeats(self.repeats))
     }
 }

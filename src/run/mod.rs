@@ -5,6 +5,7 @@ pub mod journal;
 pub mod manifest;
 pub mod plan;
 pub mod record;
+pub mod replay;
 pub mod request;
 
 use std::collections::BTreeMap;
@@ -12,9 +13,10 @@ use std::sync::Arc;
 
 pub use executor::{execute, send, tally, Execution, Job, Target};
 pub use manifest::{
-    CatalogueInfo, EndpointInfo, Invocation, Manifest, RunStatus, Sampling, StoppingRule,
+    CatalogueInfo, EndpointInfo, Invocation, Manifest, ReplaySource, RunStatus, Sampling,
+    StoppingRule,
 };
-pub use plan::{PlannedEndpoint, RepeatOrder, RunPlan};
+pub use plan::{PlannedEndpoint, RepeatOrder, Replayed, RunPlan};
 pub use record::{Record, RecordKey};
 
 use crate::catalogue::Prompt;
@@ -41,7 +43,8 @@ pub enum RunError {
 }
 
 /// Resolve each endpoint's model from `GET /models` unless `--model` named it. An endpoint whose
-/// model cannot be resolved stops the run before anything is sent.
+/// model cannot be resolved stops the run before anything is sent. A replayed endpoint keeps what
+/// its run recorded and is not asked.
 pub async fn resolve_targets(
     endpoints: &[PlannedEndpoint],
     options: &ClientOptions,
@@ -49,6 +52,15 @@ pub async fn resolve_targets(
     let lookups = endpoints.iter().map(|e| async move {
         let client = Client::new(&e.spec.base_url, e.key.clone(), options.clone())
             .map_err(RunError::Config)?;
+        if let Some(replayed) = &e.replayed {
+            let target = Target {
+                name: e.spec.name.clone(),
+                model: e.spec.model.clone().unwrap_or_default(),
+                client,
+                sampling_override: e.spec.sampling_override.clone(),
+            };
+            return Ok((target, replayed.models.clone()));
+        }
         let info = client.models().await;
         let model = match (&e.spec.model, &info) {
             (Some(m), _) => m.clone(),
@@ -96,7 +108,7 @@ pub async fn resolve_targets(
 }
 
 /// The jobs still to do: every (prompt, endpoint, budget, repeat) of the plan without a record
-/// that holds a response. Failed requests are sent again.
+/// that holds a response. Failed requests are sent again. A replayed endpoint gets none.
 pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
     let merged = journal::merge(existing);
     let mut jobs = Vec::new();
@@ -116,6 +128,9 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
         let id = &prompt.id;
         let max_tokens = plan.max_tokens_for(prompt.max_tokens);
         for (endpoint, e) in plan.endpoints.iter().enumerate() {
+            if e.replayed.is_some() {
+                continue;
+            }
             let key = RecordKey {
                 prompt: id.clone(),
                 endpoint: e.spec.name.clone(),
@@ -185,6 +200,11 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
             EndpointInfo {
                 spec,
                 models: info.clone(),
+                replayed_from: e
+                    .replayed
+                    .as_ref()
+                    .map(|r| r.from.clone())
+                    .unwrap_or_default(),
             }
         })
         .collect();
@@ -204,6 +224,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
             margin: None,
             until_decided: None,
             invocations: Vec::new(),
+            notes: Vec::new(),
         },
     };
     manifest.updated_at = now;
@@ -217,9 +238,17 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
     manifest.margin = Some(plan.margin);
     manifest.until_decided = plan.until_decided;
     manifest.invocations.push(Invocation { at: now, args });
+    for note in &plan.notes {
+        if !manifest.notes.contains(note) {
+            manifest.notes.push(note.clone());
+        }
+    }
     manifest.write(&plan.dir).map_err(RunError::Folder)?;
 
     let mut journal = journal::Journal::open(&plan.dir).map_err(RunError::Folder)?;
+    if plan.previous.is_none() {
+        replay::copy_answers(&manifest, &mut journal).map_err(RunError::Folder)?;
+    }
     let loaded = journal::load(&plan.dir).map_err(RunError::Folder)?;
     let jobs = pending_jobs(plan, &loaded.records);
     let mut per_endpoint: BTreeMap<usize, u64> = BTreeMap::new();

@@ -3,19 +3,29 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::manifest::{Manifest, Sampling, StoppingRule};
+use super::manifest::{Manifest, ReplaySource, Sampling, StoppingRule};
 use crate::catalogue::{Catalogue, Prompt};
-use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec};
+use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
 
 /// The default token budget: generous, because reasoning endpoints spend budget before answering.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
-/// An endpoint ready to be called: its spec plus the key read from the environment.
+/// An endpoint ready to be called: its spec plus the key read from the environment; or, when
+/// `replayed`, one whose answers come from saved runs and which nothing is sent to.
 #[derive(Debug, Clone)]
 pub struct PlannedEndpoint {
     pub spec: EndpointSpec,
     pub key: Option<ApiKey>,
+    pub replayed: Option<Replayed>,
+}
+
+/// A saved endpoint played again: what its run recorded of `GET /models`, and the saved runs
+/// whose answers it gives (their repeats pooled, in order).
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    pub models: Option<ModelsInfo>,
+    pub from: Vec<ReplaySource>,
 }
 
 #[derive(Debug)]
@@ -49,6 +59,8 @@ pub struct RunPlan {
     pub reasoning_retry_budget: u32,
     /// `--until-decided`: send the generated items in rounds until decided (`pipeline/`).
     pub until_decided: Option<StoppingRule>,
+    /// Notes the manifest keeps for the results' warnings (what a replayed run left out).
+    pub notes: Vec<String>,
 }
 
 /// The order in which repeats of the prompts are sent.
@@ -67,6 +79,12 @@ impl RunPlan {
         self.max_tokens_override
             .or(prompt_max)
             .unwrap_or(self.sampling.default_max_tokens)
+    }
+
+    /// Whether an endpoint is replayed from saved runs: teacher forcing, which sends the
+    /// reference's completions to every endpoint, cannot run then.
+    pub fn replays(&self) -> bool {
+        self.endpoints.iter().any(|e| e.replayed.is_some())
     }
 
     /// The prompts to send now, in order, shareable between the jobs that send them.

@@ -1,6 +1,6 @@
 //! The exact request body each endpoint receives: identical sampling everywhere.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::manifest::Sampling;
@@ -44,6 +44,22 @@ pub fn build_request(
     }
     for (k, v) in &sampling.params {
         obj.insert(k.clone(), v.clone());
+    }
+    (path, body)
+}
+
+/// The exact request one endpoint receives: [`build_request`] with the endpoint's own fields
+/// (`EndpointSpec::sampling_override`) on top.
+pub fn endpoint_request(
+    prompt: &Prompt,
+    model: &str,
+    max_tokens: u32,
+    sampling: &Sampling,
+    overrides: &Map<String, Value>,
+) -> (&'static str, Value) {
+    let (path, mut body) = build_request(prompt, model, max_tokens, sampling);
+    for (k, v) in overrides {
+        body[k.as_str()] = v.clone();
     }
     (path, body)
 }

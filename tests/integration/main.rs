@@ -5,6 +5,7 @@
 
 mod common;
 
+mod baseline;
 mod bench;
 mod catalogue;
 mod catalogue_compare;

@@ -1,0 +1,131 @@
+//! `compare --baseline RUN_DIR --endpoint NAME=URL` to a [`RunPlan`]: the saved runs' reference
+//! endpoint is replayed as the reference (several runs of one deployment pool their repeats),
+//! and only the new endpoints are sent, with the first baseline's catalogue, suites, sampling,
+//! budget rule, scope and repeats.
+
+use anyhow::bail;
+
+use super::compare_plan::{concurrency, resolve_gate};
+use super::flags::{client_options, resolve_endpoints, with_keys};
+use super::saved_run::{common_prompts, replayed, SavedRun};
+use super::score::catalogue_for_run;
+use crate::analysis::DEFAULT_MARGIN_POINTS;
+use crate::cli::CompareArgs;
+use crate::gate::Gate;
+use crate::run::replay::catalogue_mismatch;
+use crate::run::{CatalogueInfo, RepeatOrder, RunPlan};
+use crate::run_folder::{new_run_dir, CompareFolder};
+
+/// The plan of a comparison against saved baselines (`args.baseline`, at least one).
+pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
+    let baselines = args
+        .baseline
+        .iter()
+        .map(|d| SavedRun::read(d).map_err(|e| anyhow::anyhow!("--baseline: {e:#}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let Some(first) = baselines.first() else {
+        bail!("--baseline: give a saved run folder");
+    };
+    let mut notes = Vec::new();
+    for other in &baselines[1..] {
+        if let Some(why) = first.same_items(other, args.allow_catalogue_change)? {
+            notes.push(format!(
+                "--allow-catalogue-change: {why}; only the prompts every baseline has are compared"
+            ));
+        }
+    }
+    let catalogue = catalogue_for_run(args.catalogue.catalogue.as_deref(), &first.manifest)?;
+    let now = CatalogueInfo::of(&catalogue);
+    let then = &first.manifest.catalogue;
+    let baseline_name = format!("the baseline {}", first.dir.display());
+    let current = format!("the catalogue {}", catalogue.dir.display());
+    if let Some(why) = catalogue_mismatch((&baseline_name, then), (&current, &now)) {
+        if !args.allow_catalogue_change {
+            bail!("--baseline: {why}; compare the prompts both have with --allow-catalogue-change");
+        }
+        notes.push(format!(
+            "--allow-catalogue-change: {why}; only the prompts both have are compared"
+        ));
+    }
+
+    let reference = baselines
+        .iter()
+        .map(|b| b.endpoint(Some(&b.manifest.endpoints[0].spec.name), "--baseline"))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let reference_name = reference[0].spec.name.clone();
+    let resolved = resolve_endpoints(&args.endpoints, Vec::new())?;
+    let config_concurrency = resolved.concurrency.clone();
+    let fresh = with_keys(resolved.specs)?;
+    if fresh.is_empty() {
+        bail!("--endpoint: give the endpoint to compare with the baseline (NAME=URL)");
+    }
+    if let Some(e) = fresh.iter().find(|e| e.spec.name == reference_name) {
+        bail!(
+            "--endpoint {}: the baseline's reference is called `{reference_name}`; give the new endpoint another name",
+            e.spec.name
+        );
+    }
+    let sources = baselines
+        .iter()
+        .zip(&reference)
+        .map(|(b, e)| b.source(e))
+        .collect();
+    let mut endpoints = vec![replayed(&reference_name, reference[0], sources)];
+    endpoints.extend(fresh);
+
+    let lists: Vec<&[String]> = baselines[1..]
+        .iter()
+        .map(|b| b.manifest.prompts.as_slice())
+        .collect();
+    let scope: Vec<String> = common_prompts(&first.manifest.prompts, &lists)
+        .into_iter()
+        .filter(|id| catalogue.get(id).is_some())
+        .collect();
+    if scope.is_empty() {
+        bail!("--baseline: the baselines and the catalogue have no prompt in common");
+    }
+    let left_out = first.manifest.prompts.len() - scope.len();
+    if left_out > 0 {
+        notes.push(format!(
+            "{} prompts are compared; {left_out} of the baseline's are left out (another baseline or the catalogue lacks them)",
+            scope.len()
+        ));
+    }
+    let names: Vec<&str> = endpoints.iter().map(|e| e.spec.name.as_str()).collect();
+    let dir = match &args.out {
+        Some(d) => d.clone(),
+        None => new_run_dir(None, &names),
+    };
+    if CompareFolder::new(&dir).holds_run() {
+        bail!("--out {}: this folder already holds a run", dir.display());
+    }
+    let m = &first.manifest;
+    Ok(RunPlan {
+        dir,
+        previous: None,
+        catalogue,
+        send: scope.clone(),
+        scope,
+        repeats: m.repeats,
+        repeat_order: RepeatOrder::default(),
+        max_tokens_override: m.sampling.max_tokens_override,
+        sampling: m.sampling.clone(),
+        concurrency: concurrency(args, &config_concurrency),
+        client: client_options(&args.client)?,
+        quiet: args.quiet,
+        fail_on: resolve_gate(
+            args.gate.fail_on.as_ref(),
+            Some(&m.fail_on),
+            Gate::default_compare(),
+        ),
+        margin: args
+            .gate
+            .margin
+            .or(m.margin)
+            .unwrap_or(DEFAULT_MARGIN_POINTS),
+        reasoning_retry_budget: args.reasoning_retry_budget,
+        until_decided: None,
+        notes,
+        endpoints,
+    })
+}

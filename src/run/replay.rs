@@ -1,0 +1,125 @@
+//! Saved answers played again: a new run's replayed endpoints (`coherence diff`,
+//! `compare --baseline`) get their records copied from the saved runs they come from, and two
+//! saved runs are checked to hold the same items before their answers are compared.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::journal::{self, Journal};
+use super::manifest::{CatalogueInfo, Manifest};
+
+/// Copy every replayed endpoint's answers into the new run's journal: each source's records of
+/// its endpoint for a prompt in the run's scope and a repeat it planned, renamed to the
+/// endpoint's name here, repeats numbered after those of the sources before it. Returns how many
+/// records were copied.
+pub fn copy_answers(manifest: &Manifest, journal: &mut Journal) -> anyhow::Result<usize> {
+    let scope: BTreeSet<&str> = manifest.prompts.iter().map(String::as_str).collect();
+    let mut copied = 0;
+    for endpoint in manifest.endpoints.iter().filter(|e| e.is_replayed()) {
+        let mut offset = 0u32;
+        for source in &endpoint.replayed_from {
+            let loaded = journal::load(Path::new(&source.run))?;
+            for mut record in loaded.records.into_iter().filter(|r| {
+                r.endpoint == source.endpoint
+                    && r.repeat < source.repeats
+                    && scope.contains(r.prompt.as_str())
+            }) {
+                record.endpoint = endpoint.spec.name.clone();
+                record.repeat += offset;
+                journal.append(&record)?;
+                copied += 1;
+            }
+            offset = offset.saturating_add(source.repeats);
+        }
+    }
+    Ok(copied)
+}
+
+/// Why two saved runs' answers cannot be compared item for item: their catalogues differ, or
+/// their generated items were made by another generator version or seed. Each message names
+/// both values.
+pub fn catalogue_mismatch(
+    (a_name, a): (&str, &CatalogueInfo),
+    (b_name, b): (&str, &CatalogueInfo),
+) -> Option<String> {
+    if a.hash != b.hash {
+        return Some(format!(
+            "the catalogues differ: {a_name} has catalogue hash {}, {b_name} has {}",
+            display_hash(&a.hash),
+            display_hash(&b.hash)
+        ));
+    }
+    match (&a.generated, &b.generated) {
+        (Some(x), Some(y)) if x.generator_version != y.generator_version => Some(format!(
+            "the generated items differ: {a_name} has generator version {}, {b_name} has {} (catalogue hash {})",
+            x.generator_version,
+            y.generator_version,
+            display_hash(&a.hash)
+        )),
+        (Some(x), Some(y)) if x.seed != y.seed => Some(format!(
+            "the generated items differ: {a_name} has seed {}, {b_name} has seed {} (catalogue hash {})",
+            x.seed,
+            y.seed,
+            display_hash(&a.hash)
+        )),
+        _ => None,
+    }
+}
+
+/// A hash as the messages show it (an empty one, from a hand-made manifest, says so).
+fn display_hash(hash: &str) -> &str {
+    if hash.is_empty() {
+        "(none)"
+    } else {
+        hash
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::manifest::GeneratedInfo;
+
+    fn info(hash: &str, generated: Option<(u64, u32)>) -> CatalogueInfo {
+        CatalogueInfo {
+            dir: "prompts".into(),
+            hash: hash.into(),
+            suites: Vec::new(),
+            generated: generated.map(|(seed, generator_version)| GeneratedInfo {
+                seed,
+                items: 10,
+                generator_version,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_mismatch_names_both_hashes_seeds_or_versions() {
+        let same = catalogue_mismatch(("A", &info("h1", None)), ("B", &info("h1", None)));
+        assert_eq!(same, None);
+        let hashes = catalogue_mismatch(("A", &info("h1", None)), ("B", &info("h2", None)))
+            .expect("different hashes");
+        assert!(hashes.contains("h1") && hashes.contains("h2"), "{hashes}");
+        let seeds = catalogue_mismatch(
+            ("A", &info("h", Some((1, 3)))),
+            ("B", &info("h", Some((2, 3)))),
+        )
+        .expect("different seeds");
+        assert!(
+            seeds.contains("seed 1") && seeds.contains("seed 2"),
+            "{seeds}"
+        );
+        let versions = catalogue_mismatch(
+            ("A", &info("h", Some((1, 3)))),
+            ("B", &info("h", Some((1, 4)))),
+        )
+        .expect("different versions");
+        assert!(
+            versions.contains("version 3") && versions.contains("has 4"),
+            "{versions}"
+        );
+        // More items of the same seed and version are the same items, and more of them.
+        let more = catalogue_mismatch(("A", &info("h", Some((1, 3)))), ("B", &info("h", None)));
+        assert_eq!(more, None);
+    }
+}
