@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub enum Metric {
     /// Prompts whose verdict is `same`.
     Same,
-    /// Prompts whose verdict is `diff`.
+    /// Prompts whose verdict is `diff`: a different answer (a formatting difference is `format`).
     Diff,
     /// Prompts whose verdict is `review`.
     Review,
@@ -30,7 +30,8 @@ pub enum Metric {
     Flip,
     /// `diff` prompts where both are wrong (or ungraded) with different answers.
     Answer,
-    /// `diff` prompts where both fail the same way, rendered differently.
+    /// Prompts whose verdict is `format`: both fail the same way, rendered differently (not a
+    /// deployment difference).
     Format,
     /// Endpoint pairs whose quality verdict is `different`.
     Different,

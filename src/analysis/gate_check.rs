@@ -35,7 +35,7 @@ fn metric(
         }
         Metric::Flip => summary.kinds.flip,
         Metric::Answer => summary.kinds.answer,
-        Metric::Format => summary.kinds.format,
+        Metric::Format => summary.format,
         Metric::Different => count_quality(QualityVerdict::Different),
         Metric::Inconclusive => count_quality(QualityVerdict::Inconclusive),
         Metric::Parity => figures

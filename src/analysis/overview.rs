@@ -50,7 +50,7 @@ pub fn identity(prompts: &[PromptResult], reference: &str, other: &str) -> Ident
             Verdict::Fail => i.failed += 1,
             Verdict::Diff | Verdict::Review => i.diverged += 1,
             Verdict::Same if text(reference) == text(other) => i.identical += 1,
-            Verdict::Same => i.same_answer += 1,
+            Verdict::Same | Verdict::Format => i.same_answer += 1,
         }
     }
     i

@@ -305,10 +305,14 @@ fn pair_result(
     let (verdict, reason, similarity) = pair_verdict(reference.side(), other.side());
     let kind = (verdict == Verdict::Diff)
         .then(|| kind::classify(&prompt.score, reference.side(), other.side()));
-    let reason = if kind == Some(DivergenceKind::Format) {
-        "both wrong: the same failure, rendered differently".to_string()
+    // The same failure in two renderings is a formatting difference, not a different answer.
+    let (verdict, reason) = if kind == Some(DivergenceKind::Format) {
+        (
+            Verdict::Format,
+            "both wrong: the same failure, rendered differently".to_string(),
+        )
     } else {
-        reason
+        (verdict, reason)
     };
     // Only a divergence needs explaining: agreeing or failed pairs have no difference to classify.
     let divergent = matches!(verdict, Verdict::Diff | Verdict::Review);

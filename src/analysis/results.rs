@@ -138,10 +138,16 @@ impl RunSampling {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub same: usize,
+    /// Prompts whose only divergence is formatting: both sides fail the same way, rendered
+    /// differently. Not a difference between the deployments, so not counted in `diff`.
+    #[serde(default)]
+    pub format: usize,
     pub diff: usize,
     pub review: usize,
     pub fail: usize,
-    /// The `diff` prompts by kind (a prompt counts under the most severe kind of its pairs).
+    /// The diverging prompts by kind: `flip` and `answer` make up `diff` (a prompt counts under
+    /// the most severe kind of its pairs); `format` counts the `format` prompts (the same number
+    /// as `format` above, kept where older readers look for it).
     #[serde(default)]
     pub kinds: KindCounts,
     /// The run's answer to "same model?" (`analysis/same_model.rs`); only on the run's summary,
@@ -153,7 +159,7 @@ pub struct Summary {
     pub same_model_because: Vec<String>,
 }
 
-/// `diff` prompts per divergence kind.
+/// Diverging prompts per divergence kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindCounts {
     pub flip: usize,
@@ -166,32 +172,39 @@ impl Summary {
     pub fn add(&mut self, prompt: &PromptResult) {
         match prompt.verdict {
             Verdict::Same => self.same += 1,
-            Verdict::Diff => self.diff += 1,
+            Verdict::Format => {
+                self.format += 1;
+                self.kinds.format += 1;
+            }
+            Verdict::Diff => {
+                self.diff += 1;
+                let diff_kinds = prompt
+                    .pairs
+                    .iter()
+                    .filter(|p| p.verdict == Verdict::Diff)
+                    .filter_map(|p| p.kind);
+                match diff_kinds.min() {
+                    Some(DivergenceKind::Flip) => self.kinds.flip += 1,
+                    Some(DivergenceKind::Answer | DivergenceKind::Format) | None => {
+                        self.kinds.answer += 1
+                    }
+                }
+            }
             Verdict::Review => self.review += 1,
             Verdict::Fail => self.fail += 1,
         }
-        if prompt.verdict == Verdict::Diff {
-            match prompt.pairs.iter().filter_map(|p| p.kind).min() {
-                Some(DivergenceKind::Flip) => self.kinds.flip += 1,
-                Some(DivergenceKind::Answer) | None => self.kinds.answer += 1,
-                Some(DivergenceKind::Format) => self.kinds.format += 1,
-            }
-        }
     }
 
-    /// "83 same / 17 diff (2 flip, 12 answer, 3 format) / 0 review / 0 fail".
+    /// "80 same / 3 format / 17 diff (2 flip, 15 answer) / 0 review / 0 fail".
     pub fn headline(&self) -> String {
         let kinds = if self.diff > 0 {
-            format!(
-                " ({} flip, {} answer, {} format)",
-                self.kinds.flip, self.kinds.answer, self.kinds.format
-            )
+            format!(" ({} flip, {} answer)", self.kinds.flip, self.kinds.answer)
         } else {
             String::new()
         };
         format!(
-            "{} same / {} diff{kinds} / {} review / {} fail",
-            self.same, self.diff, self.review, self.fail
+            "{} same / {} format / {} diff{kinds} / {} review / {} fail",
+            self.same, self.format, self.diff, self.review, self.fail
         )
     }
 }
@@ -383,7 +396,7 @@ pub struct Identity {
     pub other: String,
     /// Both answered with exactly the same text.
     pub identical: usize,
-    /// Verdict `same`, but the texts differ.
+    /// Verdict `same` or `format` (the same failure, rendered differently), but the texts differ.
     pub same_answer: usize,
     /// Verdict `diff` or `review`.
     pub diverged: usize,

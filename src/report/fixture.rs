@@ -116,7 +116,7 @@ pub(super) fn results() -> Results {
             ),
             category(
                 "structured_output",
-                &[(Verdict::Diff, Some(DivergenceKind::Format))],
+                &[(Verdict::Format, Some(DivergenceKind::Format))],
                 0,
                 0,
             ),
@@ -245,6 +245,7 @@ fn category(
     let kind = |k: DivergenceKind| prompts.iter().filter(|(_, x)| *x == Some(k)).count();
     let summary = Summary {
         same: count(Verdict::Same),
+        format: count(Verdict::Format),
         diff: count(Verdict::Diff),
         review: count(Verdict::Review),
         fail: count(Verdict::Fail),
@@ -619,8 +620,8 @@ fn answer_diff() -> PromptResult {
 }
 
 /// The same failure rendered differently: neither side produced a JSON object. The reference was
-/// cut off at the budget after a long text; spark ran away repeating one line. With the reference
-/// unable to rule spark's answer out, the difference is inconclusive.
+/// cut off at the budget after a long text; spark ran away repeating one line. A formatting
+/// difference, not a different answer: no noise label.
 fn format_diff() -> PromptResult {
     let mut full_text = String::from("Here is the object you asked for, built step by step:\n");
     for i in 1..=30 {
@@ -645,9 +646,11 @@ fn format_diff() -> PromptResult {
     let mut spark = answer("[1,2]", Some(false), &spark_text);
     spark.evidence = Some("found `[1,2]`: not an object".into());
     spark.completion_tokens = Some(611);
-    let mut pair = pair(Verdict::Diff, "both wrong with different answers");
+    let mut pair = pair(
+        Verdict::Format,
+        "both wrong: the same failure, rendered differently",
+    );
     pair.kind = Some(DivergenceKind::Format);
-    pair.difference = Some(Difference::Inconclusive);
     pair.first_divergence = Some(Divergence {
         char_offset: 0,
         token_index: Some(0),

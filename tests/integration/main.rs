@@ -33,3 +33,4 @@ mod soak;
 mod standalone;
 mod teacher_forcing;
 mod verdicts;
+mod regrade;

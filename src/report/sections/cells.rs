@@ -77,6 +77,7 @@ pub(super) fn truncated_keys(a: &AnswerResult) -> BTreeSet<&str> {
 pub(super) fn verdict_badge(v: Verdict) -> Line {
     let class = match v {
         Verdict::Same => "badge v-same",
+        Verdict::Format => "badge v-format",
         Verdict::Diff => "badge v-diff",
         Verdict::Review => "badge v-review",
         Verdict::Fail => "badge v-fail",
@@ -87,12 +88,12 @@ pub(super) fn verdict_badge(v: Verdict) -> Line {
 /// The verdict as a badge, any but `same` in bold (a table cell).
 pub(in crate::report) fn verdict_cell(v: Verdict) -> Line {
     match v {
-        Verdict::Same => verdict_badge(v),
+        Verdict::Same | Verdict::Format => verdict_badge(v),
         _ => vec![strong(verdict_badge(v))],
     }
 }
 
-/// The four verdict counts as one stacked bar `width` wide for a total of `scale`.
+/// The five verdict counts as one stacked bar `width` wide for a total of `scale`.
 pub(super) fn verdict_bar(s: &Summary, scale: usize, width: f64) -> Figure {
     let segment = |count, class, label| Segment {
         count,
@@ -102,6 +103,7 @@ pub(super) fn verdict_bar(s: &Summary, scale: usize, width: f64) -> Figure {
     Figure::Stacked {
         segments: vec![
             segment(s.same, "v-same", "same"),
+            segment(s.format, "v-format", "format"),
             segment(s.diff, "v-diff", "diff"),
             segment(s.review, "v-review", "review"),
             segment(s.fail, "v-fail", "fail"),
