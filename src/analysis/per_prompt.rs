@@ -17,7 +17,7 @@ use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::LogprobToken;
 use crate::run::journal::{effective, Slot};
 use crate::run::Record;
-use crate::score::{score, Detail, Score, ScoreContext};
+use crate::score::{cut_off, score, Detail, Score, ScoreContext};
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
 pub struct PromptResults {
@@ -134,22 +134,17 @@ fn is_truncated(r: &Record) -> bool {
 }
 
 /// Every usable record's score, computed once and in parallel: JS scoring runs a sandboxed
-/// process per distinct candidate, which would otherwise leave all but one core idle.
+/// process per distinct candidate, which would otherwise leave all but one core idle. An answer
+/// cut off at the budget while looping, with no final-answer marker, is no answer (`cut_off`).
 fn score_all(
     catalogue: &Catalogue,
     slots: &BTreeMap<Slot, &Record>,
     ctx: &ScoreContext,
 ) -> HashMap<Slot, Score> {
-    let work: Vec<(&Slot, &Prompt, &str)> = slots
+    let work: Vec<(&Slot, &Prompt, &Record)> = slots
         .iter()
         .filter(|(_, r)| r.is_usable())
-        .filter_map(|(slot, r)| {
-            Some((
-                slot,
-                catalogue.get(&slot.prompt)?,
-                r.completion.answer.as_deref().unwrap_or(""),
-            ))
-        })
+        .filter_map(|(slot, r)| Some((slot, catalogue.get(&slot.prompt)?, *r)))
         .collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -159,10 +154,14 @@ fn score_all(
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
-                while let Some((slot, prompt, answer)) =
+                while let Some((slot, prompt, record)) =
                     work.get(next.fetch_add(1, Ordering::Relaxed))
                 {
-                    let scored = score(&prompt.score, answer, ctx);
+                    let answer = record.completion.answer.as_deref().unwrap_or("");
+                    let mut scored = score(&prompt.score, answer, ctx);
+                    if is_truncated(record) {
+                        scored = cut_off(&prompt.score, answer, scored);
+                    }
                     scores
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())

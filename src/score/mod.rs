@@ -3,6 +3,7 @@
 mod checks;
 mod choice;
 mod clarify;
+mod cut_off;
 mod detail;
 mod exact;
 pub(crate) mod js;
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::text::clip;
 
 pub use checks::TextChecks;
+pub use cut_off::cut_off;
 pub use choice::Options;
 pub use detail::{Check, Detail, JsonFound, JsonPlace, Tests};
 pub use json::JsonType;

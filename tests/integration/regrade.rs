@@ -44,3 +44,42 @@ fn the_same_failure_rendered_differently_is_not_a_difference() {
     assert!(report.contains("0 diff"), "{report}");
     assert!(report.contains("1 format"), "{report}");
 }
+
+/// A completion cut off at the budget (`finish_reason: length`) with this content.
+fn cut_off(content: &str) -> Reply {
+    Reply::json(
+        200,
+        json!({"choices": [{"index": 0, "finish_reason": "length",
+                            "message": {"role": "assistant", "content": content}}],
+               "usage": {"prompt_tokens": 10, "completion_tokens": 1024}}),
+    )
+}
+
+#[test]
+fn a_looping_answer_cut_off_without_a_final_answer_marker_is_no_answer() {
+    let a = correct_server();
+    let looping = "Let me count the r letters again, so the count is 3 for now. ".repeat(20);
+    let b = FakeServer::start("m", move |req| match req.question().as_str() {
+        LETTERS_Q => cut_off(&looping),
+        q => Reply::content(correct_answer(q)),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &["--only", "count_letters"],
+    );
+    assert!(run.join("results.json").exists(), "{}", stderr(&out));
+    let r = results(&run);
+    let p = prompt(&r, "count_letters");
+    let b = &p["answers"]["b"];
+    assert_eq!(b["truncated"], json!(true), "{b}");
+    assert_eq!(b["correct"], json!(false), "{b}");
+    assert_eq!(b["extracted"], json!(null), "{b}");
+    assert!(
+        b["evidence"].as_str().unwrap().contains("no answer: cut off"),
+        "{b}"
+    );
+    assert_eq!(p["verdict"], json!("diff"), "{p}");
+    assert_eq!(p["pairs"][0]["kind"], json!("flip"), "{p}");
+}
