@@ -211,6 +211,7 @@ fn collect_repeats<'a>(
             truncated: is_truncated(r),
             sent,
             after,
+            text: None,
         });
         out.outcomes.push(RepeatOutcome {
             repeat: repeat as u32,
@@ -234,7 +235,7 @@ fn endpoint_prompt<'a>(
 ) -> EndpointPrompt<'a> {
     let Repeats {
         outcomes,
-        answers,
+        mut answers,
         scores,
         present,
     } = collect_repeats(recs, scored, order);
@@ -257,6 +258,11 @@ fn endpoint_prompt<'a>(
     let (det, i) = summarize(&outcomes);
     let modal = det.modal_answer.clone();
     let rec = present[i];
+    for (repeat, r) in answers.iter_mut().zip(&present) {
+        if r.completion.answer != rec.completion.answer {
+            repeat.text.clone_from(&r.completion.answer);
+        }
+    }
     let mut answer = AnswerResult {
         answer: rec.completion.answer.clone(),
         reasoning_chars: rec

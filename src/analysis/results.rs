@@ -373,6 +373,9 @@ pub struct RepeatAnswer {
     pub sent: usize,
     /// The prompt of the request sent to this endpoint just before it (None: the first).
     pub after: Option<String>,
+    /// This repeat's answer text when it differs from the text shown (the answer's `answer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// One endpoint's agreement with itself across repeats.

@@ -361,6 +361,7 @@ fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
             unique_completions: 1,
             modal_answer: Some(extracted.into()),
             modal_share: 1.0,
+            modal_text_repeats: 3,
             class: match correct {
                 Some(true) => Class::DeterministicCorrect,
                 Some(false) => Class::DeterministicWrong,
@@ -441,6 +442,7 @@ fn diff() -> PromptResult {
         unique_completions: 2,
         modal_answer: Some("2".into()),
         modal_share: 2.0 / 3.0,
+        modal_text_repeats: 2,
         class: Class::Nondeterministic,
         first_divergence: Some(RepeatDivergence {
             repeats: [0, 2],
@@ -529,6 +531,7 @@ fn fail() -> PromptResult {
             unique_completions: 0,
             modal_answer: None,
             modal_share: 1.0,
+            modal_text_repeats: 0,
             class: Class::Failed,
             first_divergence: None,
         }),
@@ -569,6 +572,7 @@ fn repeats(of: &[(&str, bool, usize, &str)]) -> Vec<RepeatAnswer> {
             truncated: false,
             sent: *sent,
             after: Some(after.to_string()),
+            text: None,
         })
         .collect()
 }
@@ -583,6 +587,7 @@ fn answer_diff() -> PromptResult {
         unique_completions: 2,
         modal_answer: Some("9".into()),
         modal_share: 2.0 / 3.0,
+        modal_text_repeats: 2,
         class: Class::Nondeterministic,
         first_divergence: None,
     });

@@ -83,3 +83,42 @@ fn a_looping_answer_cut_off_without_a_final_answer_marker_is_no_answer() {
     assert_eq!(p["verdict"], json!("diff"), "{p}");
     assert_eq!(p["pairs"][0]["kind"], json!("flip"), "{p}");
 }
+
+/// A fake whose answer to the capital question is `texts[i % len]` on its i-th asking.
+fn cycling(texts: &'static [&'static str]) -> FakeServer {
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    FakeServer::start("m", move |req| match req.question().as_str() {
+        CAPITAL_Q => {
+            let i = asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Reply::content(texts[i % texts.len()])
+        }
+        q => Reply::content(correct_answer(q)),
+    })
+}
+
+#[test]
+fn the_text_shown_is_the_modal_one_and_repeats_that_differ_in_text_are_flagged() {
+    // factual_author: one repeat names the author plainly, two add a made-up one.
+    const PLAIN: &str = "The capital of France is Paris.";
+    const SKARO: &str = "Paris, founded by A.A. Skaro in 1942, is the capital of France.";
+    let a = cycling(&[PLAIN, SKARO, SKARO]);
+    let b = correct_server();
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &["--only", "capital", "--repeats", "3"],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let r = results(&run);
+    let answer = &prompt(&r, "capital")["answers"]["a"];
+    assert_eq!(answer["answer"], json!(SKARO), "{answer}");
+    assert_eq!(answer["determinism"]["modal_text_repeats"], json!(2));
+    assert_eq!(answer["repeats"][0]["text"], json!(PLAIN), "{answer}");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("Skaro"), "{report}");
+    assert!(
+        report.contains("2 of 3 repeats say this text; 1 said something else"),
+        "{report}"
+    );
+}

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::{
     AnswerResult, Difference, PromptResult, Results, Summary, TokenDivergence, Verdict,
+    FAILED_KEY,
 };
 use crate::doc::{span, strong, t, text, Figure, Line, Segment};
 use crate::text::clip;
@@ -71,6 +72,20 @@ pub(super) fn truncated_keys(a: &AnswerResult) -> BTreeSet<&str> {
         }
     }
     keys
+}
+
+/// "2 of 3 repeats say this text; 1 said something else": present when the repeats that answered
+/// did not all write the text shown (the most frequent one).
+pub(super) fn text_share(a: &AnswerResult) -> Option<String> {
+    let d = a.determinism.as_ref()?;
+    let usable = d.repeats - d.histogram.get(FAILED_KEY).copied().unwrap_or(0);
+    let shown = d.modal_text_repeats;
+    (shown > 0 && shown < usable).then(|| {
+        let other = usable - shown;
+        format!(
+            "{shown} of {usable} repeats say this text; {other} said something else (their texts under Answer texts)"
+        )
+    })
 }
 
 /// The verdict as a badge (plain text in Markdown).

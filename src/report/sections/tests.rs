@@ -27,6 +27,7 @@ fn with_repeats() -> Results {
                     truncated: false,
                     sent: i as usize * 4,
                     after: (i > 0).then(|| "other_prompt".to_string()),
+                    text: None,
                 })
                 .collect();
         }
