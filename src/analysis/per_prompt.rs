@@ -207,6 +207,7 @@ fn collect_repeats<'a>(
         out.answers.push(RepeatAnswer {
             repeat: repeat as u32,
             answer: key.clone(),
+            as_written: s.as_ref().and_then(|s| s.as_written.clone()),
             correct: s.as_ref().and_then(|s| s.correct),
             truncated: is_truncated(r),
             sent,
@@ -286,6 +287,7 @@ fn endpoint_prompt<'a>(
     match &scores[i] {
         Some(s) => {
             answer.extracted = s.extracted.clone();
+            answer.as_written = s.as_written.clone();
             answer.correct = s.correct;
             answer.evidence = Some(s.evidence.clone());
         }

@@ -331,6 +331,10 @@ pub struct PairResult {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AnswerResult {
     pub extracted: Option<String>,
+    /// The same answer as the model wrote it (`extracted` is normalised), when the scorer read it
+    /// out of the text: what a reader is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_written: Option<String>,
     /// true/false against ground truth; null when the prompt has none.
     pub correct: Option<bool>,
     /// Why there is no usable answer.
@@ -367,6 +371,9 @@ pub struct RepeatAnswer {
     pub repeat: u32,
     /// The answer as scored; None when the repeat failed.
     pub answer: Option<String>,
+    /// The same answer as the model wrote it, when the scorer read it out of the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_written: Option<String>,
     pub correct: Option<bool>,
     pub truncated: bool,
     /// Its position among every request this endpoint was sent in the run (0 is the first).

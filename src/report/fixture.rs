@@ -341,6 +341,7 @@ fn statistics() -> PairStatistics {
 fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
     AnswerResult {
         extracted: Some(extracted.into()),
+        as_written: None,
         correct,
         error: None,
         evidence: Some(format!("found `{extracted}` (last number)")),
@@ -568,6 +569,7 @@ fn repeats(of: &[(&str, bool, usize, &str)]) -> Vec<RepeatAnswer> {
         .map(|(i, (answer, correct, sent, after))| RepeatAnswer {
             repeat: i as u32,
             answer: Some(answer.to_string()),
+            as_written: None,
             correct: Some(*correct),
             truncated: false,
             sent: *sent,

@@ -105,7 +105,11 @@ fn pair_problem(p: &PromptResult, reference: &str, other: &str) -> Option<Proble
         .map(|(n, a)| {
             format!(
                 "{n}: {}",
-                a.extracted.clone().or(a.error.clone()).unwrap_or_default()
+                a.as_written
+                    .clone()
+                    .or(a.extracted.clone())
+                    .or(a.error.clone())
+                    .unwrap_or_default()
             )
         })
         .collect::<Vec<_>>()

@@ -122,3 +122,25 @@ fn the_text_shown_is_the_modal_one_and_repeats_that_differ_in_text_are_flagged()
         "{report}"
     );
 }
+
+#[test]
+fn answers_are_shown_as_written_not_as_their_normalised_key() {
+    let a = correct_server();
+    let b = FakeServer::start("m", |req| match req.question().as_str() {
+        CAPITAL_Q => Reply::content("It's Lyon, 2.5 km away."),
+        q => Reply::content(correct_answer(q)),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &["--only", "capital"]);
+    assert!(run.join("results.json").exists(), "{}", stderr(&out));
+    let r = results(&run);
+    let b = &prompt(&r, "capital")["answers"]["b"];
+    let key = b["extracted"].as_str().unwrap();
+    let written = b["as_written"].as_str().unwrap();
+    assert_ne!(key, written, "{b}");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let divergences = report.split("## Divergences").nth(1).unwrap();
+    let divergences = divergences.split("\n## ").next().unwrap();
+    assert!(divergences.contains(written), "{divergences}");
+    assert!(!divergences.contains(key), "{divergences}");
+}

@@ -16,8 +16,8 @@ pub(in crate::report) fn names(results: &Results) -> Vec<&str> {
     results.endpoints.iter().map(|e| e.name.as_str()).collect()
 }
 
-/// One cell: the extracted answer with a mark, or the failure; `(truncated)` when the answer was
-/// read from a completion cut off at the budget.
+/// One cell: the answer as written (else the extracted key) with a mark, or the failure;
+/// `(truncated)` when the answer was read from a completion cut off at the budget.
 pub(in crate::report) fn answer_cell(a: Option<&AnswerResult>) -> Line {
     let Some(a) = a else {
         return vec![text("—")];
@@ -26,8 +26,9 @@ pub(in crate::report) fn answer_cell(a: Option<&AnswerResult>) -> Line {
         return vec![span("fail", vec![text(format!("FAIL: {}", clip(e, 60)))])];
     }
     let shown = a
-        .extracted
+        .as_written
         .as_deref()
+        .or(a.extracted.as_deref())
         .filter(|x| !x.trim().is_empty())
         .map(|x| clip(x, 40))
         .unwrap_or_else(|| "(nothing extracted)".into());
@@ -43,6 +44,38 @@ pub(in crate::report) fn answer_cell(a: Option<&AnswerResult>) -> Line {
         cell.push(text(" (truncated)"));
     }
     cell
+}
+
+/// How the model wrote the answer whose normalised key is `key`: the answer's own, else the
+/// first repeat's that gave it, else the key itself.
+fn written<'a>(a: &'a AnswerResult, key: &'a str) -> &'a str {
+    let own = (a.extracted.as_deref() == Some(key))
+        .then_some(a.as_written.as_deref())
+        .flatten();
+    own.or_else(|| {
+        a.repeats
+            .iter()
+            .filter(|r| r.answer.as_deref() == Some(key))
+            .find_map(|r| r.as_written.as_deref())
+    })
+    .unwrap_or(key)
+}
+
+/// The answers over repeats as written: the histogram with each key shown as the model wrote it,
+/// and the written answers some repeat read from a cut-off completion.
+pub(super) fn written_histogram(
+    a: &AnswerResult,
+    histogram: &BTreeMap<String, u32>,
+) -> (BTreeMap<String, u32>, BTreeSet<String>) {
+    let mut shown = BTreeMap::new();
+    for (key, n) in histogram {
+        *shown.entry(written(a, key).to_string()).or_default() += n;
+    }
+    let cut = truncated_keys(a)
+        .into_iter()
+        .map(|k| written(a, k).to_string())
+        .collect();
+    (shown, cut)
 }
 
 /// The answer followed by ` (truncated)` when it was read from a cut-off completion.
@@ -178,7 +211,7 @@ pub(in crate::report) fn anchor(id: &str) -> String {
 /// so two answers that share a long opening stay tell-apart; an answer in `truncated` is marked.
 pub(super) fn histogram_cell(
     histogram: &BTreeMap<String, u32>,
-    truncated: &BTreeSet<&str>,
+    truncated: &BTreeSet<String>,
 ) -> String {
     const SHOWN: usize = 24;
     let keys: Vec<Vec<char>> = histogram.keys().map(|k| k.chars().collect()).collect();

@@ -7,7 +7,7 @@
 
 use super::cells::{
     anchor, answer_cell, clip_keep_lines, collapse_runaway, flagged, histogram_cell, names,
-    text_share, truncated_keys, truncated_mark, verdict_badge,
+    text_share, truncated_mark, verdict_badge, written_histogram,
 };
 use crate::analysis::{AnswerResult, Divergence, PromptResult, Results, Verdict};
 use crate::doc::{code, para, strong, t, text, Block, Fold, Inline, Line, Part, Style, Table};
@@ -86,7 +86,10 @@ fn full(p: &PromptResult, names: &[&str]) -> Block {
             vec![text(
                 a.determinism
                     .as_ref()
-                    .map(|d| histogram_cell(&d.histogram, &truncated_keys(a)))
+                    .map(|d| {
+                        let (histogram, cut) = written_histogram(a, &d.histogram);
+                        histogram_cell(&histogram, &cut)
+                    })
                     .unwrap_or_default(),
             )]
         }));
@@ -276,7 +279,8 @@ fn repeats(p: &PromptResult, names: &[&str], always: bool) -> Vec<Block> {
                         Some(false) => " ✗",
                         None => "",
                     };
-                    truncated_mark(format!("{}{mark}", clip(x, 60)), r.truncated)
+                    let shown = r.as_written.as_deref().unwrap_or(x);
+                    truncated_mark(format!("{}{mark}", clip(shown, 60)), r.truncated)
                 }
             };
             let after = match &r.after {

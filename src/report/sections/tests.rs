@@ -23,6 +23,7 @@ fn with_repeats() -> Results {
                 .map(|i| RepeatAnswer {
                     repeat: i,
                     answer: a.answer.clone(),
+                    as_written: None,
                     correct: a.correct,
                     truncated: false,
                     sent: i as usize * 4,
