@@ -397,6 +397,14 @@ pub struct Stability {
     pub stable: usize,
     /// Prompts whose repeats gave different answers at temperature 0.
     pub unstable: usize,
+    /// Of those, prompts whose answers split by prompt-cache state: every repeat sent right after
+    /// the same prompt (back to back, the prompt cache warm) gave one answer, every repeat sent
+    /// after another prompt another. Such instability may be the cache, not the model.
+    #[serde(default)]
+    pub cache_split: usize,
+    /// Most of its later repeats were sent right after the previous repeat of the same prompt.
+    #[serde(default)]
+    pub back_to_back: bool,
 }
 
 /// How two endpoints' texts compare, per prompt.

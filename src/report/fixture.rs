@@ -129,6 +129,8 @@ pub(super) fn results() -> Results {
                 measured: 7,
                 stable: 6,
                 unstable: 1,
+                cache_split: 1,
+                back_to_back: true,
             },
             Stability {
                 endpoint: OTHER.into(),
@@ -136,6 +138,8 @@ pub(super) fn results() -> Results {
                 measured: 6,
                 stable: 5,
                 unstable: 1,
+                cache_split: 0,
+                back_to_back: false,
             },
         ],
         identity: vec![Identity {

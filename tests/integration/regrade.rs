@@ -144,3 +144,48 @@ fn answers_are_shown_as_written_not_as_their_normalised_key() {
     assert!(divergences.contains(written), "{divergences}");
     assert!(!divergences.contains(key), "{divergences}");
 }
+
+#[test]
+fn instability_that_follows_the_prompt_cache_is_said_where_stability_is() {
+    // Cold (after another prompt) the answer is Paris; warm (right after itself) it is Lyon.
+    let last = std::sync::Mutex::new(String::new());
+    let a = FakeServer::start("m", move |req| {
+        let q = req.question();
+        let mut last = last.lock().unwrap();
+        let warm = *last == q;
+        *last = q.clone();
+        match q.as_str() {
+            CAPITAL_Q if warm => Reply::content("The capital of France is Lyon."),
+            q => Reply::content(correct_answer(q)),
+        }
+    });
+    let b = correct_server();
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = compare(
+        dir.path(),
+        &[("a", &a), ("b", &b)],
+        &[
+            "--only",
+            "capital,eggs",
+            "--repeats",
+            "3",
+            "--concurrency",
+            "1",
+            "--repeat-order",
+            "back-to-back",
+        ],
+    );
+    assert!(run.join("results.json").exists(), "{}", stderr(&out));
+    let r = results(&run);
+    let stability = &r["stability"][0];
+    assert_eq!(stability["unstable"], json!(1), "{stability}");
+    assert_eq!(stability["cache_split"], json!(1), "{stability}");
+    assert_eq!(stability["back_to_back"], json!(true), "{stability}");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let line = report
+        .lines()
+        .find(|l| l.contains("**Stability**"))
+        .unwrap();
+    assert!(line.contains("split by prompt-cache state"), "{line}");
+    assert!(line.contains("sent back to back"), "{line}");
+}
