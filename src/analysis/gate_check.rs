@@ -71,6 +71,7 @@ pub fn evaluate(
 ) -> GateResult {
     GateResult {
         expression: gate.to_string(),
+        origin: Some(gate.origin),
         failed: gate
             .failed(|m| metric(m, figures, load, same))
             .iter()

@@ -279,6 +279,10 @@ pub struct PairStatistics {
 pub struct GateResult {
     /// The `--fail-on` expression evaluated.
     pub expression: String,
+    /// Where the expression came from: a `--fail-on` flag, the run's manifest or the default
+    /// (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<crate::gate::GateOrigin>,
     /// The conditions that held (empty: the gate passed).
     pub failed: Vec<String>,
 }

@@ -195,6 +195,7 @@ pub(super) fn results() -> Results {
         sequential: Vec::new(),
         gate: GateResult {
             expression: "diff>0,fail>0".into(),
+            origin: Some(crate::gate::GateOrigin::Flag),
             failed: vec!["diff>0".into(), "fail>0".into()],
         },
         prompts,

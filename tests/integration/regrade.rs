@@ -43,6 +43,19 @@ fn the_same_failure_rendered_differently_is_not_a_difference() {
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("0 diff"), "{report}");
     assert!(report.contains("1 format"), "{report}");
+    // The gate line says where its expression came from: the flag, then the run's manifest.
+    assert!(
+        report.contains("Gate `diff>0,deployment>0` (from --fail-on): passed."),
+        "{report}"
+    );
+    let rescored = coherence(&["score", &run.display().to_string()], dir.path(), &[]);
+    assert_eq!(exit_code(&rescored), 0, "{}", stderr(&rescored));
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("Gate `diff>0,deployment>0` (from the run's manifest): passed."),
+        "{report}"
+    );
+    assert_eq!(results(&run)["gate"]["origin"], json!("manifest"));
 }
 
 /// A completion cut off at the budget (`finish_reason: length`) with this content.
