@@ -43,6 +43,10 @@ pub enum Metric {
     /// amid concurrent requests, an answer it never gave alone. Undefined (the condition does not
     /// hold) for a run without `--under-load`.
     ChangesAtLoad,
+    /// Endpoints where some prompt returned, amid concurrent requests, a completion text it never
+    /// returned alone, whether its extracted answer changed or not (batch non-invariance in
+    /// text). Undefined for a run without `--under-load`.
+    TextChangesAtLoad,
     /// Endpoints whose `determinism --cache-states` verdict is `cache_dependent`: the same
     /// request gave another answer depending on what the prompt cache held. Undefined for a run
     /// without `--cache-states`.
@@ -72,6 +76,7 @@ impl Metric {
         Metric::Inconclusive,
         Metric::Parity,
         Metric::ChangesAtLoad,
+        Metric::TextChangesAtLoad,
         Metric::CacheDependent,
         Metric::NotSameModel,
         Metric::SameModelUndecided,
@@ -95,6 +100,7 @@ impl Metric {
             Metric::Inconclusive => "inconclusive",
             Metric::Parity => "parity",
             Metric::ChangesAtLoad => "changes_at_load",
+            Metric::TextChangesAtLoad => "text_changes_at_load",
             Metric::CacheDependent => "cache_dependent",
             Metric::NotSameModel => "not_same_model",
             Metric::SameModelUndecided => "same_model_undecided",

@@ -44,6 +44,7 @@ fn metric(
             .map(|p| p.prompt_tokens_mismatches)
             .sum(),
         Metric::ChangesAtLoad => return load.changes_at_load().map(|n| n as f64),
+        Metric::TextChangesAtLoad => return load.text_changes_at_load().map(|n| n as f64),
         Metric::CacheDependent => return load.cache_dependent().map(|n| n as f64),
         Metric::NotSameModel => usize::from(same.answer.answer == SameModel::No),
         Metric::SameModelUndecided => usize::from(same.answer.answer == SameModel::Undecided),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::determinism::{summarize, RepeatOutcome};
+use super::determinism::{summarize, Class, RepeatOutcome};
 use super::divergence::first_divergence;
 use super::inputs::Inputs;
 use super::kind::{self, DivergenceKind};
@@ -369,6 +369,22 @@ fn pair_result(
     }
 }
 
+/// One endpoint alone (`determinism`): `fail` without a usable answer, `diff` when its own
+/// repeats gave different answers, else `same`.
+fn alone_verdict(answer: &AnswerResult) -> Verdict {
+    let unstable = answer
+        .determinism
+        .as_ref()
+        .is_some_and(|d| d.class == Class::Nondeterministic);
+    if answer.error.is_some() {
+        Verdict::Fail
+    } else if unstable {
+        Verdict::Diff
+    } else {
+        Verdict::Same
+    }
+}
+
 fn prompt_result(
     prompt: &Prompt,
     names: &[String],
@@ -383,11 +399,11 @@ fn prompt_result(
             .collect(),
         None => Vec::new(),
     };
-    let verdict = pairs
-        .iter()
-        .map(|p| p.verdict)
-        .max()
-        .unwrap_or(Verdict::Same);
+    let verdict = match (pairs.iter().map(|p| p.verdict).max(), per_endpoint.as_slice()) {
+        (Some(worst), _) => worst,
+        (None, [alone]) => alone_verdict(&alone.answer),
+        (None, _) => Verdict::Same,
+    };
     PromptResult {
         id: prompt.id.clone(),
         category: prompt.category.clone(),

@@ -202,3 +202,89 @@ fn instability_that_follows_the_prompt_cache_is_said_where_stability_is() {
     assert!(line.contains("split by prompt-cache state"), "{line}");
     assert!(line.contains("sent back to back"), "{line}");
 }
+
+/// `determinism --catalogue … --endpoint solo=URL --out run` plus `extra`, in `dir`.
+fn determinism(dir: &std::path::Path, server: &FakeServer, extra: &[&str]) -> std::process::Output {
+    let catalogue = write_catalogue(dir);
+    let mut args: Vec<String> = vec![
+        "determinism".into(),
+        "--catalogue".into(),
+        catalogue.display().to_string(),
+        "--endpoint".into(),
+        format!("solo={}", server.url()),
+        "--out".into(),
+        "run".into(),
+        "--backoff-ms".into(),
+        "10".into(),
+        "--quiet".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    coherence(&args, dir, &[])
+}
+
+#[test]
+fn text_that_changes_under_load_is_not_batch_invariant_and_is_gateable() {
+    let _serial = serial();
+    // Alone: "Paris."; amid fillers: the same answer in other words.
+    let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = FakeServer::start("m", move |req| {
+        use std::sync::atomic::Ordering;
+        if req.question().contains("(Filler request") {
+            in_flight.fetch_add(1, Ordering::SeqCst);
+            let reply = Reply::content("A long story ...").after(std::time::Duration::from_millis(400));
+            let counter = in_flight.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(400));
+                counter.fetch_sub(1, Ordering::SeqCst);
+            });
+            return reply;
+        }
+        match req.question().as_str() {
+            CAPITAL_Q if in_flight.load(Ordering::SeqCst) > 0 => {
+                Reply::content("Paris is the capital of France.")
+            }
+            q => Reply::content(correct_answer(q)),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = determinism(
+        dir.path(),
+        &server,
+        &[
+            "--only",
+            "capital",
+            "--repeats",
+            "2",
+            "--under-load",
+            "4",
+            "--fail-on",
+            "text_changes_at_load>0",
+        ],
+    );
+    assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
+    let run = dir.path().join("run");
+    let r = results(&run);
+    let v = &r["load_verdicts"][0];
+    assert_eq!(v["verdict"], json!("text_changes_at_load"), "{v}");
+    assert_eq!(v["changes_at"], json!(null), "{v}");
+    assert_eq!(r["gate"]["failed"], json!(["text_changes_at_load>0"]));
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let headline = report.split("\n## ").next().unwrap();
+    assert!(headline.contains("not batch-invariant"), "{headline}");
+    assert!(!report.contains("| solo | batch-invariant |"), "{report}");
+}
+
+#[test]
+fn one_endpoint_whose_repeats_disagree_is_not_called_same() {
+    let server = cycling(&[
+        "The capital of France is Paris.",
+        "The capital of France is Lyon.",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = determinism(dir.path(), &server, &["--only", "capital,eggs", "--repeats", "2"]);
+    assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
+    let r = results(&dir.path().join("run"));
+    assert_eq!(prompt(&r, "capital")["verdict"], json!("diff"));
+    assert_eq!(prompt(&r, "eggs")["verdict"], json!("same"));
+    assert_eq!(r["summary"]["same"], json!(1));
+}

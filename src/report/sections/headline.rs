@@ -71,6 +71,10 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         results.nondeterministic, results.deployment_differences
     )));
     body.push(Block::Paragraph(facts));
+    let probes = results.load.summary_lines();
+    if !probes.is_empty() {
+        body.push(Block::List(probes.into_iter().map(|l| vec![text(l)]).collect()));
+    }
     let retried: Vec<&crate::analysis::EndpointSummary> = results
         .endpoints
         .iter()
