@@ -399,7 +399,10 @@ fn prompt_result(
             .collect(),
         None => Vec::new(),
     };
-    let verdict = match (pairs.iter().map(|p| p.verdict).max(), per_endpoint.as_slice()) {
+    let verdict = match (
+        pairs.iter().map(|p| p.verdict).max(),
+        per_endpoint.as_slice(),
+    ) {
         (Some(worst), _) => worst,
         (None, [alone]) => alone_verdict(&alone.answer),
         (None, _) => Verdict::Same,

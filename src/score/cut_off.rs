@@ -49,12 +49,15 @@ mod tests {
     use crate::score::{score, Options, ScoreContext};
 
     fn knights() -> ScorerSpec {
-        let names = |label: &str| vec![format!("{label} is the knight"), format!("{label} is a knight")];
+        let names = |label: &str| {
+            vec![
+                format!("{label} is the knight"),
+                format!("{label} is a knight"),
+            ]
+        };
         ScorerSpec::Choice {
             expected: "A".into(),
-            options: Options(
-                [("A".to_string(), names("A")), ("B".to_string(), names("B"))].into(),
-            ),
+            options: Options([("A".to_string(), names("A")), ("B".to_string(), names("B"))].into()),
         }
     }
 
@@ -84,7 +87,11 @@ mod tests {
         };
         let counted = "There are 3 r letters in straw and berry, so the count is 3 again. ";
         let s = scored_cut_off(&numeric, &counted.repeat(10));
-        assert_eq!((s.correct, s.extracted.as_deref()), (Some(false), None), "{s:?}");
+        assert_eq!(
+            (s.correct, s.extracted.as_deref()),
+            (Some(false), None),
+            "{s:?}"
+        );
     }
 
     #[test]

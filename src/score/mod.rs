@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use crate::text::clip;
 
 pub use checks::TextChecks;
-pub use cut_off::cut_off;
 pub use choice::Options;
+pub use cut_off::cut_off;
 pub use detail::{Check, Detail, JsonFound, JsonPlace, Tests};
 pub use json::JsonType;
 pub use language::Language;

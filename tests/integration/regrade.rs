@@ -90,7 +90,10 @@ fn a_looping_answer_cut_off_without_a_final_answer_marker_is_no_answer() {
     assert_eq!(b["correct"], json!(false), "{b}");
     assert_eq!(b["extracted"], json!(null), "{b}");
     assert!(
-        b["evidence"].as_str().unwrap().contains("no answer: cut off"),
+        b["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("no answer: cut off"),
         "{b}"
     );
     assert_eq!(p["verdict"], json!("diff"), "{p}");
@@ -231,7 +234,8 @@ fn text_that_changes_under_load_is_not_batch_invariant_and_is_gateable() {
         use std::sync::atomic::Ordering;
         if req.question().contains("(Filler request") {
             in_flight.fetch_add(1, Ordering::SeqCst);
-            let reply = Reply::content("A long story ...").after(std::time::Duration::from_millis(400));
+            let reply =
+                Reply::content("A long story ...").after(std::time::Duration::from_millis(400));
             let counter = in_flight.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(std::time::Duration::from_millis(400));
@@ -281,7 +285,11 @@ fn one_endpoint_whose_repeats_disagree_is_not_called_same() {
         "The capital of France is Lyon.",
     ]);
     let dir = tempfile::tempdir().unwrap();
-    let out = determinism(dir.path(), &server, &["--only", "capital,eggs", "--repeats", "2"]);
+    let out = determinism(
+        dir.path(),
+        &server,
+        &["--only", "capital,eggs", "--repeats", "2"],
+    );
     assert_eq!(exit_code(&out), 1, "{}", stderr(&out));
     let r = results(&dir.path().join("run"));
     assert_eq!(prompt(&r, "capital")["verdict"], json!("diff"));

@@ -5,8 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::{
-    AnswerResult, Difference, PromptResult, Results, Summary, TokenDivergence, Verdict,
-    FAILED_KEY,
+    AnswerResult, Difference, PromptResult, Results, Summary, TokenDivergence, Verdict, FAILED_KEY,
 };
 use crate::doc::{span, strong, t, text, Figure, Line, Segment};
 use crate::text::clip;

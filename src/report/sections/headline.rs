@@ -73,7 +73,9 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
     body.push(Block::Paragraph(facts));
     let probes = results.load.summary_lines();
     if !probes.is_empty() {
-        body.push(Block::List(probes.into_iter().map(|l| vec![text(l)]).collect()));
+        body.push(Block::List(
+            probes.into_iter().map(|l| vec![text(l)]).collect(),
+        ));
     }
     let retried: Vec<&crate::analysis::EndpointSummary> = results
         .endpoints
