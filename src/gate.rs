@@ -335,9 +335,16 @@ impl Gate {
 impl TryFrom<String> for Gate {
     type Error = String;
 
-    /// A gate read back from a run's manifest.
+    /// A gate read back from a run's manifest: from there, unless it is a command's default
+    /// (then it reads as the default, as it did when the run was scored first).
     fn try_from(s: String) -> Result<Self, String> {
-        Ok(s.parse::<Gate>()?.with_origin(GateOrigin::Manifest))
+        let gate: Gate = s.parse()?;
+        let default = gate == Gate::default_compare() || gate == Gate::default_determinism();
+        Ok(gate.with_origin(if default {
+            GateOrigin::Default
+        } else {
+            GateOrigin::Manifest
+        }))
     }
 }
 
@@ -398,6 +405,8 @@ mod tests {
         assert_eq!(Gate::from_flag("diff>0").unwrap().origin, GateOrigin::Flag);
         let read: Gate = serde_json::from_str("\"diff>0\"").unwrap();
         assert_eq!(read.origin, GateOrigin::Manifest);
+        let default: Gate = serde_json::from_str("\"different>0,fail>0\"").unwrap();
+        assert_eq!(default.origin, GateOrigin::Default);
         assert_eq!(GateOrigin::Manifest.describe(), "from the run's manifest");
     }
 
