@@ -134,7 +134,7 @@ fn the_text_shown_is_the_modal_one_and_repeats_that_differ_in_text_are_flagged()
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("Skaro"), "{report}");
     assert!(
-        report.contains("2 of 3 repeats say this text; 1 said something else"),
+        report.contains("2 of 3 repeats wrote this text; 1 wrote another"),
         "{report}"
     );
 }

@@ -106,7 +106,7 @@ pub(super) fn truncated_keys(a: &AnswerResult) -> BTreeSet<&str> {
     keys
 }
 
-/// "2 of 3 repeats say this text; 1 said something else": present when the repeats that answered
+/// "2 of 3 repeats wrote this text; 1 wrote another": present when the repeats that answered
 /// did not all write the text shown (the most frequent one).
 pub(super) fn text_share(a: &AnswerResult) -> Option<String> {
     let d = a.determinism.as_ref()?;
@@ -115,7 +115,7 @@ pub(super) fn text_share(a: &AnswerResult) -> Option<String> {
     (shown > 0 && shown < usable).then(|| {
         let other = usable - shown;
         format!(
-            "{shown} of {usable} repeats say this text; {other} said something else (their texts under Answer texts)"
+            "{shown} of {usable} repeats wrote this text; {other} wrote another (see Answer texts)"
         )
     })
 }

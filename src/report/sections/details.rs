@@ -171,12 +171,11 @@ fn texts(p: &PromptResult, names: &[&str]) -> Block {
             .unwrap_or_else(|| "(no answer)".into());
         body.push(Block::Preformatted(shown));
         for (text_of, repeats) in other_texts(a) {
-            let share = text_share(a).unwrap_or_default();
             body.push(para(vec![
                 code(*n),
                 text(format!(
-                    ": the text of repeat {repeats} ({share}):",
-                    repeats = repeats.join(", ")
+                    ", another text, written by repeat {}:",
+                    repeats.join(", ")
                 )),
             ]));
             body.push(Block::Preformatted(clip_keep_lines(text_of, FULL_CHARS)));
