@@ -130,7 +130,14 @@ fn the_text_shown_is_the_modal_one_and_repeats_that_differ_in_text_are_flagged()
     let answer = &prompt(&r, "capital")["answers"]["a"];
     assert_eq!(answer["answer"], json!(SKARO), "{answer}");
     assert_eq!(answer["determinism"]["modal_text_repeats"], json!(2));
-    assert_eq!(answer["repeats"][0]["text"], json!(PLAIN), "{answer}");
+    // The repeat that wrote the other text carries it (which repeat depends on arrival order).
+    let others: Vec<&serde_json::Value> = answer["repeats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.get("text"))
+        .collect();
+    assert_eq!(others, [&json!(PLAIN)], "{answer}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("Skaro"), "{report}");
     assert!(
