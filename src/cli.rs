@@ -466,7 +466,8 @@ pub struct GateArgs {
     /// the gate. Metrics: same, diff, review, fail, nondeterministic, deployment, p, flip,
     /// answer, format, different, inconclusive, parity, changes_at_load and cache_dependent
     /// (endpoints whose --under-load or --cache-states verdict says so; they never hold on a run
-    /// without that phase).
+    /// without that phase), text_changes_at_load (endpoints whose completion text changed under
+    /// load, answers changed or not), not_same_model, same_model_undecided, families_different.
     /// [default: different>0,fail>0 for compare;
     /// nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0 for determinism]
     #[arg(long, value_name = "EXPR", value_parser = Gate::from_flag)]

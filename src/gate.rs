@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub enum Metric {
     /// Prompts whose verdict is `same`.
     Same,
-    /// Prompts whose verdict is `diff`.
+    /// Prompts whose verdict is `diff`: a different answer (a formatting difference is `format`).
     Diff,
     /// Prompts whose verdict is `review`.
     Review,
@@ -30,7 +30,8 @@ pub enum Metric {
     Flip,
     /// `diff` prompts where both are wrong (or ungraded) with different answers.
     Answer,
-    /// `diff` prompts where both fail the same way, rendered differently.
+    /// Prompts whose verdict is `format`: both fail the same way, rendered differently (not a
+    /// deployment difference).
     Format,
     /// Endpoint pairs whose quality verdict is `different`.
     Different,
@@ -42,6 +43,10 @@ pub enum Metric {
     /// amid concurrent requests, an answer it never gave alone. Undefined (the condition does not
     /// hold) for a run without `--under-load`.
     ChangesAtLoad,
+    /// Endpoints where some prompt returned, amid concurrent requests, a completion text it never
+    /// returned alone, whether its extracted answer changed or not (batch non-invariance in
+    /// text). Undefined for a run without `--under-load`.
+    TextChangesAtLoad,
     /// Endpoints whose `determinism --cache-states` verdict is `cache_dependent`: the same
     /// request gave another answer depending on what the prompt cache held. Undefined for a run
     /// without `--cache-states`.
@@ -71,6 +76,7 @@ impl Metric {
         Metric::Inconclusive,
         Metric::Parity,
         Metric::ChangesAtLoad,
+        Metric::TextChangesAtLoad,
         Metric::CacheDependent,
         Metric::NotSameModel,
         Metric::SameModelUndecided,
@@ -94,6 +100,7 @@ impl Metric {
             Metric::Inconclusive => "inconclusive",
             Metric::Parity => "parity",
             Metric::ChangesAtLoad => "changes_at_load",
+            Metric::TextChangesAtLoad => "text_changes_at_load",
             Metric::CacheDependent => "cache_dependent",
             Metric::NotSameModel => "not_same_model",
             Metric::SameModelUndecided => "same_model_undecided",
@@ -207,11 +214,44 @@ impl FromStr for Condition {
     }
 }
 
-/// A parsed gate: conditions any one of which fails the run. Serialised as its expression.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Where a gate's expression came from: the gate line of the report says it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateOrigin {
+    /// A `--fail-on` flag.
+    Flag,
+    /// The run's manifest (the gate the run was started with).
+    Manifest,
+    /// The command's default gate.
+    #[default]
+    Default,
+}
+
+impl GateOrigin {
+    /// "from --fail-on", "from the run's manifest", "the default".
+    pub fn describe(self) -> &'static str {
+        match self {
+            GateOrigin::Flag => "from --fail-on",
+            GateOrigin::Manifest => "from the run's manifest",
+            GateOrigin::Default => "the default",
+        }
+    }
+}
+
+/// A parsed gate: conditions any one of which fails the run, and where its expression came
+/// from. Serialised as its expression; a gate read back (from a run's manifest) is from there.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Gate {
     pub conditions: Vec<Condition>,
+    pub origin: GateOrigin,
+}
+
+/// Two gates are equal when their conditions are, wherever they came from.
+impl PartialEq for Gate {
+    fn eq(&self, other: &Gate) -> bool {
+        self.conditions == other.conditions
+    }
 }
 
 impl Gate {
@@ -222,6 +262,12 @@ impl Gate {
         "different>0,fail>0"
             .parse()
             .expect("the default gate parses")
+    }
+
+    /// The same gate, marked as coming from `origin`.
+    pub fn with_origin(mut self, origin: GateOrigin) -> Gate {
+        self.origin = origin;
+        self
     }
 
     /// The gate of `coherence determinism` when `--fail-on` is not given: fail when a prompt's
@@ -265,7 +311,10 @@ impl FromStr for Gate {
             .filter(|s| !s.is_empty())
             .map(str::parse)
             .collect::<Result<_, _>>()?;
-        Ok(Gate { conditions })
+        Ok(Gate {
+            conditions,
+            origin: GateOrigin::Default,
+        })
     }
 }
 
@@ -273,7 +322,7 @@ impl Gate {
     /// Parse the value of `--fail-on`: like [`FromStr`], but an expression with no condition
     /// (`""`, `","`, an unset `$GATE` in CI) is refused instead of silently turning the gate off.
     pub fn from_flag(expr: &str) -> Result<Gate, String> {
-        let gate: Gate = expr.parse()?;
+        let gate = expr.parse::<Gate>()?.with_origin(GateOrigin::Flag);
         if gate.is_empty() {
             return Err(format!(
                 "`{expr}` holds no condition; give at least one METRIC OP NUMBER, e.g. diff>0"
@@ -286,8 +335,16 @@ impl Gate {
 impl TryFrom<String> for Gate {
     type Error = String;
 
+    /// A gate read back from a run's manifest: from there, unless it is a command's default
+    /// (then it reads as the default, as it did when the run was scored first).
     fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
+        let gate: Gate = s.parse()?;
+        let default = gate == Gate::default_compare() || gate == Gate::default_determinism();
+        Ok(gate.with_origin(if default {
+            GateOrigin::Default
+        } else {
+            GateOrigin::Manifest
+        }))
     }
 }
 
@@ -339,6 +396,18 @@ mod tests {
         assert_eq!(serde_json::from_str::<Gate>(&json).unwrap(), g);
         assert!(serde_json::from_str::<Gate>("\"\"").unwrap().is_empty());
         assert!(serde_json::from_str::<Gate>("\"speed>1\"").is_err());
+    }
+
+    #[test]
+    fn a_gate_knows_where_its_expression_came_from() {
+        assert_eq!(Gate::default_compare().origin, GateOrigin::Default);
+        assert_eq!(Gate::default_determinism().origin, GateOrigin::Default);
+        assert_eq!(Gate::from_flag("diff>0").unwrap().origin, GateOrigin::Flag);
+        let read: Gate = serde_json::from_str("\"diff>0\"").unwrap();
+        assert_eq!(read.origin, GateOrigin::Manifest);
+        let default: Gate = serde_json::from_str("\"different>0,fail>0\"").unwrap();
+        assert_eq!(default.origin, GateOrigin::Default);
+        assert_eq!(GateOrigin::Manifest.describe(), "from the run's manifest");
     }
 
     #[test]

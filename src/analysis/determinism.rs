@@ -66,6 +66,10 @@ pub struct Determinism {
     pub modal_answer: Option<String>,
     /// Share of repeats that gave the modal answer.
     pub modal_share: f64,
+    /// Usable repeats whose completion is the text shown: the most frequent text among the
+    /// repeats that gave the modal answer. Below the usable repeats when their texts differ.
+    #[serde(default)]
+    pub modal_text_repeats: u32,
     pub class: Class,
     pub first_divergence: Option<RepeatDivergence>,
 }
@@ -74,7 +78,8 @@ pub struct Determinism {
 pub const FAILED_KEY: &str = "(fail)";
 
 /// Summarise the repeats; also returns the index (into `outcomes`) of the representative repeat:
-/// the first repeat that gave the modal answer, or the first repeat when none is usable.
+/// of the repeats that gave the modal answer, the first whose text is the most frequent among
+/// them (the modal text), or the first repeat when none is usable.
 pub fn summarize(outcomes: &[RepeatOutcome]) -> (Determinism, usize) {
     let mut histogram: BTreeMap<String, u32> = BTreeMap::new();
     for o in outcomes {
@@ -95,9 +100,17 @@ pub fn summarize(outcomes: &[RepeatOutcome]) -> (Determinism, usize) {
     let distinct: BTreeSet<&str> = usable.iter().filter_map(|o| o.key.as_deref()).collect();
     let completions: BTreeSet<&str> = usable.iter().map(|o| o.completion.as_str()).collect();
     let (modal_answer, modal_share, representative) = match best {
-        Some((n, i)) => (outcomes[i].key.clone(), n as f64 / outcomes.len() as f64, i),
+        Some((n, i)) => (
+            outcomes[i].key.clone(),
+            n as f64 / outcomes.len() as f64,
+            modal_text(outcomes, &outcomes[i].key),
+        ),
         None => (None, 0.0, 0),
     };
+    let modal_text_repeats = usable
+        .iter()
+        .filter(|o| o.completion == outcomes[representative].completion)
+        .count() as u32;
     let class = if usable.is_empty() {
         Class::Failed
     } else if distinct.len() > 1 {
@@ -126,11 +139,32 @@ pub fn summarize(outcomes: &[RepeatOutcome]) -> (Determinism, usize) {
             unique_completions: completions.len() as u32,
             modal_answer,
             modal_share,
+            modal_text_repeats,
             class,
             first_divergence,
         },
         representative,
     )
+}
+
+/// Of the repeats that gave `key`, the index of the first whose completion text is the most
+/// frequent among them.
+fn modal_text(outcomes: &[RepeatOutcome], key: &Option<String>) -> usize {
+    let with_key: Vec<(usize, &str)> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| &o.key == key)
+        .map(|(i, o)| (i, o.completion.as_str()))
+        .collect();
+    let count = |text: &str| with_key.iter().filter(|(_, t)| *t == text).count();
+    let mut best: Option<(usize, usize)> = None;
+    for &(i, text) in &with_key {
+        let n = count(text);
+        if best.is_none_or(|(m, _)| n > m) {
+            best = Some((n, i));
+        }
+    }
+    best.map_or(0, |(_, i)| i)
 }
 
 #[cfg(test)]
@@ -195,5 +229,23 @@ mod tests {
         assert_eq!(d.class, Class::DeterministicCorrect);
         assert_eq!(rep, 1);
         assert_eq!(summarize(&[failed]).0.class, Class::Failed);
+    }
+
+    #[test]
+    fn the_text_shown_is_the_most_frequent_among_the_modal_answers_repeats() {
+        // factual_author: one repeat names Orwell plainly, two add a made-up author.
+        let plain = "The author is George Orwell.";
+        let skaro = "The novel by George Orwell was written by A.A. Skaro.";
+        let runs = [
+            outcome(0, "george orwell", true, plain),
+            outcome(1, "george orwell", true, skaro),
+            outcome(2, "george orwell", true, skaro),
+        ];
+        let (d, rep) = summarize(&runs);
+        assert_eq!(rep, 1, "the text two of three repeats gave");
+        assert_eq!(d.modal_text_repeats, 2);
+        assert_eq!(d.unique_completions, 2);
+        let alike = [outcome(0, "3", true, "3"), outcome(1, "3", true, "3")];
+        assert_eq!(summarize(&alike).0.modal_text_repeats, 2);
     }
 }

@@ -35,7 +35,7 @@ fn metric(
         }
         Metric::Flip => summary.kinds.flip,
         Metric::Answer => summary.kinds.answer,
-        Metric::Format => summary.kinds.format,
+        Metric::Format => summary.format,
         Metric::Different => count_quality(QualityVerdict::Different),
         Metric::Inconclusive => count_quality(QualityVerdict::Inconclusive),
         Metric::Parity => figures
@@ -44,6 +44,7 @@ fn metric(
             .map(|p| p.prompt_tokens_mismatches)
             .sum(),
         Metric::ChangesAtLoad => return load.changes_at_load().map(|n| n as f64),
+        Metric::TextChangesAtLoad => return load.text_changes_at_load().map(|n| n as f64),
         Metric::CacheDependent => return load.cache_dependent().map(|n| n as f64),
         Metric::NotSameModel => usize::from(same.answer.answer == SameModel::No),
         Metric::SameModelUndecided => usize::from(same.answer.answer == SameModel::Undecided),
@@ -71,6 +72,7 @@ pub fn evaluate(
 ) -> GateResult {
     GateResult {
         expression: gate.to_string(),
+        origin: Some(gate.origin),
         failed: gate
             .failed(|m| metric(m, figures, load, same))
             .iter()

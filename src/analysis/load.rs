@@ -57,6 +57,18 @@ impl LoadResults {
         })
     }
 
+    /// The gate's `text_changes_at_load`: endpoints where some prompt returned, under load, a
+    /// completion it never returned alone (its answer changed or not); None when the run had no
+    /// `--under-load` phase.
+    pub fn text_changes_at_load(&self) -> Option<usize> {
+        (!self.load_verdicts.is_empty()).then(|| {
+            self.load_verdicts
+                .iter()
+                .filter(|v| v.completions_change_at.is_some())
+                .count()
+        })
+    }
+
     /// The gate's `cache_dependent`: endpoints whose answers depended on the prompt cache; None
     /// when the run had no `--cache-states` phase.
     pub fn cache_dependent(&self) -> Option<usize> {

@@ -1,9 +1,11 @@
 //! The headline's second and third answers: how stable each endpoint is against itself across
-//! repeats, and how often two endpoints' texts are identical, the same answer in other words, or
-//! diverged.
+//! repeats (and whether its instability follows the prompt-cache state), and how often two
+//! endpoints' texts are identical, the same answer in other words, or diverged.
 
 use super::determinism::Class;
-use super::results::{Identity, PromptResult, Stability};
+use std::collections::BTreeSet;
+
+use super::results::{AnswerResult, Identity, PromptResult, Stability};
 use super::verdict::Verdict;
 
 pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stability {
@@ -13,11 +15,18 @@ pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stab
         measured: 0,
         stable: 0,
         unstable: 0,
+        cache_split: 0,
+        back_to_back: false,
     };
-    for d in prompts
-        .iter()
-        .filter_map(|p| p.answers.get(endpoint)?.determinism.as_ref())
-    {
+    let (mut later, mut after_self) = (0usize, 0usize);
+    for (p, a, d) in prompts.iter().filter_map(|p| {
+        let a = p.answers.get(endpoint)?;
+        Some((p, a, a.determinism.as_ref()?))
+    }) {
+        for r in a.repeats.iter().filter(|r| r.repeat > 0) {
+            later += 1;
+            after_self += usize::from(r.after.as_deref() == Some(p.id.as_str()));
+        }
         let usable = d.repeats - d.histogram.get(super::FAILED_KEY).copied().unwrap_or(0);
         if usable < 2 {
             continue;
@@ -25,11 +34,27 @@ pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stab
         s.measured += 1;
         if d.class == Class::Nondeterministic {
             s.unstable += 1;
+            s.cache_split += usize::from(splits_by_cache_state(&p.id, a));
         } else {
             s.stable += 1;
         }
     }
+    s.back_to_back = later > 0 && after_self * 2 > later;
     s
+}
+
+/// The repeats sent right after the same prompt all gave one answer and those sent after another
+/// prompt (or first) all gave another.
+fn splits_by_cache_state(id: &str, a: &AnswerResult) -> bool {
+    let answers = |warm: bool| -> BTreeSet<&str> {
+        a.repeats
+            .iter()
+            .filter(|r| (r.after.as_deref() == Some(id)) == warm)
+            .filter_map(|r| r.answer.as_deref())
+            .collect()
+    };
+    let (warm, cold) = (answers(true), answers(false));
+    warm.len() == 1 && cold.len() == 1 && warm != cold
 }
 
 pub fn identity(prompts: &[PromptResult], reference: &str, other: &str) -> Identity {
@@ -50,7 +75,7 @@ pub fn identity(prompts: &[PromptResult], reference: &str, other: &str) -> Ident
             Verdict::Fail => i.failed += 1,
             Verdict::Diff | Verdict::Review => i.diverged += 1,
             Verdict::Same if text(reference) == text(other) => i.identical += 1,
-            Verdict::Same => i.same_answer += 1,
+            Verdict::Same | Verdict::Format => i.same_answer += 1,
         }
     }
     i

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::determinism::{summarize, RepeatOutcome};
+use super::determinism::{summarize, Class, RepeatOutcome};
 use super::divergence::first_divergence;
 use super::inputs::Inputs;
 use super::kind::{self, DivergenceKind};
@@ -17,7 +17,7 @@ use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::LogprobToken;
 use crate::run::journal::{effective, Slot};
 use crate::run::Record;
-use crate::score::{score, Detail, Score, ScoreContext};
+use crate::score::{cut_off, score, Detail, Score, ScoreContext};
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
 pub struct PromptResults {
@@ -134,47 +134,56 @@ fn is_truncated(r: &Record) -> bool {
     r.completion.finish_reason.as_deref() == Some("length")
 }
 
-/// Every usable record's score, keyed by its slot. Each distinct (prompt, answer) is scored once,
-/// in parallel, and shared by the slots that gave it: repeats at temperature 0 mostly repeat an
-/// answer, so a long run costs the scoring and memory of its distinct answers (JS scoring runs a
-/// sandboxed process per candidate, which would otherwise leave all but one core idle).
+/// Every usable record's score, keyed by its slot. Each distinct (prompt, answer, cut off) is
+/// scored once, in parallel, and shared by the slots that gave it: repeats at temperature 0 mostly
+/// repeat an answer, so a long run costs the scoring and memory of its distinct answers (JS
+/// scoring runs a sandboxed process per candidate, which would otherwise leave all but one core
+/// idle). An answer cut off at the budget while looping, with no final-answer marker, is no
+/// answer (`cut_off`).
 fn score_all<'a>(
     catalogue: &Catalogue,
     slots: &'a BTreeMap<Slot, &Record>,
     ctx: &ScoreContext,
 ) -> HashMap<&'a Slot, Arc<Score>> {
-    let mut distinct: HashMap<(&str, &str), usize> = HashMap::new();
-    let mut work: Vec<(&Prompt, &str)> = Vec::new();
+    let mut distinct: HashMap<(&str, &str, bool), usize> = HashMap::new();
+    let mut work: Vec<(&Prompt, &str, bool)> = Vec::new();
     let mut slot_work: Vec<(&Slot, usize)> = Vec::with_capacity(slots.len());
     for (slot, r) in slots.iter().filter(|(_, r)| r.is_usable()) {
         let Some(prompt) = catalogue.get(&slot.prompt) else {
             continue;
         };
         let answer = r.completion.answer.as_deref().unwrap_or("");
-        let i = *distinct.entry((&prompt.id, answer)).or_insert_with(|| {
-            work.push((prompt, answer));
-            work.len() - 1
-        });
+        let truncated = is_truncated(r);
+        let i = *distinct
+            .entry((&prompt.id, answer, truncated))
+            .or_insert_with(|| {
+                work.push((prompt, answer, truncated));
+                work.len() - 1
+            });
         slot_work.push((slot, i));
     }
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(work.len().max(1));
     let next = AtomicUsize::new(0);
-    let scored: Mutex<Vec<Option<Arc<Score>>>> = Mutex::new(vec![None; work.len()]);
+    let scored_all: Mutex<Vec<Option<Arc<Score>>>> = Mutex::new(vec![None; work.len()]);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
                 let mut i = next.fetch_add(1, Ordering::Relaxed);
-                while let Some((prompt, answer)) = work.get(i) {
-                    let score = Arc::new(score(&prompt.score, answer, ctx));
-                    scored.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(score);
+                while let Some(&(prompt, answer, truncated)) = work.get(i) {
+                    let mut scored = score(&prompt.score, answer, ctx);
+                    if truncated {
+                        scored = cut_off(&prompt.score, answer, scored);
+                    }
+                    scored_all.lock().unwrap_or_else(|e| e.into_inner())[i] =
+                        Some(Arc::new(scored));
                     i = next.fetch_add(1, Ordering::Relaxed);
                 }
             });
         }
     });
-    let scored = scored.into_inner().unwrap_or_else(|e| e.into_inner());
+    let scored = scored_all.into_inner().unwrap_or_else(|e| e.into_inner());
     slot_work
         .into_iter()
         .filter_map(|(slot, i)| Some((slot, scored[i].clone()?)))
@@ -219,10 +228,12 @@ fn collect_repeats<'a>(
         out.answers.push(RepeatAnswer {
             repeat: repeat as u32,
             answer: key.clone(),
+            as_written: s.as_ref().and_then(|s| s.as_written.clone()),
             correct: s.as_ref().and_then(|s| s.correct),
             truncated: is_truncated(r),
             sent,
             after,
+            text: None,
         });
         out.outcomes.push(RepeatOutcome {
             repeat: repeat as u32,
@@ -251,7 +262,7 @@ fn endpoint_prompt<'a>(
 ) -> EndpointPrompt<'a> {
     let Repeats {
         outcomes,
-        answers,
+        mut answers,
         scores,
         present,
     } = collect_repeats(recs, scored, order);
@@ -274,6 +285,11 @@ fn endpoint_prompt<'a>(
     let (det, i) = summarize(&outcomes);
     let modal = det.modal_answer.clone();
     let rec = present[i];
+    for (repeat, r) in answers.iter_mut().zip(&present) {
+        if r.completion.answer != rec.completion.answer {
+            repeat.text = r.completion.answer.as_deref().map(str::to_string);
+        }
+    }
     let mut answer = AnswerResult {
         answer: rec.completion.answer.as_deref().map(str::to_string),
         reasoning_chars: rec
@@ -297,6 +313,7 @@ fn endpoint_prompt<'a>(
     match &scores[i] {
         Some(s) => {
             answer.extracted = s.extracted.clone();
+            answer.as_written = s.as_written.clone();
             answer.correct = s.correct;
             answer.evidence = Some(s.evidence.clone());
         }
@@ -321,10 +338,14 @@ fn pair_result(
     let (verdict, reason, similarity) = pair_verdict(reference.side(), other.side());
     let kind = (verdict == Verdict::Diff)
         .then(|| kind::classify(&prompt.score, reference.side(), other.side()));
-    let reason = if kind == Some(DivergenceKind::Format) {
-        "both wrong: the same failure, rendered differently".to_string()
+    // The same failure in two renderings is a formatting difference, not a different answer.
+    let (verdict, reason) = if kind == Some(DivergenceKind::Format) {
+        (
+            Verdict::Format,
+            "both wrong: the same failure, rendered differently".to_string(),
+        )
     } else {
-        reason
+        (verdict, reason)
     };
     // Only a divergence needs explaining: agreeing or failed pairs have no difference to classify.
     let divergent = matches!(verdict, Verdict::Diff | Verdict::Review);
@@ -374,6 +395,22 @@ fn pair_result(
     }
 }
 
+/// One endpoint alone (`determinism`): `fail` without a usable answer, `diff` when its own
+/// repeats gave different answers, else `same`.
+fn alone_verdict(answer: &AnswerResult) -> Verdict {
+    let unstable = answer
+        .determinism
+        .as_ref()
+        .is_some_and(|d| d.class == Class::Nondeterministic);
+    if answer.error.is_some() {
+        Verdict::Fail
+    } else if unstable {
+        Verdict::Diff
+    } else {
+        Verdict::Same
+    }
+}
+
 fn prompt_result(
     prompt: &Prompt,
     names: &[String],
@@ -388,11 +425,14 @@ fn prompt_result(
             .collect(),
         None => Vec::new(),
     };
-    let verdict = pairs
-        .iter()
-        .map(|p| p.verdict)
-        .max()
-        .unwrap_or(Verdict::Same);
+    let verdict = match (
+        pairs.iter().map(|p| p.verdict).max(),
+        per_endpoint.as_slice(),
+    ) {
+        (Some(worst), _) => worst,
+        (None, [alone]) => alone_verdict(&alone.answer),
+        (None, _) => Verdict::Same,
+    };
     PromptResult {
         id: prompt.id.clone(),
         category: prompt.category.clone(),

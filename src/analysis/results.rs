@@ -138,10 +138,16 @@ impl RunSampling {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub same: usize,
+    /// Prompts whose only divergence is formatting: both sides fail the same way, rendered
+    /// differently. Not a difference between the deployments, so not counted in `diff`.
+    #[serde(default)]
+    pub format: usize,
     pub diff: usize,
     pub review: usize,
     pub fail: usize,
-    /// The `diff` prompts by kind (a prompt counts under the most severe kind of its pairs).
+    /// The diverging prompts by kind: `flip` and `answer` make up `diff` (a prompt counts under
+    /// the most severe kind of its pairs); `format` counts the `format` prompts (the same number
+    /// as `format` above, kept where older readers look for it).
     #[serde(default)]
     pub kinds: KindCounts,
     /// The run's answer to "same model?" (`analysis/same_model.rs`); only on the run's summary,
@@ -153,7 +159,7 @@ pub struct Summary {
     pub same_model_because: Vec<String>,
 }
 
-/// `diff` prompts per divergence kind.
+/// Diverging prompts per divergence kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindCounts {
     pub flip: usize,
@@ -166,32 +172,39 @@ impl Summary {
     pub fn add(&mut self, prompt: &PromptResult) {
         match prompt.verdict {
             Verdict::Same => self.same += 1,
-            Verdict::Diff => self.diff += 1,
+            Verdict::Format => {
+                self.format += 1;
+                self.kinds.format += 1;
+            }
+            Verdict::Diff => {
+                self.diff += 1;
+                let diff_kinds = prompt
+                    .pairs
+                    .iter()
+                    .filter(|p| p.verdict == Verdict::Diff)
+                    .filter_map(|p| p.kind);
+                match diff_kinds.min() {
+                    Some(DivergenceKind::Flip) => self.kinds.flip += 1,
+                    Some(DivergenceKind::Answer | DivergenceKind::Format) | None => {
+                        self.kinds.answer += 1
+                    }
+                }
+            }
             Verdict::Review => self.review += 1,
             Verdict::Fail => self.fail += 1,
         }
-        if prompt.verdict == Verdict::Diff {
-            match prompt.pairs.iter().filter_map(|p| p.kind).min() {
-                Some(DivergenceKind::Flip) => self.kinds.flip += 1,
-                Some(DivergenceKind::Answer) | None => self.kinds.answer += 1,
-                Some(DivergenceKind::Format) => self.kinds.format += 1,
-            }
-        }
     }
 
-    /// "83 same / 17 diff (2 flip, 12 answer, 3 format) / 0 review / 0 fail".
+    /// "80 same / 3 format / 17 diff (2 flip, 15 answer) / 0 review / 0 fail".
     pub fn headline(&self) -> String {
         let kinds = if self.diff > 0 {
-            format!(
-                " ({} flip, {} answer, {} format)",
-                self.kinds.flip, self.kinds.answer, self.kinds.format
-            )
+            format!(" ({} flip, {} answer)", self.kinds.flip, self.kinds.answer)
         } else {
             String::new()
         };
         format!(
-            "{} same / {} diff{kinds} / {} review / {} fail",
-            self.same, self.diff, self.review, self.fail
+            "{} same / {} format / {} diff{kinds} / {} review / {} fail",
+            self.same, self.format, self.diff, self.review, self.fail
         )
     }
 }
@@ -266,6 +279,10 @@ pub struct PairStatistics {
 pub struct GateResult {
     /// The `--fail-on` expression evaluated.
     pub expression: String,
+    /// Where the expression came from: a `--fail-on` flag, the run's manifest or the default
+    /// (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<crate::gate::GateOrigin>,
     /// The conditions that held (empty: the gate passed).
     pub failed: Vec<String>,
 }
@@ -318,6 +335,10 @@ pub struct PairResult {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AnswerResult {
     pub extracted: Option<String>,
+    /// The same answer as the model wrote it (`extracted` is normalised), when the scorer read it
+    /// out of the text: what a reader is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_written: Option<String>,
     /// true/false against ground truth; null when the prompt has none.
     pub correct: Option<bool>,
     /// Why there is no usable answer.
@@ -354,12 +375,18 @@ pub struct RepeatAnswer {
     pub repeat: u32,
     /// The answer as scored; None when the repeat failed.
     pub answer: Option<String>,
+    /// The same answer as the model wrote it, when the scorer read it out of the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_written: Option<String>,
     pub correct: Option<bool>,
     pub truncated: bool,
     /// Its position among every request this endpoint was sent in the run (0 is the first).
     pub sent: usize,
     /// The prompt of the request sent to this endpoint just before it (None: the first).
     pub after: Option<String>,
+    /// This repeat's answer text when it differs from the text shown (the answer's `answer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// One endpoint's agreement with itself across repeats.
@@ -374,6 +401,14 @@ pub struct Stability {
     pub stable: usize,
     /// Prompts whose repeats gave different answers at temperature 0.
     pub unstable: usize,
+    /// Of those, prompts whose answers split by prompt-cache state: every repeat sent right after
+    /// the same prompt (back to back, the prompt cache warm) gave one answer, every repeat sent
+    /// after another prompt another. Such instability may be the cache, not the model.
+    #[serde(default)]
+    pub cache_split: usize,
+    /// Most of its later repeats were sent right after the previous repeat of the same prompt.
+    #[serde(default)]
+    pub back_to_back: bool,
 }
 
 /// How two endpoints' texts compare, per prompt.
@@ -383,7 +418,7 @@ pub struct Identity {
     pub other: String,
     /// Both answered with exactly the same text.
     pub identical: usize,
-    /// Verdict `same`, but the texts differ.
+    /// Verdict `same` or `format` (the same failure, rendered differently), but the texts differ.
     pub same_answer: usize,
     /// Verdict `diff` or `review`.
     pub diverged: usize,

@@ -1,6 +1,8 @@
 //! Batch invariance: a prompt's answers at each load level against the same prompt sent alone
-//! (load 0), and the endpoint's verdict: batch-invariant, or the smallest load at which an
-//! answer appears that the prompt never gave alone.
+//! (load 0), and the endpoint's verdict: the smallest load at which an answer appears that the
+//! prompt never gave alone; else, when answers hold but a completion appears that the prompt
+//! never returned alone, text that changes with load (batch non-invariance in text); else
+//! batch-invariant.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,6 +40,9 @@ pub enum LoadVerdictKind {
     BatchInvariant,
     /// Some answer changed at `changes_at`.
     ChangesAtLoad,
+    /// No answer changed, but some completion text did at `completions_change_at`: the text
+    /// changes with load (batch non-invariance), the extracted answers do not.
+    TextChangesAtLoad,
     /// Answers vary even alone, and load brings no answer not seen alone.
     VariesAlone,
     /// No probe sent alone was answered.
@@ -61,10 +66,14 @@ pub struct LoadVerdict {
 }
 
 impl LoadVerdict {
-    /// "batch-invariant" or "changes at load 4".
+    /// "batch-invariant", "changes at load 4" or "text changes at load 4".
     pub fn label(&self) -> String {
         match (self.verdict, self.changes_at) {
             (LoadVerdictKind::ChangesAtLoad, Some(k)) => format!("changes at load {k}"),
+            (LoadVerdictKind::TextChangesAtLoad, _) => match self.completions_change_at {
+                Some(k) => format!("text changes at load {k}"),
+                None => "text changes under load".into(),
+            },
             (LoadVerdictKind::BatchInvariant, _) => "batch-invariant".into(),
             (LoadVerdictKind::VariesAlone, _) => "varies alone".into(),
             _ => "no data".into(),
@@ -79,7 +88,7 @@ pub fn analyze(
     let mut rows = Vec::new();
     let mut levels: BTreeSet<u32> = BTreeSet::new();
     let (mut judged, mut varies_alone) = (0, false);
-    let mut changed_prompts = BTreeSet::new();
+    let (mut changed_prompts, mut text_changed_prompts) = (BTreeSet::new(), BTreeSet::new());
     let (mut changes_at, mut completions_change_at): (Option<u32>, Option<u32>) = (None, None);
     for (id, by) in prompts {
         let at: Vec<(u32, &Vec<Probe>)> = by
@@ -123,6 +132,7 @@ pub fn analyze(
                 changes_at = Some(changes_at.map_or(load, |c| c.min(load)));
             }
             if !new_texts.is_empty() {
+                text_changed_prompts.insert(id.to_string());
                 completions_change_at = Some(completions_change_at.map_or(load, |c| c.min(load)));
             }
             let base = if load == 0 { usable.first() } else { reference };
@@ -165,6 +175,8 @@ pub fn analyze(
         LoadVerdictKind::ChangesAtLoad
     } else if varies_alone {
         LoadVerdictKind::VariesAlone
+    } else if completions_change_at.is_some() {
+        LoadVerdictKind::TextChangesAtLoad
     } else {
         LoadVerdictKind::BatchInvariant
     };
@@ -177,6 +189,12 @@ pub fn analyze(
             "answers change at load {}: {} of {judged} prompts gave an answer they never gave alone",
             changes_at.unwrap_or_default(),
             changed_prompts.len()
+        ),
+        LoadVerdictKind::TextChangesAtLoad => format!(
+            "not batch-invariant: the text changes with load from load {}: {} of {judged} prompts \
+             returned completions they never returned alone, though no extracted answer changed",
+            completions_change_at.unwrap_or_default(),
+            text_changed_prompts.len()
         ),
         LoadVerdictKind::VariesAlone => format!(
             "answers vary even alone; load {} brought no answer not seen alone ({judged} prompts)",

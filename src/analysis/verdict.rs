@@ -5,12 +5,14 @@ use serde::{Deserialize, Serialize};
 use super::similarity::{similarity, SAME_SIMILARITY};
 use crate::score::Detail;
 
-/// same: the endpoints agree; diff: they disagree; review: cannot be decided deterministically;
-/// fail: a side has no usable answer.
+/// same: the endpoints agree; format: both fail the same way, rendered differently (a formatting
+/// difference, not a different answer); diff: they disagree; review: cannot be decided
+/// deterministically; fail: a side has no usable answer. Ordered by severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Same,
+    Format,
     Review,
     Diff,
     Fail,
@@ -20,6 +22,7 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Same => "same",
+            Verdict::Format => "format",
             Verdict::Review => "review",
             Verdict::Diff => "diff",
             Verdict::Fail => "fail",

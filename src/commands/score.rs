@@ -39,11 +39,12 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result
     }
     let _ = writeln!(out, "{}", results.summary.headline());
     for c in &results.categories {
-        if c.summary.diff + c.summary.fail + c.summary.review > 0 {
+        let s = &c.summary;
+        if s.format + s.diff + s.fail + s.review > 0 {
             let _ = writeln!(
                 out,
-                "  {}: {} same, {} diff, {} review, {} fail",
-                c.category, c.summary.same, c.summary.diff, c.summary.review, c.summary.fail
+                "  {}: {} same, {} format, {} diff, {} review, {} fail",
+                c.category, s.same, s.format, s.diff, s.review, s.fail
             );
         }
     }

@@ -116,7 +116,7 @@ pub(super) fn results() -> Results {
             ),
             category(
                 "structured_output",
-                &[(Verdict::Diff, Some(DivergenceKind::Format))],
+                &[(Verdict::Format, Some(DivergenceKind::Format))],
                 0,
                 0,
             ),
@@ -129,6 +129,8 @@ pub(super) fn results() -> Results {
                 measured: 7,
                 stable: 6,
                 unstable: 1,
+                cache_split: 1,
+                back_to_back: true,
             },
             Stability {
                 endpoint: OTHER.into(),
@@ -136,6 +138,8 @@ pub(super) fn results() -> Results {
                 measured: 6,
                 stable: 5,
                 unstable: 1,
+                cache_split: 0,
+                back_to_back: false,
             },
         ],
         identity: vec![Identity {
@@ -191,6 +195,7 @@ pub(super) fn results() -> Results {
         sequential: Vec::new(),
         gate: GateResult {
             expression: "diff>0,fail>0".into(),
+            origin: Some(crate::gate::GateOrigin::Flag),
             failed: vec!["diff>0".into(), "fail>0".into()],
         },
         prompts,
@@ -245,6 +250,7 @@ fn category(
     let kind = |k: DivergenceKind| prompts.iter().filter(|(_, x)| *x == Some(k)).count();
     let summary = Summary {
         same: count(Verdict::Same),
+        format: count(Verdict::Format),
         diff: count(Verdict::Diff),
         review: count(Verdict::Review),
         fail: count(Verdict::Fail),
@@ -340,6 +346,7 @@ fn statistics() -> PairStatistics {
 fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
     AnswerResult {
         extracted: Some(extracted.into()),
+        as_written: None,
         correct,
         error: None,
         evidence: Some(format!("found `{extracted}` (last number)")),
@@ -360,6 +367,7 @@ fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
             unique_completions: 1,
             modal_answer: Some(extracted.into()),
             modal_share: 1.0,
+            modal_text_repeats: 3,
             class: match correct {
                 Some(true) => Class::DeterministicCorrect,
                 Some(false) => Class::DeterministicWrong,
@@ -440,6 +448,7 @@ fn diff() -> PromptResult {
         unique_completions: 2,
         modal_answer: Some("2".into()),
         modal_share: 2.0 / 3.0,
+        modal_text_repeats: 2,
         class: Class::Nondeterministic,
         first_divergence: Some(RepeatDivergence {
             repeats: [0, 2],
@@ -528,6 +537,7 @@ fn fail() -> PromptResult {
             unique_completions: 0,
             modal_answer: None,
             modal_share: 1.0,
+            modal_text_repeats: 0,
             class: Class::Failed,
             first_divergence: None,
         }),
@@ -564,10 +574,12 @@ fn repeats(of: &[(&str, bool, usize, &str)]) -> Vec<RepeatAnswer> {
         .map(|(i, (answer, correct, sent, after))| RepeatAnswer {
             repeat: i as u32,
             answer: Some(answer.to_string()),
+            as_written: None,
             correct: Some(*correct),
             truncated: false,
             sent: *sent,
             after: Some(after.to_string()),
+            text: None,
         })
         .collect()
 }
@@ -582,6 +594,7 @@ fn answer_diff() -> PromptResult {
         unique_completions: 2,
         modal_answer: Some("9".into()),
         modal_share: 2.0 / 3.0,
+        modal_text_repeats: 2,
         class: Class::Nondeterministic,
         first_divergence: None,
     });
@@ -619,8 +632,8 @@ fn answer_diff() -> PromptResult {
 }
 
 /// The same failure rendered differently: neither side produced a JSON object. The reference was
-/// cut off at the budget after a long text; spark ran away repeating one line. With the reference
-/// unable to rule spark's answer out, the difference is inconclusive.
+/// cut off at the budget after a long text; spark ran away repeating one line. A formatting
+/// difference, not a different answer: no noise label.
 fn format_diff() -> PromptResult {
     let mut full_text = String::from("Here is the object you asked for, built step by step:\n");
     for i in 1..=30 {
@@ -645,9 +658,11 @@ fn format_diff() -> PromptResult {
     let mut spark = answer("[1,2]", Some(false), &spark_text);
     spark.evidence = Some("found `[1,2]`: not an object".into());
     spark.completion_tokens = Some(611);
-    let mut pair = pair(Verdict::Diff, "both wrong with different answers");
+    let mut pair = pair(
+        Verdict::Format,
+        "both wrong: the same failure, rendered differently",
+    );
     pair.kind = Some(DivergenceKind::Format);
-    pair.difference = Some(Difference::Inconclusive);
     pair.first_divergence = Some(Divergence {
         char_offset: 0,
         token_index: Some(0),

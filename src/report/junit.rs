@@ -96,7 +96,7 @@ fn pair_problem(p: &PromptResult, reference: &str, other: &str) -> Option<Proble
     let (kind, ty) = match pair.verdict {
         Verdict::Diff => (NonSuccessKind::Failure, "diff"),
         Verdict::Fail => (NonSuccessKind::Error, "fail"),
-        Verdict::Same | Verdict::Review => return None,
+        Verdict::Same | Verdict::Format | Verdict::Review => return None,
     };
     let detail = p
         .answers
@@ -105,7 +105,11 @@ fn pair_problem(p: &PromptResult, reference: &str, other: &str) -> Option<Proble
         .map(|(n, a)| {
             format!(
                 "{n}: {}",
-                a.extracted.clone().or(a.error.clone()).unwrap_or_default()
+                a.as_written
+                    .clone()
+                    .or(a.extracted.clone())
+                    .or(a.error.clone())
+                    .unwrap_or_default()
             )
         })
         .collect::<Vec<_>>()

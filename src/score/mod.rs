@@ -3,6 +3,7 @@
 mod checks;
 mod choice;
 mod clarify;
+mod cut_off;
 mod detail;
 mod exact;
 pub(crate) mod js;
@@ -27,6 +28,7 @@ use crate::text::clip;
 
 pub use checks::TextChecks;
 pub use choice::Options;
+pub use cut_off::cut_off;
 pub use detail::{Check, Detail, JsonFound, JsonPlace, Tests};
 pub use json::JsonType;
 pub use language::Language;

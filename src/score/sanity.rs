@@ -42,6 +42,11 @@ pub fn check(text: &str, own_limit: bool) -> Result<usize, FailedCheck> {
     Ok(all.len())
 }
 
+/// The text loops: a stuck word, a repeated line or a loop of phrases (the degenerate checks).
+pub fn loops(text: &str) -> bool {
+    repetition(text, &words(text)).is_err()
+}
+
 /// Err describing the repetition when the text is degenerate: a stuck word, a repeated line or
 /// a loop of phrases.
 fn repetition(text: &str, all: &[&str]) -> Result<(), String> {

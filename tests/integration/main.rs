@@ -24,6 +24,7 @@ mod project;
 mod real_endpoints;
 mod real_llama_server;
 mod reasoning;
+mod regrade;
 mod resume;
 mod robustness;
 mod run_folder_values;

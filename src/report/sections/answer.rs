@@ -210,6 +210,22 @@ fn stability_sentence(results: &Results) -> Line {
                 "`$` not measured (no prompt with two usable repeats)".to_string()
             } else if s.unstable == 0 {
                 format!("`$` stable on all {} prompts measured", s.measured)
+            } else if s.cache_split > 0 {
+                format!(
+                    "`$` stable on {} of {} (unstable on {}; on {} of them the answers split by \
+                     prompt-cache state: the repeats sent right after the same prompt agree, \
+                     those sent after another prompt differ, so the instability may be the \
+                     prompt cache, not the model{})",
+                    s.stable,
+                    s.measured,
+                    s.unstable,
+                    s.cache_split,
+                    if s.back_to_back {
+                        "; the repeats were sent back to back: `--repeat-order interleaved` measures it"
+                    } else {
+                        ""
+                    }
+                )
             } else {
                 format!(
                     "`$` stable on {} of {} (unstable on {})",

@@ -1,4 +1,4 @@
-//! The categories section: per category, the verdict counts (diff split by kind; in HTML also as
+//! The categories section: per category, the verdict counts (format apart, diff split by kind; in HTML also as
 //! one stacked bar) and the correct answers of each endpoint.
 
 use super::cells::{names, verdict_bar};
@@ -14,7 +14,8 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         "category".to_string(),
         "prompts".into(),
         "same".into(),
-        "diff (flip/answer/format)".into(),
+        "format".into(),
+        "diff (flip/answer)".into(),
         "review".into(),
         "fail".into(),
     ];
@@ -39,7 +40,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         let s = &c.summary;
         let diff = if s.diff > 0 {
             let k = &s.kinds;
-            format!("{} ({}/{}/{})", s.diff, k.flip, k.answer, k.format)
+            format!("{} ({}/{})", s.diff, k.flip, k.answer)
         } else {
             "0".into()
         };
@@ -49,6 +50,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
             vec![text(c.prompts.to_string())],
             vec![Inline::Figure(bar)],
             vec![text(s.same.to_string())],
+            vec![text(s.format.to_string())],
             vec![text(diff)],
             vec![text(s.review.to_string())],
             vec![text(s.fail.to_string())],

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::{
-    AnswerResult, Difference, PromptResult, Results, Summary, TokenDivergence, Verdict,
+    AnswerResult, Difference, PromptResult, Results, Summary, TokenDivergence, Verdict, FAILED_KEY,
 };
 use crate::doc::{span, strong, t, text, Figure, Line, Segment};
 use crate::text::clip;
@@ -15,8 +15,8 @@ pub(in crate::report) fn names(results: &Results) -> Vec<&str> {
     results.endpoints.iter().map(|e| e.name.as_str()).collect()
 }
 
-/// One cell: the extracted answer with a mark, or the failure; `(truncated)` when the answer was
-/// read from a completion cut off at the budget.
+/// One cell: the answer as written (else the extracted key) with a mark, or the failure;
+/// `(truncated)` when the answer was read from a completion cut off at the budget.
 pub(in crate::report) fn answer_cell(a: Option<&AnswerResult>) -> Line {
     let Some(a) = a else {
         return vec![text("—")];
@@ -25,8 +25,9 @@ pub(in crate::report) fn answer_cell(a: Option<&AnswerResult>) -> Line {
         return vec![span("fail", vec![text(format!("FAIL: {}", clip(e, 60)))])];
     }
     let shown = a
-        .extracted
+        .as_written
         .as_deref()
+        .or(a.extracted.as_deref())
         .filter(|x| !x.trim().is_empty())
         .map(|x| clip(x, 40))
         .unwrap_or_else(|| "(nothing extracted)".into());
@@ -42,6 +43,38 @@ pub(in crate::report) fn answer_cell(a: Option<&AnswerResult>) -> Line {
         cell.push(text(" (truncated)"));
     }
     cell
+}
+
+/// How the model wrote the answer whose normalised key is `key`: the answer's own, else the
+/// first repeat's that gave it, else the key itself.
+fn written<'a>(a: &'a AnswerResult, key: &'a str) -> &'a str {
+    let own = (a.extracted.as_deref() == Some(key))
+        .then_some(a.as_written.as_deref())
+        .flatten();
+    own.or_else(|| {
+        a.repeats
+            .iter()
+            .filter(|r| r.answer.as_deref() == Some(key))
+            .find_map(|r| r.as_written.as_deref())
+    })
+    .unwrap_or(key)
+}
+
+/// The answers over repeats as written: the histogram with each key shown as the model wrote it,
+/// and the written answers some repeat read from a cut-off completion.
+pub(super) fn written_histogram(
+    a: &AnswerResult,
+    histogram: &BTreeMap<String, u32>,
+) -> (BTreeMap<String, u32>, BTreeSet<String>) {
+    let mut shown = BTreeMap::new();
+    for (key, n) in histogram {
+        *shown.entry(written(a, key).to_string()).or_default() += n;
+    }
+    let cut = truncated_keys(a)
+        .into_iter()
+        .map(|k| written(a, k).to_string())
+        .collect();
+    (shown, cut)
 }
 
 /// The answer followed by ` (truncated)` when it was read from a cut-off completion.
@@ -73,10 +106,25 @@ pub(super) fn truncated_keys(a: &AnswerResult) -> BTreeSet<&str> {
     keys
 }
 
+/// "2 of 3 repeats wrote this text; 1 wrote another": present when the repeats that answered
+/// did not all write the text shown (the most frequent one).
+pub(super) fn text_share(a: &AnswerResult) -> Option<String> {
+    let d = a.determinism.as_ref()?;
+    let usable = d.repeats - d.histogram.get(FAILED_KEY).copied().unwrap_or(0);
+    let shown = d.modal_text_repeats;
+    (shown > 0 && shown < usable).then(|| {
+        let other = usable - shown;
+        format!(
+            "{shown} of {usable} repeats wrote this text; {other} wrote another (see Answer texts)"
+        )
+    })
+}
+
 /// The verdict as a badge (plain text in Markdown).
 pub(super) fn verdict_badge(v: Verdict) -> Line {
     let class = match v {
         Verdict::Same => "badge v-same",
+        Verdict::Format => "badge v-format",
         Verdict::Diff => "badge v-diff",
         Verdict::Review => "badge v-review",
         Verdict::Fail => "badge v-fail",
@@ -87,12 +135,12 @@ pub(super) fn verdict_badge(v: Verdict) -> Line {
 /// The verdict as a badge, any but `same` in bold (a table cell).
 pub(in crate::report) fn verdict_cell(v: Verdict) -> Line {
     match v {
-        Verdict::Same => verdict_badge(v),
+        Verdict::Same | Verdict::Format => verdict_badge(v),
         _ => vec![strong(verdict_badge(v))],
     }
 }
 
-/// The four verdict counts as one stacked bar `width` wide for a total of `scale`.
+/// The five verdict counts as one stacked bar `width` wide for a total of `scale`.
 pub(super) fn verdict_bar(s: &Summary, scale: usize, width: f64) -> Figure {
     let segment = |count, class, label| Segment {
         count,
@@ -102,6 +150,7 @@ pub(super) fn verdict_bar(s: &Summary, scale: usize, width: f64) -> Figure {
     Figure::Stacked {
         segments: vec![
             segment(s.same, "v-same", "same"),
+            segment(s.format, "v-format", "format"),
             segment(s.diff, "v-diff", "diff"),
             segment(s.review, "v-review", "review"),
             segment(s.fail, "v-fail", "fail"),
@@ -161,7 +210,7 @@ pub(in crate::report) fn anchor(id: &str) -> String {
 /// so two answers that share a long opening stay tell-apart; an answer in `truncated` is marked.
 pub(super) fn histogram_cell(
     histogram: &BTreeMap<String, u32>,
-    truncated: &BTreeSet<&str>,
+    truncated: &BTreeSet<String>,
 ) -> String {
     const SHOWN: usize = 24;
     let keys: Vec<Vec<char>> = histogram.keys().map(|k| k.chars().collect()).collect();

@@ -7,10 +7,10 @@
 
 use super::cells::{
     anchor, answer_cell, clip_keep_lines, collapse_runaway, flagged, histogram_cell, names,
-    truncated_keys, truncated_mark, verdict_badge,
+    text_share, truncated_mark, verdict_badge, written_histogram,
 };
 use crate::analysis::{AnswerResult, Divergence, PromptResult, Results, Verdict};
-use crate::doc::{code, para, t, text, Block, Fold, Inline, Line, Part, Style, Table};
+use crate::doc::{code, para, strong, t, text, Block, Fold, Inline, Line, Part, Style, Table};
 use crate::report::diff::word_diff_line;
 use crate::text::clip;
 
@@ -86,7 +86,10 @@ fn full(p: &PromptResult, names: &[&str]) -> Block {
             vec![text(
                 a.determinism
                     .as_ref()
-                    .map(|d| histogram_cell(&d.histogram, &truncated_keys(a)))
+                    .map(|d| {
+                        let (histogram, cut) = written_histogram(a, &d.histogram);
+                        histogram_cell(&histogram, &cut)
+                    })
                     .unwrap_or_default(),
             )]
         }));
@@ -97,7 +100,12 @@ fn full(p: &PromptResult, names: &[&str]) -> Block {
             .as_deref()
             .map(|t| excerpt(t, divergence_of(p, n).map(|d| d.char_offset)))
             .unwrap_or_else(|| "(no answer)".into());
-        lines(&shown)
+        let mut cell = lines(&shown);
+        if let Some(share) = text_share(a) {
+            cell.push(Inline::Break);
+            cell.push(strong(vec![text(share)]));
+        }
+        cell
     }));
     body.push(table.into());
     for n in names {
@@ -147,7 +155,8 @@ fn pairs(p: &PromptResult) -> Vec<Block> {
     vec![Block::List(items)]
 }
 
-/// Every endpoint's whole answer text (up to [`FULL_CHARS`]), folded.
+/// Every endpoint's whole answer text (up to [`FULL_CHARS`]), then each other text its repeats
+/// wrote, folded.
 fn texts(p: &PromptResult, names: &[&str]) -> Block {
     let mut body = Vec::new();
     for n in names {
@@ -161,10 +170,33 @@ fn texts(p: &PromptResult, names: &[&str]) -> Block {
             .map(|x| clip_keep_lines(x, FULL_CHARS))
             .unwrap_or_else(|| "(no answer)".into());
         body.push(Block::Preformatted(shown));
+        for (text_of, repeats) in other_texts(a) {
+            body.push(para(vec![
+                code(*n),
+                text(format!(
+                    ", another text, written by repeat {}:",
+                    repeats.join(", ")
+                )),
+            ]));
+            body.push(Block::Preformatted(clip_keep_lines(text_of, FULL_CHARS)));
+        }
     }
     Part::new(4, None, vec![text("Answer texts")], body)
         .folded(Fold::Folded)
         .into()
+}
+
+/// The texts the repeats wrote other than the one shown, each with the repeats that wrote it.
+fn other_texts(a: &AnswerResult) -> Vec<(&str, Vec<String>)> {
+    let mut texts: Vec<(&str, Vec<String>)> = Vec::new();
+    for r in &a.repeats {
+        let Some(t) = r.text.as_deref() else { continue };
+        match texts.iter_mut().find(|(x, _)| *x == t) {
+            Some((_, repeats)) => repeats.push(r.repeat.to_string()),
+            None => texts.push((t, vec![r.repeat.to_string()])),
+        }
+    }
+    texts
 }
 
 /// A `same` prompt: one line per endpoint, and the repeats when they were not all alike.
@@ -198,6 +230,10 @@ fn brief(p: &PromptResult, names: &[&str]) -> Block {
         line.push(text(" · "));
         line.extend(finish_cell(a));
         line.push(text(repeats));
+        if let Some(share) = text_share(a) {
+            line.push(text("; "));
+            line.push(strong(vec![text(share)]));
+        }
         items.push(line);
     }
     body.push(Block::List(items));
@@ -242,7 +278,8 @@ fn repeats(p: &PromptResult, names: &[&str], always: bool) -> Vec<Block> {
                         Some(false) => " ✗",
                         None => "",
                     };
-                    truncated_mark(format!("{}{mark}", clip(x, 60)), r.truncated)
+                    let shown = r.as_written.as_deref().unwrap_or(x);
+                    truncated_mark(format!("{}{mark}", clip(shown, 60)), r.truncated)
                 }
             };
             let after = match &r.after {

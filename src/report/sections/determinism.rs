@@ -2,7 +2,7 @@
 //! with the answer histogram (in HTML also drawn, for the prompts whose answers differed), its
 //! class and where the repeats first diverge.
 
-use super::cells::{anchor, histogram_cell, names, truncated_keys};
+use super::cells::{anchor, histogram_cell, names, written_histogram};
 use crate::analysis::{Class, PromptResult, Results};
 use crate::doc::{code, link, para, span, text, Block, Figure, Part, Table};
 use crate::text::clip;
@@ -28,7 +28,8 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
             if d.class != Class::Nondeterministic && d.unique_completions < 2 {
                 continue;
             }
-            let histogram = histogram_cell(&d.histogram, &truncated_keys(a));
+            let (written, cut) = written_histogram(a, &d.histogram);
+            let histogram = histogram_cell(&written, &cut);
             let divergence = d
                 .first_divergence
                 .as_ref()

@@ -1,8 +1,8 @@
 //! The report's title and opening: the answer to "is this the same model?" (quality, stability,
 //! output identity, parity; see `answer.rs`) with each quality difference drawn against its
-//! margin, then the per-prompt verdict counts (in words and as one bar), the gate,
-//! non-determinism and deployment differences, reasoning retries, and a note when the run is
-//! incomplete.
+//! margin, then the per-prompt verdict counts (in words and as one bar), the gate and where it
+//! came from, non-determinism and deployment differences, the probe phases' verdicts (under
+//! load, cache state, samples), reasoning retries, and a note when the run is incomplete.
 
 use super::answer::answer_lines;
 use super::cells::{names, verdict_bar};
@@ -54,11 +54,15 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
     body.push(verdict_bar(&results.summary, results.prompts.len(), 640.0).into());
     body.push(Figure::VerdictLegend.into());
     let gate = &results.gate;
+    let origin = gate
+        .origin
+        .map(|o| format!(" ({})", o.describe()))
+        .unwrap_or_default();
     let mut facts = if gate.failed.is_empty() {
-        t("Gate `$`: passed.", &[&gate.expression])
+        t(&format!("Gate `$`{origin}: passed."), &[&gate.expression])
     } else {
         t(
-            "Gate `$`: **failed** ($).",
+            &format!("Gate `$`{origin}: **failed** ($)."),
             &[&gate.expression, &gate.failed.join(", ")],
         )
     };
@@ -67,6 +71,12 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         results.nondeterministic, results.deployment_differences
     )));
     body.push(Block::Paragraph(facts));
+    let probes = results.load.summary_lines();
+    if !probes.is_empty() {
+        body.push(Block::List(
+            probes.into_iter().map(|l| vec![text(l)]).collect(),
+        ));
+    }
     let retried: Vec<&crate::analysis::EndpointSummary> = results
         .endpoints
         .iter()

@@ -23,10 +23,12 @@ fn with_repeats() -> Results {
                 .map(|i| RepeatAnswer {
                     repeat: i,
                     answer: a.answer.clone(),
+                    as_written: None,
                     correct: a.correct,
                     truncated: false,
                     sent: i as usize * 4,
                     after: (i > 0).then(|| "other_prompt".to_string()),
+                    text: None,
                 })
                 .collect();
         }
