@@ -142,16 +142,23 @@ port_free() {
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# start_one NAME PORT EXTRA_ARGS...
+# start_one NAME PORT EXTRA_ARGS...: the demo's SmolLM2 GGUF.
 start_one() {
     local name=$1 port=$2 model
     shift 2
     model=$(model_path) || { log "no GGUF model found in $VENV"; return 1; }
+    start_model "$name" "$port" "$model" "$MODEL_ALIAS" "$@"
+}
+
+# start_model NAME PORT GGUF ALIAS EXTRA_ARGS...: any GGUF, served the same way.
+start_model() {
+    local name=$1 port=$2 model=$3 alias=$4
+    shift 4
     if ! port_free "$port"; then
         log "port $port is already in use; set PORT_A/PORT_B to free ports"
         return 1
     fi
-    setsid "$VENV/bin/python" -m llama_cpp.server --model "$model" --model_alias "$MODEL_ALIAS" \
+    setsid "$VENV/bin/python" -m llama_cpp.server --model "$model" --model_alias "$alias" \
         --host 127.0.0.1 --port "$port" --n_ctx 4096 --n_threads 1 "$@" \
         >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
     LLAMA_PIDS+=("$!")
