@@ -86,7 +86,7 @@ pub fn decide(evidence: Evidence<'_>) -> Answer {
     }
     if evidence.quality.is_empty() {
         answer = SameModel::Undecided;
-        because.push("no pair of endpoints was compared".to_string());
+        because.push("one endpoint: no pair to compare (this run measures its stability; see below)".to_string());
     }
     Answer { answer, because }
 }
@@ -242,8 +242,9 @@ fn quality_reasons(
     }
 }
 
+/// A p-value in three decimals, or in scientific notation below 0.001 (never "0.000").
 fn p_text(p: f64) -> String {
-    if p < 1e-4 {
+    if p < 1e-3 {
         format!("{p:.1e}")
     } else {
         format!("{p:.3}")
@@ -454,5 +455,12 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1840), "1,840");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn small_p_values_never_read_zero() {
+        assert_eq!(p_text(0.0004), "4.0e-4");
+        assert_eq!(p_text(0.021), "0.021");
+        assert_eq!(p_text(2e-11), "2.0e-11");
     }
 }
