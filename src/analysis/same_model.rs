@@ -86,7 +86,10 @@ pub fn decide(evidence: Evidence<'_>) -> Answer {
     }
     if evidence.quality.is_empty() {
         answer = SameModel::Undecided;
-        because.push("one endpoint: no pair to compare (this run measures its stability; see below)".to_string());
+        because.push(
+            "one endpoint: no pair to compare (this run measures its stability; see below)"
+                .to_string(),
+        );
     }
     Answer { answer, because }
 }
