@@ -1,11 +1,17 @@
 //! Generated-suite and catalogue-loading benchmark: generating 10,000 items and scoring each
 //! one's reference and wrong answer (the 2 s budget of issue 20), and loading a 10,000-prompt
-//! catalogue file (linear since issue 21 item 14; it took 21.5 s when it was quadratic).
+//! catalogue file (linear since issue 21 item 14; it took 21.5 s when it was quadratic), and a
+//! whole `compare --suite generated --items 2000` against two instant fakes (issue 20: under 5 s
+//! end to end).
 //!
 //! Run with `cargo bench --bench suites`. Prints numbers; asserts nothing.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
+
+use coherence_testkit::{FakeServer, Reply};
 
 use coherence::catalogue::{generator, load_catalogue};
 use coherence::score::{score, ScoreContext};
@@ -52,7 +58,50 @@ fn load_large_catalogue(n: usize) {
     );
 }
 
+/// A fake answering every generated item (seed 1) with its reference, at once.
+fn instant_endpoint(items: usize) -> FakeServer {
+    let answers: HashMap<String, String> = generator::generate(generator::DEFAULT_SEED, items)
+        .into_iter()
+        .map(|p| (p.question().to_string(), p.reference.clone()))
+        .collect();
+    FakeServer::start("m", move |req| match answers.get(&req.question()) {
+        Some(a) => Reply::content(a),
+        None => Reply::status(404, "unknown question"),
+    })
+}
+
+fn compare_generated_end_to_end() {
+    let items = 2_000;
+    let (a, b) = (instant_endpoint(items), instant_endpoint(items));
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    // COHERENCE_BIN times another build (a release binary) against the same fakes.
+    let bin = std::env::var("COHERENCE_BIN").unwrap_or(env!("CARGO_BIN_EXE_coherence").into());
+    let out = Command::new(bin)
+        .args([
+            "compare",
+            "--suite",
+            "generated",
+            "--items",
+            &items.to_string(),
+        ])
+        .args(["--endpoint", &format!("a={}", a.url())])
+        .args(["--endpoint", &format!("b={}", b.url())])
+        .args(["--concurrency", "32", "--quiet", "--out"])
+        .arg(dir.path().join("run"))
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("run coherence");
+    println!(
+        "compare --suite generated --items {items} against two instant fakes ({} requests): {:.2} s end to end, exit {}",
+        2 * items,
+        start.elapsed().as_secs_f64(),
+        out.status.code().unwrap_or(-1)
+    );
+}
+
 fn main() {
+    compare_generated_end_to_end();
     generate_and_score();
     for n in [2_500, 10_000] {
         load_large_catalogue(n);
