@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, Prompt};
 use crate::load::journal::LoadRecord;
+use crate::load::LoadPlan;
 use crate::logprobs::forced::ForcedLine;
 use crate::run::journal;
 use crate::run::{Manifest, Record};
@@ -22,6 +23,9 @@ pub struct Inputs<'a> {
     pub records: Vec<Record>,
     /// `load.jsonl` (the load, cache-state and samples phases; empty for most runs).
     pub probes: Vec<LoadRecord>,
+    /// Probes that `load-plan.json` plans and `load.jsonl` does not answer (a load, cache-state
+    /// or samples phase stopped part-way); 0 for a run without those phases.
+    pub probes_missing: usize,
     /// `teacher_forcing.jsonl` (after `compare --logprobs`; empty otherwise).
     pub forcing: Vec<ForcedLine>,
     /// Notes for results.json `warnings`, in the order they were met.
@@ -61,15 +65,39 @@ impl<'a> Inputs<'a> {
         warnings.extend(probes.skipped);
         let forcing = CompareFolder::new(dir).read_lines(CompareFolder::TEACHER_FORCING)?;
         warnings.extend(forcing.skipped);
+        let probes_missing = probes_missing(dir, manifest, catalogue, &probes.values)?;
         Ok(Inputs {
             manifest,
             catalogue,
             records: loaded.records,
             probes: probes.values,
+            probes_missing,
             forcing: forcing.values,
             warnings,
         })
     }
+}
+
+/// The probes the run's load plan sends that `probes` does not answer, over every endpoint.
+fn probes_missing(
+    dir: &Path,
+    manifest: &Manifest,
+    catalogue: &Catalogue,
+    probes: &[LoadRecord],
+) -> anyhow::Result<usize> {
+    let Some(plan) = LoadPlan::read(dir)? else {
+        return Ok(0);
+    };
+    let prompts: Vec<&Prompt> = manifest
+        .prompts
+        .iter()
+        .filter_map(|id| catalogue.get(id))
+        .collect();
+    Ok(manifest
+        .endpoint_names()
+        .iter()
+        .map(|e| plan.missing(e, &prompts, manifest.repeats_of(e), probes))
+        .sum())
 }
 
 /// What a record names that the run does not have.

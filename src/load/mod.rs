@@ -12,9 +12,11 @@ mod probe;
 mod samples;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalogue::Prompt;
 use crate::engine::Progress;
 pub use crate::run::Target;
 use crate::run::{RunError, RunPlan};
@@ -51,6 +53,25 @@ impl LoadPlan {
 
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
         CompareFolder::new(dir).write(CompareFolder::LOAD_PLAN, &serde_json::to_vec_pretty(self)?)
+    }
+
+    /// How many of the probes this plan sends to `endpoint` (for `prompts`, in run order, and
+    /// `repeats`) `records` does not answer: a phase stopped part-way leaves them missing.
+    pub fn missing(
+        &self,
+        endpoint: &str,
+        prompts: &[&Prompt],
+        repeats: u32,
+        records: &[journal::LoadRecord],
+    ) -> usize {
+        let answered = journal::answered(records);
+        let jobs: Vec<levels::ProbeJob> = (0..repeats)
+            .flat_map(|r| prompts.iter().map(move |p| (Arc::new((*p).clone()), 0, r)))
+            .collect();
+        self.keys(endpoint, &jobs)
+            .iter()
+            .filter(|k| !answered.contains(k))
+            .count()
     }
 
     /// Every probe the plan sends to `endpoint`, for progress counts.

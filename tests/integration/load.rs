@@ -433,6 +433,12 @@ fn a_resumed_run_sends_only_the_probes_it_lost() {
     let kept = 6;
     let torn = format!("{}\n{}", lines[..kept].join("\n"), &lines[kept][..20]);
     std::fs::write(run.join("load.jsonl"), torn).unwrap();
+    // Scored as it stands, the run is incomplete: the lost probes are missing, not absent.
+    let scored = coherence(&["score", run.to_str().unwrap()], dir.path(), &[]);
+    assert_eq!(exit_code(&scored), 3, "{}", stdout(&scored));
+    let r = results(&run);
+    assert_eq!(r["complete"], json!(false));
+    assert_eq!(r["missing"], json!(2 * 2 * (2 + 4) - kept));
     let before = server.completion_requests().len();
     let out = coherence(
         &["determinism", "--resume", run.to_str().unwrap(), "--quiet"],
