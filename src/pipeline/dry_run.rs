@@ -70,79 +70,19 @@ impl DryRun {
     /// Count what `plan` would send, assuming `assume_tps` tokens per second per request. A
     /// resumed run's journal is read to find what is missing.
     pub fn of(plan: &RunPlan, assume_tps: f64) -> anyhow::Result<DryRun> {
-        let endpoints = plan.endpoints.len();
-        let mut per_endpoint = vec![EndpointPlan::default(); endpoints];
-        let mut resume = None;
-        if plan.previous.is_some() {
-            let existing = journal::load(&plan.dir)?.records;
-            let jobs = pending_jobs(plan, &existing);
-            for j in &jobs {
-                per_endpoint[j.endpoint].requests += 1;
-                per_endpoint[j.endpoint].token_ceiling += u64::from(j.max_tokens);
-            }
-            let missing = jobs
-                .iter()
-                .map(|j| Missing {
-                    prompt: j.prompt.id.clone(),
-                    endpoint: j.endpoint,
-                    repeat: j.repeat,
-                    max_tokens: j.max_tokens,
-                })
-                .collect();
-            let sent = plan
-                .endpoints
-                .iter()
-                .filter(|e| e.replayed.is_none())
-                .count();
-            let planned = (plan.send.len() * sent) as u64 * u64::from(plan.repeats);
-            resume = Some((planned, missing));
+        let mut per_endpoint = vec![EndpointPlan::default(); plan.endpoints.len()];
+        let resume = if plan.previous.is_some() {
+            Some(count_resumed(plan, &mut per_endpoint)?)
         } else {
-            // Every repeat of every prompt to send, on every endpoint.
-            let prompts = plan.prompts_to_send();
-            let repeats = u64::from(plan.repeats);
-            let tokens: u64 = prompts
-                .iter()
-                .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
-                .sum();
-            // A replayed endpoint's answers are saved: nothing is sent to it.
-            let sent = per_endpoint
-                .iter_mut()
-                .zip(&plan.endpoints)
-                .filter(|(_, planned)| planned.replayed.is_none());
-            for (e, _) in sent {
-                e.requests = prompts.len() as u64 * repeats;
-                e.token_ceiling = tokens.saturating_mul(repeats);
-            }
-        }
-        let in_flight = |requests: u64| (plan.concurrency as u64).min(requests).max(1) as f64;
+            count_new(plan, &mut per_endpoint);
+            None
+        };
         for e in &mut per_endpoint {
-            e.seconds = e.token_ceiling as f64 / assume_tps / in_flight(e.requests);
+            e.seconds = e.token_ceiling as f64 / assume_tps / in_flight(plan, e.requests);
         }
-        let at_cap = plan.until_decided.map(|rule| {
-            let later = plan.catalogue.clone().with_generated_items(rule.max_items);
-            let added = &later.prompts[plan.catalogue.prompts.len()..];
-            let repeats = u64::from(plan.repeats);
-            let tokens: u64 = added
-                .iter()
-                .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
-                .sum::<u64>()
-                .saturating_mul(repeats);
-            let requests = added.len() as u64 * repeats;
-            let seconds = per_endpoint
-                .iter()
-                .map(|e| {
-                    (e.token_ceiling + tokens) as f64
-                        / assume_tps
-                        / in_flight(e.requests + requests)
-                })
-                .fold(0.0, f64::max);
-            AtCap {
-                max_items: rule.max_items,
-                more_requests: requests * endpoints as u64,
-                more_tokens: tokens * endpoints as u64,
-                seconds,
-            }
-        });
+        let at_cap = plan
+            .until_decided
+            .map(|rule| at_cap(plan, rule.max_items, &per_endpoint, assume_tps));
         Ok(DryRun {
             per_endpoint,
             resume,
@@ -298,6 +238,91 @@ impl DryRun {
             );
         }
         out
+    }
+}
+
+/// Requests in flight on one endpoint sending `requests`.
+fn in_flight(plan: &RunPlan, requests: u64) -> f64 {
+    (plan.concurrency as u64).min(requests).max(1) as f64
+}
+
+/// A new run: every repeat of every prompt to send, on every endpoint that is sent to (a
+/// replayed endpoint's answers are saved).
+fn count_new(plan: &RunPlan, per_endpoint: &mut [EndpointPlan]) {
+    let prompts = plan.prompts_to_send();
+    let repeats = u64::from(plan.repeats);
+    let tokens: u64 = prompts
+        .iter()
+        .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
+        .sum();
+    let sent = per_endpoint
+        .iter_mut()
+        .zip(&plan.endpoints)
+        .filter(|(_, planned)| planned.replayed.is_none());
+    for (e, _) in sent {
+        e.requests = prompts.len() as u64 * repeats;
+        e.token_ceiling = tokens.saturating_mul(repeats);
+    }
+}
+
+/// A resumed run: what its journal lacks, counted per endpoint; returns the planned requests
+/// and the missing ones.
+fn count_resumed(
+    plan: &RunPlan,
+    per_endpoint: &mut [EndpointPlan],
+) -> anyhow::Result<(u64, Vec<Missing>)> {
+    let existing = journal::load(&plan.dir)?.records;
+    let jobs = pending_jobs(plan, &existing);
+    for j in &jobs {
+        per_endpoint[j.endpoint].requests += 1;
+        per_endpoint[j.endpoint].token_ceiling += u64::from(j.max_tokens);
+    }
+    let missing = jobs
+        .iter()
+        .map(|j| Missing {
+            prompt: j.prompt.id.clone(),
+            endpoint: j.endpoint,
+            repeat: j.repeat,
+            max_tokens: j.max_tokens,
+        })
+        .collect();
+    let sent = plan
+        .endpoints
+        .iter()
+        .filter(|e| e.replayed.is_none())
+        .count();
+    let planned = (plan.send.len() * sent) as u64 * u64::from(plan.repeats);
+    Ok((planned, missing))
+}
+
+/// What the rounds after the first may add to an `--until-decided` run, up to `max_items`.
+fn at_cap(
+    plan: &RunPlan,
+    max_items: usize,
+    per_endpoint: &[EndpointPlan],
+    assume_tps: f64,
+) -> AtCap {
+    let later = plan.catalogue.clone().with_generated_items(max_items);
+    let added = &later.prompts[plan.catalogue.prompts.len()..];
+    let repeats = u64::from(plan.repeats);
+    let tokens: u64 = added
+        .iter()
+        .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
+        .sum::<u64>()
+        .saturating_mul(repeats);
+    let requests = added.len() as u64 * repeats;
+    let seconds = per_endpoint
+        .iter()
+        .map(|e| {
+            (e.token_ceiling + tokens) as f64 / assume_tps / in_flight(plan, e.requests + requests)
+        })
+        .fold(0.0, f64::max);
+    let endpoints = per_endpoint.len() as u64;
+    AtCap {
+        max_items,
+        more_requests: requests * endpoints,
+        more_tokens: tokens * endpoints,
+        seconds,
     }
 }
 
