@@ -53,11 +53,33 @@ pub use under_load::{LoadVerdict, LoadVerdictKind, UnderLoad};
 pub use verdict::{pair_verdict, Side, Verdict};
 
 use crate::gate::Gate;
+use crate::run::Manifest;
 use crate::score::ScoreContext;
 use families::PairFamilies;
 use per_prompt::prompt_results;
 pub use run_figures::pair_families;
 use run_figures::{back_to_back_warning, other_budgets, roll_up};
+
+/// "Same model?" from the pairs' figures; the sequential decisions count only in an
+/// `--until-decided` run (stopping on a look would invalidate the fixed-sample verdict there).
+fn same_model_answer(
+    manifest: &Manifest,
+    figures: &run_figures::RunFigures,
+    families: &[PairFamilies],
+    sequential: &[decision::PairSequential],
+) -> same_model::Answer {
+    same_model::decide(same_model::Evidence {
+        quality: &figures.quality,
+        sequential: if manifest.until_decided.is_some() {
+            sequential
+        } else {
+            &[]
+        },
+        families,
+        parity: &figures.parity,
+        identity: &figures.identity,
+    })
+}
 
 /// The whole results of a run from its inputs: every answer scored and compared, the probe
 /// phases and teacher forcing analysed, the roll-ups, the gate, and whether the run is complete
@@ -86,17 +108,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
     let families: Vec<PairFamilies> = figures.statistics.iter().map(pair_families).collect();
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
-    let answer = same_model::decide(same_model::Evidence {
-        quality: &figures.quality,
-        sequential: if manifest.until_decided.is_some() {
-            &sequential
-        } else {
-            &[]
-        },
-        families: &families,
-        parity: &figures.parity,
-        identity: &figures.identity,
-    });
+    let answer = same_model_answer(manifest, &figures, &families, &sequential);
     let gate = gate_check::evaluate(
         gate,
         &figures,

@@ -61,68 +61,69 @@ pub fn pair_verdict(a: Side, b: Side) -> (Verdict, String, Option<f64>) {
             };
             (Verdict::Diff, reason.into(), None)
         }
-        (Some(_), Some(_)) if a.extracted.is_none() && b.extracted.is_none() => {
-            if a.answer.trim() == b.answer.trim() {
-                (Verdict::Same, "both wrong with the same text".into(), None)
-            } else {
-                (
-                    Verdict::Diff,
-                    "both wrong; no answer could be read from either and the texts differ".into(),
-                    None,
-                )
-            }
+        (Some(_), Some(_)) => both_wrong(&a, &b),
+        (None, None) => by_similarity(a.answer, b.answer),
+        (Some(x), None) | (None, Some(x)) => one_side_checked(&a, x),
+    }
+}
+
+/// Both answers wrong: the same when the same answer (or, with none read, the same text).
+fn both_wrong(a: &Side, b: &Side) -> (Verdict, String, Option<f64>) {
+    let (verdict, reason) = if a.extracted.is_none() && b.extracted.is_none() {
+        if a.answer.trim() == b.answer.trim() {
+            (Verdict::Same, "both wrong with the same text")
+        } else {
+            (
+                Verdict::Diff,
+                "both wrong; no answer could be read from either and the texts differ",
+            )
         }
-        (Some(_), Some(_)) => {
-            if a.extracted.is_some() && a.extracted == b.extracted {
-                (
-                    Verdict::Same,
-                    "both wrong with the same answer".into(),
-                    None,
-                )
-            } else {
-                (
-                    Verdict::Diff,
-                    "both wrong with different answers".into(),
-                    None,
-                )
-            }
-        }
-        (None, None) => {
-            let s = similarity(a.answer, b.answer);
-            if s >= SAME_SIMILARITY {
-                (
-                    Verdict::Same,
-                    format!("texts {:.0}% similar", s * 100.0),
-                    Some(s),
-                )
-            } else {
-                (
-                    Verdict::Review,
-                    format!("texts only {:.0}% similar", s * 100.0),
-                    Some(s),
-                )
-            }
-        }
-        (Some(x), None) | (None, Some(x)) => {
-            let failed = if a.correct.is_some() {
-                "reference"
-            } else {
-                "other"
-            };
-            if x {
-                (
-                    Verdict::Review,
-                    "only one side could be checked".into(),
-                    None,
-                )
-            } else {
-                (
-                    Verdict::Diff,
-                    format!("the {failed} answer failed its checks"),
-                    None,
-                )
-            }
-        }
+    } else if a.extracted.is_some() && a.extracted == b.extracted {
+        (Verdict::Same, "both wrong with the same answer")
+    } else {
+        (Verdict::Diff, "both wrong with different answers")
+    };
+    (verdict, reason.into(), None)
+}
+
+/// Neither answer has a ground truth: the texts decide, by similarity.
+fn by_similarity(a: &str, b: &str) -> (Verdict, String, Option<f64>) {
+    let s = similarity(a, b);
+    if s >= SAME_SIMILARITY {
+        (
+            Verdict::Same,
+            format!("texts {:.0}% similar", s * 100.0),
+            Some(s),
+        )
+    } else {
+        (
+            Verdict::Review,
+            format!("texts only {:.0}% similar", s * 100.0),
+            Some(s),
+        )
+    }
+}
+
+/// Only one side could be checked (`correct` is whether it passed): a failure is a difference,
+/// a pass is for review.
+fn one_side_checked(a: &Side, correct: bool) -> (Verdict, String, Option<f64>) {
+    let checked = if a.correct.is_some() {
+        "reference"
+    } else {
+        "other"
+    };
+    if correct {
+        (
+            Verdict::Review,
+            "only one side could be checked".into(),
+            None,
+        )
+    } else {
+        (
+            Verdict::Diff,
+            format!("the {checked} answer failed its checks"),
+            None,
+        )
     }
 }
 

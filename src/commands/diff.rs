@@ -8,6 +8,7 @@ use super::compare_plan::resolve_gate;
 use super::saved_run::{common_prompts, replayed, SavedRun};
 use super::score::{catalogue_for_run, exit_for, print_outcome};
 use crate::analysis::DEFAULT_MARGIN_POINTS;
+use crate::catalogue::Catalogue;
 use crate::cli::DiffArgs;
 use crate::endpoint::ClientOptions;
 use crate::error::{CliError, Exit, UsageContext};
@@ -36,21 +37,14 @@ fn names(a: &str, b: &str) -> (String, String) {
     }
 }
 
-/// A run of RUN_A's endpoint (the reference) and RUN_B's, both replayed, on the prompts both
-/// runs cover, with RUN_A's catalogue, sampling and margin.
-fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunPlan> {
-    let mut notes = Vec::new();
-    if let Some(why) = a.same_items(b, args.allow_catalogue_change)? {
-        notes.push(format!(
-            "--allow-catalogue-change: {why}; only the prompts both runs have are compared"
-        ));
-    }
-    let (ea, eb) = (
-        a.endpoint(args.a.as_deref(), "--a")?,
-        b.endpoint(args.b.as_deref(), "--b")?,
-    );
-    let (name_a, name_b) = names(&ea.spec.name, &eb.spec.name);
-    let catalogue = catalogue_for_run(args.catalogue.as_deref(), &a.manifest)?;
+/// The prompts both runs cover and the catalogue has, in RUN_A's order; a note when some are
+/// left out, an error when none is left.
+fn shared_scope(
+    a: &SavedRun,
+    b: &SavedRun,
+    catalogue: &Catalogue,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Vec<String>> {
     let scope: Vec<String> = common_prompts(&a.manifest.prompts, &[&b.manifest.prompts])
         .into_iter()
         .filter(|id| catalogue.get(id).is_some())
@@ -69,6 +63,25 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
             scope.len()
         ));
     }
+    Ok(scope)
+}
+
+/// A run of RUN_A's endpoint (the reference) and RUN_B's, both replayed, on the prompts both
+/// runs cover, with RUN_A's catalogue, sampling and margin.
+fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunPlan> {
+    let mut notes = Vec::new();
+    if let Some(why) = a.same_items(b, args.allow_catalogue_change)? {
+        notes.push(format!(
+            "--allow-catalogue-change: {why}; only the prompts both runs have are compared"
+        ));
+    }
+    let (ea, eb) = (
+        a.endpoint(args.a.as_deref(), "--a")?,
+        b.endpoint(args.b.as_deref(), "--b")?,
+    );
+    let (name_a, name_b) = names(&ea.spec.name, &eb.spec.name);
+    let catalogue = catalogue_for_run(args.catalogue.as_deref(), &a.manifest)?;
+    let scope = shared_scope(a, b, &catalogue, &mut notes)?;
     if a.manifest.sampling != b.manifest.sampling {
         notes.push(format!(
             "the runs were sent with different sampling: {} {}, {} {}",
