@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, for real, on a fresh machine: two llama.cpp deployments of SmolLM2-135M that differ
 # only in their KV cache (f16 vs q4_0 + flash attention), compared over the whole catalogue and then
-# generated items until decided (a plain compare's default), 3 repeats. Extra arguments go to
+# generated items until decided (a plain compare's default; the demo stops at 400 generated items,
+# two rounds, to bound its time on a 2-core machine), 3 repeats. Extra arguments go to
 # `coherence compare` (e.g. --suite core for the catalogue alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,11 +21,14 @@ start_llama_pair
 echo "[demo] step 4 of 4: the comparison ($(elapsed_since "$demo_start") so far)" >&2
 
 out=runs/$(date -u +%Y%m%dT%H%M%SZ)-smollm2-kv-f16-vs-q4
+# The cap applies to the demo's own choice; arguments of yours choose for themselves.
+cap=()
+(($#)) || cap=(--max-items 400)
 set +e
 ./target/release/coherence compare \
     --endpoint "kv-f16=http://127.0.0.1:$PORT_A/v1" \
     --endpoint "kv-q4=http://127.0.0.1:$PORT_B/v1" \
-    --repeats 3 --concurrency 1 --out "$out" "$@"
+    --repeats 3 --concurrency 1 "${cap[@]}" --out "$out" "$@"
 code=$?
 set -e
 echo

@@ -312,13 +312,14 @@ pub struct CompareArgs {
     /// no --suite, --items, --only or --category (`--suite core` sends the 100 prompts alone).
     #[arg(long)]
     pub until_decided: bool,
-    /// With --until-decided: generated items to send at most, in all.
-    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64), requires = "until_decided")]
-    pub max_items: usize,
-    /// With --until-decided: generated items added per round (the first round sends this many
-    /// unless --items says otherwise).
-    #[arg(long, value_name = "N", default_value_t = 200, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64), requires = "until_decided")]
-    pub round_items: usize,
+    /// With --until-decided (given or by default): generated items to send at most, in all
+    /// [default: 2000].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64))]
+    pub max_items: Option<usize>,
+    /// With --until-decided (given or by default): generated items added per round (the first
+    /// round sends this many unless --items says otherwise) [default: 200].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64))]
+    pub round_items: Option<usize>,
     /// Request token logprobs so divergences are located by token index, and teacher-force
     /// the reference's completions on every endpoint (results.json `token_agreement`).
     #[arg(long)]

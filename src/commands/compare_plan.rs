@@ -114,8 +114,8 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         );
     }
     let rule = StoppingRule {
-        round_items: args.round_items,
-        max_items: args.max_items,
+        round_items: args.round_items.unwrap_or(DEFAULT_ROUND_ITEMS),
+        max_items: args.max_items.unwrap_or(DEFAULT_MAX_ITEMS),
     };
     let until_decided = if previous.is_some() {
         args.until_decided
@@ -124,6 +124,12 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
     } else {
         (args.until_decided || decides_by_default(args, mode)).then_some(rule)
     };
+    if until_decided.is_none() && (args.max_items.is_some() || args.round_items.is_some()) {
+        bail!(
+            "--max-items/--round-items shape the rounds of --until-decided: add --until-decided \
+             (it is on by default only for a plain compare of the built-in catalogue)"
+        );
+    }
     let mut suites = plan_suites(args, previous.as_ref())?;
     if let Some(rule) = until_decided {
         suites = with_rounds(suites, rule, args.suite.items, previous.as_ref())?;
@@ -271,6 +277,10 @@ fn plan_suites(args: &CompareArgs, previous: Option<&Manifest>) -> anyhow::Resul
     };
     SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))
 }
+
+/// Generated items sent at most by an `--until-decided` run, and added per round.
+const DEFAULT_MAX_ITEMS: usize = 2000;
+const DEFAULT_ROUND_ITEMS: usize = 200;
 
 /// A plain `coherence compare A B` decides: with the built-in catalogue and nothing selected (no
 /// --suite, --items, --only, --category), it sends the core prompts and generated items in rounds

@@ -397,3 +397,29 @@ fn until_decided_stops_after_one_round_when_the_other_endpoint_counts_other_prom
     assert_eq!(results["sequential"][0]["verdict"], "undecided");
     assert_eq!(results["summary"]["same_model"], "no");
 }
+
+#[test]
+fn the_cap_of_a_plain_compare_is_set_without_until_decided_and_refused_where_nothing_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoints = [
+        "compare",
+        "--endpoint",
+        "a=http://127.0.0.1:9/v1",
+        "--endpoint",
+        "b=http://127.0.0.1:9/v1",
+    ];
+    let mut args: Vec<&str> = endpoints.to_vec();
+    args.extend(["--max-items", "400", "--dry-run", "--json"]);
+    let out = coherence(&args, dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["until_decided"]["max_items"], 400);
+    let mut args: Vec<&str> = endpoints.to_vec();
+    args.extend(["--suite", "core", "--max-items", "400", "--dry-run"]);
+    let out = coherence(&args, dir.path(), &[]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(
+        stderr(&out).contains("add --until-decided"),
+        "{}",
+        stderr(&out)
+    );
+}
