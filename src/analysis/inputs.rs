@@ -93,10 +93,11 @@ fn probes_missing(
         .iter()
         .filter_map(|id| catalogue.get(id))
         .collect();
+    let answered = crate::load::journal::answered(probes);
     Ok(manifest
         .endpoint_names()
         .iter()
-        .map(|e| plan.missing(e, &prompts, manifest.repeats_of(e), probes))
+        .map(|e| plan.missing(e, &prompts, manifest.repeats_of(e), &answered))
         .sum())
 }
 

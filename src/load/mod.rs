@@ -11,6 +11,7 @@ mod pool;
 mod probe;
 mod samples;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -56,19 +57,29 @@ impl LoadPlan {
     }
 
     /// How many of the probes this plan sends to `endpoint` (for `prompts`, in run order, and
-    /// `repeats`) `records` does not answer: a phase stopped part-way leaves them missing.
+    /// `repeats`) are not `answered` (`journal::answered`): a phase stopped part-way leaves them
+    /// missing.
     pub fn missing(
         &self,
         endpoint: &str,
         prompts: &[&Prompt],
         repeats: u32,
-        records: &[journal::LoadRecord],
+        answered: &BTreeSet<ProbeKey>,
     ) -> usize {
-        let answered = journal::answered(records);
         let jobs: Vec<levels::ProbeJob> = (0..repeats)
             .flat_map(|r| prompts.iter().map(move |p| (Arc::new((*p).clone()), 0, r)))
             .collect();
-        self.keys(endpoint, &jobs)
+        self.unanswered(endpoint, &jobs, answered)
+    }
+
+    /// How many of the probes the plan sends to `endpoint` for `jobs` are not `answered`.
+    fn unanswered(
+        &self,
+        endpoint: &str,
+        jobs: &[levels::ProbeJob],
+        answered: &BTreeSet<ProbeKey>,
+    ) -> usize {
+        self.keys(endpoint, jobs)
             .iter()
             .filter(|k| !answered.contains(k))
             .count()
@@ -117,10 +128,9 @@ pub async fn run(plan: &RunPlan, targets: &[Target], load: &LoadPlan) -> Result<
     let work: Vec<(String, u64)> = targets
         .iter()
         .map(|t| {
-            let todo = load.keys(&t.name, &jobs);
             (
                 t.name.clone(),
-                todo.iter().filter(|k| !done.contains(k)).count() as u64,
+                load.unanswered(&t.name, &jobs, &done) as u64,
             )
         })
         .collect();
