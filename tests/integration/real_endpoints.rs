@@ -120,17 +120,21 @@ fn real_comparison_is_complete_and_consistent() {
         if !x["error"].is_null() || !y["error"].is_null() {
             assert_eq!(verdict, "fail", "{p}");
         } else if x["correct"].is_boolean() && y["correct"].is_boolean() {
-            let expected = if x["correct"] != y["correct"] {
-                "diff"
+            if x["correct"] != y["correct"] {
+                assert_eq!(verdict, "diff", "{p}");
             } else if x["correct"] == true || x["extracted"] == y["extracted"] {
-                "same"
+                assert_eq!(verdict, "same", "{p}");
             } else {
-                "diff"
-            };
-            assert_eq!(verdict, expected, "{p}");
+                // Both wrong, extracted differently: a different answer, or the same failure
+                // rendered differently (`format`), which the pair's kind must then say.
+                assert!(["diff", "format"].contains(&verdict), "{p}");
+                if verdict == "format" {
+                    assert_eq!(p["pairs"][0]["kind"], "format", "{p}");
+                }
+            }
         }
     }
-    for v in ["same", "diff", "review", "fail"] {
+    for v in ["same", "format", "diff", "review", "fail"] {
         assert_eq!(
             res["summary"][v].as_u64().unwrap(),
             counted.get(v).copied().unwrap_or(0),
