@@ -126,6 +126,11 @@ pub enum Command {
     /// Check that endpoints list a model and answer an exact-reply chat test.
     #[command(after_help = exit_codes_help(SMOKE_EXITS))]
     Smoke(SmokeArgs),
+    /// Does each server keep the API's promises? Usage arithmetic, max_tokens and
+    /// finish_reason, stop, streaming, n, seed, logprobs, top_k/top_p, reasoning-only replies and
+    /// tool calls: each probe passed, failed or not supported, with the evidence.
+    #[command(after_help = exit_codes_help(CONTRACT_EXITS))]
+    Contract(ContractArgs),
     /// Send a long project task (a specification with a checklist) to each endpoint, run each
     /// artifact headless in the JS sandbox and count the requirements met.
     #[command(after_help = help_with_exits(PROJECT_HELP, PROJECT_EXITS))]
@@ -435,6 +440,12 @@ const SOAK_EXITS: &[(Exit, &str)] = &[
         Exit::Incomplete,
         "interrupted or killed (re-render with --report DIR), or nothing was sent",
     ),
+];
+
+const CONTRACT_EXITS: &[(Exit, &str)] = &[
+    (Exit::Success, "no probe failed on any endpoint"),
+    (Exit::GateFailed, "a probe failed on an endpoint"),
+    (Exit::Incomplete, "an endpoint could not be reached"),
 ];
 
 const SMOKE_EXITS: &[(Exit, &str)] = &[
@@ -751,6 +762,18 @@ pub struct SmokeArgs {
     /// Budget for the exact-reply test; generous because reasoning endpoints spend it first.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: u32,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `coherence contract`.
+#[derive(Debug, Clone, Args)]
+pub struct ContractArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
     #[command(flatten)]
     pub client: ClientArgs,
     /// Print the result as JSON.

@@ -42,7 +42,7 @@ impl Exit {
             Exit::GateFailed => {
                 "a gate failed: `--fail-on` (compare, determinism, score, report), the negative \
                  control (selftest), a wrong reply (smoke), bad replies (soak), an unplayable \
-                 answer (project)"
+                 answer (project), a failed probe (contract)"
             }
             Exit::Usage => {
                 "usage or configuration error: a bad flag, catalogue, config file or run folder \

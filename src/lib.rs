@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod catalogue;
 pub mod cli;
 mod commands;
+pub mod contract;
 pub mod doc;
 pub mod endpoint;
 pub mod engine;
@@ -78,6 +79,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Soak(args) => commands::soak::soak(args),
         cli::Command::Logprobs(args) => commands::logprobs::logprobs(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
+        cli::Command::Contract(args) => commands::contract::contract(args),
         cli::Command::Project(args) => commands::project::project(args, argv),
         cli::Command::Completions { shell } => {
             let mut script = Vec::new();

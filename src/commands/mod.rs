@@ -7,6 +7,7 @@ pub mod bench_plan;
 pub mod compare;
 mod compare_plan;
 pub mod config;
+pub mod contract;
 pub mod diff;
 mod dry_run;
 pub(crate) mod flags;

@@ -12,6 +12,7 @@ mod catalogue_compare;
 mod catalogue_errors;
 mod code_generation;
 mod compare;
+mod contract;
 mod determinism;
 mod failures;
 mod generated;

@@ -306,3 +306,44 @@ fn real_llama_server_cache_states_are_measured_for_every_prompt() {
     );
     assert_eq!(code, documented_exit(&r, expected == "cache_dependent"));
 }
+
+#[test]
+#[ignore = "needs a real llama-server: scripts/ci-real-endpoints.sh"]
+fn real_llama_server_contract_probes_all_report_with_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = format!("server={}", server());
+    let out = coherence(
+        &[
+            "contract",
+            "--endpoint",
+            &endpoint,
+            "--timeout",
+            "300",
+            "--json",
+        ],
+        dir.path(),
+        &[],
+    );
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        panic!(
+            "contract --json printed no JSON ({e}): {}{}",
+            stdout(&out),
+            stderr(&out)
+        )
+    });
+    let probes = report["endpoints"][0]["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 16, "{report}");
+    let mut failed = false;
+    for p in probes {
+        let status = p["status"].as_str().unwrap();
+        assert!(["pass", "fail", "unsupported"].contains(&status), "{p}");
+        assert!(!p["evidence"].as_str().unwrap().is_empty(), "{p}");
+        failed |= status == "fail";
+        println!(
+            "  {:<24} {status:<12} {}",
+            p["probe"].as_str().unwrap(),
+            p["evidence"].as_str().unwrap()
+        );
+    }
+    assert_eq!(exit_code(&out), if failed { 1 } else { 0 }, "{report}");
+}

@@ -1,0 +1,587 @@
+//! The probes of `coherence contract`: each sends its requests and reads one promise of the
+//! OpenAI chat API, quoting what the server said.
+
+use serde_json::{json, Value};
+
+use super::ask::{Asker, Reply};
+use super::{sse, ProbeResult, Status};
+use crate::endpoint::parse_logprobs;
+use crate::text::clip;
+
+/// Every probe, in the order it runs, with the promise it checks.
+pub const PROBES: &[(&str, &str)] = &[
+    (
+        "usage_arithmetic",
+        "usage.total_tokens = prompt_tokens + completion_tokens",
+    ),
+    (
+        "max_tokens_honoured",
+        "never more completion tokens than max_tokens",
+    ),
+    (
+        "finish_reason_length",
+        "finish_reason `length` exactly when completion_tokens reaches max_tokens",
+    ),
+    (
+        "stop_honoured",
+        "a `stop` string ends the text just before it, as the unstopped reply had it",
+    ),
+    (
+        "stream_same_text",
+        "stream: true at temperature 0 gives the text of stream: false",
+    ),
+    (
+        "stream_prompt_tokens",
+        "streamed and non-streamed replies count the same prompt_tokens",
+    ),
+    (
+        "stream_usage_chunk",
+        "stream_options.include_usage sends a usage chunk",
+    ),
+    ("n_choices", "n: 2 returns two choices"),
+    (
+        "seed_reproducible",
+        "the same seed at temperature 1 gives the same text",
+    ),
+    (
+        "logprobs_shape",
+        "logprobs with top_logprobs: 3 lists one entry per completion token, 3 alternatives each",
+    ),
+    (
+        "top_k_greedy",
+        "top_k: 1 at temperature 1 gives the temperature-0 text",
+    ),
+    (
+        "top_p_greedy",
+        "top_p: 1e-6 at temperature 1 gives the temperature-0 text",
+    ),
+    (
+        "no_reasoning_only",
+        "at a generous budget the reply has content, not reasoning alone",
+    ),
+    (
+        "tool_choice_required",
+        "tool_choice `required` returns a tool call",
+    ),
+    (
+        "tool_call_finish_reason",
+        "a reply with a tool call has finish_reason `tool_calls`",
+    ),
+    (
+        "invalid_tool_arguments",
+        "invalid JSON tool arguments in the request get a 4xx, not a 5xx",
+    ),
+];
+
+const SHORT: &str = "What is the capital of France? Answer in one word.";
+const SHORT_BUDGET: u32 = 64;
+const LONG: &str = "Write a long story about a lighthouse keeper and a storm.";
+/// The cap the long request must reach.
+const CAP: u32 = 16;
+const COUNT: &str = "Count from 1 to 30, separated by commas.";
+const POEM: &str = "Write one line of poetry about the sea.";
+const SUM: &str = "What is 2 + 3? Reply with the number only.";
+const WEATHER: &str = "What is the weather in Paris right now?";
+
+/// Run every probe against one endpoint's model.
+pub async fn run(ask: &Asker<'_>) -> Vec<ProbeResult> {
+    let mut out = Vec::with_capacity(PROBES.len());
+    let short = ask.send(&ask.body(SHORT, SHORT_BUDGET, json!({}))).await;
+    out.push(usage_arithmetic(&short));
+    let long = ask.send(&ask.body(LONG, CAP, json!({}))).await;
+    out.push(max_tokens_honoured(&long));
+    out.push(finish_reason_length(&short, &long));
+    out.push(stop_honoured(ask).await);
+    out.extend(streaming(ask, &short).await);
+    out.push(n_choices(ask).await);
+    out.push(seed_reproducible(ask).await);
+    out.push(logprobs_shape(ask).await);
+    let greedy = ask.send(&ask.body(POEM, 32, json!({}))).await;
+    let top_k = json!({"temperature": 1.0, "top_k": 1});
+    out.push(same_as_greedy("top_k_greedy", ask, &greedy, top_k).await);
+    let top_p = json!({"temperature": 1.0, "top_p": 1e-6});
+    out.push(same_as_greedy("top_p_greedy", ask, &greedy, top_p).await);
+    out.push(no_reasoning_only(ask).await);
+    out.extend(tool_call(ask).await);
+    out.push(invalid_tool_arguments(ask).await);
+    out
+}
+
+fn pass(probe: &'static str, evidence: impl Into<String>) -> ProbeResult {
+    ProbeResult::new(probe, Status::Pass, evidence)
+}
+
+fn fail(probe: &'static str, evidence: impl Into<String>) -> ProbeResult {
+    ProbeResult::new(probe, Status::Fail, evidence)
+}
+
+fn unsupported(probe: &'static str, evidence: impl Into<String>) -> ProbeResult {
+    ProbeResult::new(probe, Status::Unsupported, evidence)
+}
+
+/// A text quoted in evidence: one line, clipped.
+fn quote(text: &str) -> String {
+    format!("`{}`", clip(text, 80))
+}
+
+fn usage_arithmetic(r: &Reply) -> ProbeResult {
+    const P: &str = "usage_arithmetic";
+    if let Some(bad) = r.unusable(P) {
+        return bad;
+    }
+    match r.usage() {
+        (Some(p), Some(c), Some(t)) if p + c == t => {
+            pass(P, format!("total {t} = prompt {p} + completion {c}"))
+        }
+        (Some(p), Some(c), Some(t)) => fail(P, format!("total {t} ≠ prompt {p} + completion {c}")),
+        (None, None, None) => fail(P, "the reply has no usage object"),
+        (p, c, t) => fail(
+            P,
+            format!("usage lacks a count: prompt {p:?}, completion {c:?}, total {t:?}"),
+        ),
+    }
+}
+
+fn max_tokens_honoured(long: &Reply) -> ProbeResult {
+    const P: &str = "max_tokens_honoured";
+    if let Some(bad) = long.unusable(P) {
+        return bad;
+    }
+    match long.usage().1 {
+        Some(c) if c <= u64::from(CAP) => {
+            pass(P, format!("{c} completion tokens at max_tokens {CAP}"))
+        }
+        Some(c) => fail(P, format!("{c} completion tokens at max_tokens {CAP}")),
+        None => unsupported(P, "no usage.completion_tokens to check"),
+    }
+}
+
+/// `length` on either reply must mean the cap was reached; the long story must reach it and say
+/// `length`, never `stop`.
+fn finish_reason_length(short: &Reply, long: &Reply) -> ProbeResult {
+    const P: &str = "finish_reason_length";
+    if let Some(bad) = long.unusable(P) {
+        return bad;
+    }
+    if short.finish_reason() == Some("length") {
+        if let Some(c) = short.usage().1.filter(|&c| c < u64::from(SHORT_BUDGET)) {
+            return fail(
+                P,
+                format!("finish_reason length after {c} of max_tokens {SHORT_BUDGET} tokens"),
+            );
+        }
+    }
+    let cap = u64::from(CAP);
+    match (long.finish_reason(), long.usage().1) {
+        (_, None) => unsupported(P, "no usage.completion_tokens to check"),
+        (Some("length"), Some(c)) if c == cap => pass(
+            P,
+            format!("finish_reason length at {c} of max_tokens {CAP} tokens"),
+        ),
+        (Some("length"), Some(c)) => fail(
+            P,
+            format!("finish_reason length at {c} tokens, max_tokens {CAP}"),
+        ),
+        (reason, Some(c)) if c >= cap => fail(
+            P,
+            format!("finish_reason {reason:?} at {c} tokens, the max_tokens cap of {CAP}: a cut-off not reported as `length`"),
+        ),
+        (reason, Some(c)) => unsupported(
+            P,
+            format!("finish_reason {reason:?} after {c} tokens: the model ended before the cap of {CAP}, nothing to check"),
+        ),
+    }
+}
+
+/// Ask for a count, then again with a word of that reply as `stop`: the stopped reply must be the
+/// unstopped one up to that word.
+async fn stop_honoured(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "stop_honoured";
+    let free = ask.send(&ask.body(COUNT, 160, json!({}))).await;
+    if let Some(bad) = free.unusable(P) {
+        return bad;
+    }
+    let text = free.text();
+    let Some((word, at)) = stop_word(text) else {
+        return unsupported(
+            P,
+            format!(
+                "the reply without stop, {}, has no word to stop at",
+                quote(text)
+            ),
+        );
+    };
+    let stopped = ask
+        .send(&ask.body(COUNT, 160, json!({"stop": [word]})))
+        .await;
+    if let Some(bad) = stopped.unusable(P) {
+        return bad;
+    }
+    let expected = text[..at].trim_end();
+    let got = stopped.text().trim_end();
+    let finish = stopped.finish_reason();
+    if got == expected && finish == Some("stop") {
+        pass(
+            P,
+            format!("stop [{word:?}] ended the reply at {}", quote(got)),
+        )
+    } else {
+        fail(
+            P,
+            format!(
+                "stop [{word:?}]: got {} (finish_reason {finish:?}); the text before it was {}",
+                quote(got),
+                quote(expected)
+            ),
+        )
+    }
+}
+
+/// The first word whose first occurrence starts past the first third of the text, with its byte
+/// offset.
+fn stop_word(text: &str) -> Option<(&str, usize)> {
+    let third = text.len() / 3;
+    let mut start = None;
+    for (i, ch) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (ch.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                let word = &text[s..i];
+                start = None;
+                if s >= third.max(1) && text.find(word) == Some(s) {
+                    return Some((word, s));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The short question streamed with a usage chunk asked for, against its non-streamed reply.
+async fn streaming(ask: &Asker<'_>, plain: &Reply) -> Vec<ProbeResult> {
+    const TEXT: &str = "stream_same_text";
+    const PROMPT: &str = "stream_prompt_tokens";
+    const USAGE: &str = "stream_usage_chunk";
+    let extra = json!({"stream": true, "stream_options": {"include_usage": true}});
+    let r = ask.send(&ask.body(SHORT, SHORT_BUDGET, extra)).await;
+    if let Some(bad) = r.refused(TEXT) {
+        return [TEXT, PROMPT, USAGE]
+            .into_iter()
+            .map(|p| ProbeResult {
+                probe: p,
+                ..bad.clone()
+            })
+            .collect();
+    }
+    let Some(s) = sse::read(&r.body) else {
+        let why = format!(
+            "stream: true was answered without an event stream: {}",
+            quote(&r.body)
+        );
+        return [TEXT, PROMPT, USAGE]
+            .into_iter()
+            .map(|p| fail(p, why.clone()))
+            .collect();
+    };
+    let mut out = Vec::with_capacity(3);
+    out.push(match plain.unusable(TEXT) {
+        Some(_) => unsupported(TEXT, "no non-streamed reply to compare with"),
+        None if plain.text() == s.text => pass(TEXT, format!("both {}", quote(&s.text))),
+        None => fail(
+            TEXT,
+            format!(
+                "streamed {}, not streamed {}",
+                quote(&s.text),
+                quote(plain.text())
+            ),
+        ),
+    });
+    let streamed_prompt = s
+        .usage
+        .as_ref()
+        .and_then(|u| u.get("prompt_tokens"))
+        .and_then(Value::as_u64);
+    out.push(match (streamed_prompt, plain.usage().0) {
+        (Some(a), Some(b)) if a == b => pass(PROMPT, format!("both {a}")),
+        (Some(a), Some(b)) => fail(PROMPT, format!("streamed {a}, not streamed {b}")),
+        _ => unsupported(PROMPT, "no prompt_tokens on one side to compare"),
+    });
+    out.push(match &s.usage {
+        Some(u) => pass(USAGE, format!("usage {u}")),
+        None => fail(
+            USAGE,
+            format!(
+                "none of {} events carried usage, though stream_options.include_usage was true",
+                s.events
+            ),
+        ),
+    });
+    out
+}
+
+async fn n_choices(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "n_choices";
+    let r = ask.send(&ask.body(SHORT, 16, json!({"n": 2}))).await;
+    if let Some(bad) = r.unusable(P) {
+        return bad;
+    }
+    let choices = r
+        .json
+        .as_ref()
+        .and_then(|j| j.get("choices"))
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if choices == 2 {
+        pass(P, "2 choices")
+    } else {
+        fail(P, format!("n: 2 was answered with {choices} choice(s)"))
+    }
+}
+
+async fn seed_reproducible(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "seed_reproducible";
+    let body = ask.body(POEM, 32, json!({"temperature": 1.0, "seed": 1234}));
+    let first = ask.send(&body).await;
+    if let Some(bad) = first.unusable(P) {
+        return bad;
+    }
+    let second = ask.send(&body).await;
+    if let Some(bad) = second.unusable(P) {
+        return bad;
+    }
+    if first.text() == second.text() {
+        pass(P, format!("seed 1234 twice: {}", quote(first.text())))
+    } else {
+        fail(
+            P,
+            format!(
+                "seed 1234 twice: {} then {}",
+                quote(first.text()),
+                quote(second.text())
+            ),
+        )
+    }
+}
+
+async fn logprobs_shape(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "logprobs_shape";
+    const TOP: usize = 3;
+    let extra = json!({"logprobs": true, "top_logprobs": TOP});
+    let r = ask.send(&ask.body(SHORT, 8, extra)).await;
+    if let Some(bad) = r.unusable(P) {
+        return bad;
+    }
+    let choice = r.json.as_ref().and_then(|j| j.pointer("/choices/0"));
+    let listed = choice
+        .and_then(|c| c.get("logprobs"))
+        .filter(|l| !l.is_null());
+    let Some(choice) = choice.filter(|_| listed.is_some()) else {
+        return unsupported(P, "the reply carries no logprobs");
+    };
+    let tokens = match parse_logprobs(choice) {
+        Ok(t) => t,
+        Err(e) => return fail(P, format!("malformed logprobs: {e}")),
+    };
+    if let Some(c) = r.usage().1.filter(|&c| c != tokens.len() as u64) {
+        return fail(
+            P,
+            format!("{} logprob entries for {c} completion tokens", tokens.len()),
+        );
+    }
+    if let Some((i, t)) = tokens.iter().enumerate().find(|(_, t)| t.top.len() != TOP) {
+        return fail(
+            P,
+            format!(
+                "token {i} ({:?}) lists {} alternatives, not {TOP}",
+                t.token,
+                t.top.len()
+            ),
+        );
+    }
+    pass(
+        P,
+        format!("{} tokens, {TOP} alternatives each", tokens.len()),
+    )
+}
+
+/// A sampled request that must collapse to the greedy reply.
+async fn same_as_greedy(
+    probe: &'static str,
+    ask: &Asker<'_>,
+    greedy: &Reply,
+    sampling: Value,
+) -> ProbeResult {
+    if let Some(bad) = greedy.unusable(probe) {
+        return bad;
+    }
+    let r = ask.send(&ask.body(POEM, 32, sampling.clone())).await;
+    if let Some(bad) = r.unusable(probe) {
+        return bad;
+    }
+    if r.text() == greedy.text() {
+        pass(probe, format!("{sampling}: {}", quote(r.text())))
+    } else {
+        fail(
+            probe,
+            format!(
+                "{sampling}: {}; temperature 0: {}",
+                quote(r.text()),
+                quote(greedy.text())
+            ),
+        )
+    }
+}
+
+async fn no_reasoning_only(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "no_reasoning_only";
+    let r = ask.send(&ask.body(SUM, 1024, json!({}))).await;
+    if let Some(bad) = r.unusable(P) {
+        return bad;
+    }
+    let reasoning = r
+        .completion
+        .as_ref()
+        .and_then(|c| c.reasoning.as_deref())
+        .map_or(0, |t| t.chars().count());
+    match (r.text().trim().is_empty(), reasoning) {
+        (false, _) => pass(P, format!("content {}", quote(r.text()))),
+        (true, 0) => fail(
+            P,
+            format!("empty content (finish_reason {:?})", r.finish_reason()),
+        ),
+        (true, n) => fail(
+            P,
+            format!(
+                "reasoning only: {n} characters of reasoning, no content (finish_reason {:?})",
+                r.finish_reason()
+            ),
+        ),
+    }
+}
+
+fn weather_tools() -> Value {
+    json!([{
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The current weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "description": "The city name."}},
+                "required": ["city"]
+            }
+        }
+    }])
+}
+
+/// `tool_choice: required` must return a call, and a reply with a call must say `tool_calls`.
+async fn tool_call(ask: &Asker<'_>) -> [ProbeResult; 2] {
+    const CALL: &str = "tool_choice_required";
+    const FINISH: &str = "tool_call_finish_reason";
+    let extra = json!({"tools": weather_tools(), "tool_choice": "required"});
+    let r = ask.send(&ask.body(WEATHER, 256, extra)).await;
+    if let Some(bad) = r.unusable(CALL) {
+        let finish = ProbeResult {
+            probe: FINISH,
+            ..bad.clone()
+        };
+        return [bad, finish];
+    }
+    let calls = r
+        .completion
+        .as_ref()
+        .map(|c| c.tool_calls.as_slice())
+        .unwrap_or_default();
+    let Some(first) = calls.first() else {
+        return [
+            fail(
+                CALL,
+                format!(
+                    "no tool call; content {} (finish_reason {:?})",
+                    quote(r.text()),
+                    r.finish_reason()
+                ),
+            ),
+            unsupported(FINISH, "no call was made to check"),
+        ];
+    };
+    let called = format!(
+        "{}({})",
+        first.name.as_deref().unwrap_or("?"),
+        clip(first.arguments.as_deref().unwrap_or(""), 60)
+    );
+    let finish = match r.finish_reason() {
+        Some("tool_calls") => pass(FINISH, format!("tool_calls with {called}")),
+        other => fail(FINISH, format!("finish_reason {other:?} with {called}")),
+    };
+    [pass(CALL, format!("called {called}")), finish]
+}
+
+/// A tool-result exchange whose call carries `arguments`.
+fn tool_exchange(arguments: &str) -> Value {
+    json!([
+        {"role": "user", "content": WEATHER},
+        {"role": "assistant", "content": null, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": arguments}
+        }]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "18 C and sunny"}
+    ])
+}
+
+/// The exchange with invalid arguments must get a client error; the same exchange with valid
+/// arguments is sent first, so the evidence says whether the server takes tool results at all.
+async fn invalid_tool_arguments(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "invalid_tool_arguments";
+    let extra = json!({"tools": weather_tools()});
+    let valid = ask
+        .send(&ask.body_with(tool_exchange("{\"city\": \"Paris\"}"), 32, extra.clone()))
+        .await;
+    let control = match valid.status {
+        Some(s) => format!("valid arguments: HTTP {s}"),
+        None => "valid arguments: no reply".to_string(),
+    };
+    let r = ask
+        .send(&ask.body_with(tool_exchange("{\"city\": "), 32, extra))
+        .await;
+    let said = r.failure.clone().unwrap_or_else(|| quote(&r.body));
+    match r.status {
+        Some(s) if (400..500).contains(&s) => pass(P, format!("HTTP {s} ({control}): {said}")),
+        Some(s) if (200..300).contains(&s) => unsupported(
+            P,
+            format!(
+                "accepted (HTTP {s}; {control}): the server does not check tool-call arguments"
+            ),
+        ),
+        Some(s) => fail(P, format!("HTTP {s} ({control}): {said}")),
+        None => fail(P, format!("{said} ({control})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_word_is_a_first_occurrence_past_the_first_third() {
+        let text = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12";
+        let (word, at) = stop_word(text).unwrap();
+        assert_eq!(word, "5");
+        assert_eq!(&text[..at], "1, 2, 3, 4, ");
+        assert_eq!(stop_word("a b c"), Some(("b", 2)));
+        assert_eq!(stop_word("abc"), None, "one word, at the start");
+        assert_eq!(stop_word(""), None);
+        // A word met before the first third is not a first occurrence later on.
+        let (word, _) = stop_word("ab cd ef ab gh ij").unwrap();
+        assert_eq!(word, "ef");
+    }
+
+    #[test]
+    fn every_probe_is_listed_once() {
+        let mut names: Vec<&str> = PROBES.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PROBES.len());
+    }
+}
