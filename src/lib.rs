@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod catalogue;
 pub mod cli;
 mod commands;
+pub mod distribution;
 pub mod doc;
 pub mod endpoint;
 pub mod engine;
