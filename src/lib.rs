@@ -80,6 +80,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Logprobs(args) => commands::logprobs::logprobs(args),
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
         cli::Command::Project(args) => commands::project::project(args, argv),
+        cli::Command::Distribution(args) => commands::distribution::distribution(args, argv),
         cli::Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(*shell, &mut cli::command(), "coherence", &mut script);

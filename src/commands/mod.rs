@@ -8,6 +8,7 @@ pub mod compare;
 mod compare_plan;
 pub mod config;
 pub mod diff;
+pub mod distribution;
 mod dry_run;
 pub(crate) mod flags;
 pub mod issue;

@@ -13,6 +13,7 @@ mod catalogue_errors;
 mod code_generation;
 mod compare;
 mod determinism;
+mod distribution;
 mod failures;
 mod generated;
 mod js_sandbox;
