@@ -244,3 +244,40 @@ fn usage_errors_name_what_is_wrong() {
         "nothing is sent on a usage error"
     );
 }
+
+#[test]
+fn the_manifest_records_the_command_line_with_the_key_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let key = "sk-distribution-secret-1234";
+    let run = coherence(
+        &args(
+            &a,
+            &b,
+            &out,
+            &[
+                "--temperature",
+                "1",
+                "--samples",
+                "2",
+                "--param",
+                &format!("user={key}"),
+            ],
+        ),
+        dir.path(),
+        &[("OPENAI_API_KEY", key)],
+    );
+    assert_eq!(exit_code(&run), 0, "{}", stderr(&run));
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("distribution.json")).unwrap())
+            .unwrap();
+    let argv: Vec<&str> = m["invocations"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(argv.contains(&"user=[REDACTED]"), "{argv:?}");
+    assert!(argv.iter().all(|a| !a.contains(key)), "{argv:?}");
+}
