@@ -20,30 +20,35 @@ const WORDS: [&str; 8] = [
 /// times it was asked; `honours_top_k` says whether it applies the request's `top_k`.
 fn sampler(seed: u64, honours_top_k: bool) -> FakeServer {
     FakeServer::start("sampled-model", move |req: &Incoming| {
-        let temperature = req.body["temperature"].as_f64().unwrap_or(1.0);
-        let top_k = req.body["top_k"].as_u64().filter(|_| honours_top_k);
-        let keep = top_k.map_or(WORDS.len(), |k| (k as usize).min(WORDS.len()));
-        let weights: Vec<f64> = (0..keep)
-            .map(|j| (-0.25 * j as f64 / temperature).exp())
-            .collect();
-        let question_hash = req
-            .question()
-            .bytes()
-            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
-        let mut rng = fastrand::Rng::with_seed(
-            seed ^ question_hash.wrapping_mul(0x9e37_79b9) ^ u64::from(req.call) << 32,
-        );
-        let mut u = rng.f64() * weights.iter().sum::<f64>();
-        let mut pick = keep - 1;
-        for (j, w) in weights.iter().enumerate() {
-            if u < *w {
-                pick = j;
-                break;
-            }
-            u -= w;
-        }
-        Reply::content(&format!("{}. The answer is {}.", WORDS[pick], pick + 1))
+        sample(req, seed, honours_top_k)
     })
+}
+
+/// One sampled answer to `req` (see [`sampler`]).
+fn sample(req: &Incoming, seed: u64, honours_top_k: bool) -> Reply {
+    let temperature = req.body["temperature"].as_f64().unwrap_or(1.0);
+    let top_k = req.body["top_k"].as_u64().filter(|_| honours_top_k);
+    let keep = top_k.map_or(WORDS.len(), |k| (k as usize).min(WORDS.len()));
+    let weights: Vec<f64> = (0..keep)
+        .map(|j| (-0.25 * j as f64 / temperature).exp())
+        .collect();
+    let question_hash = req
+        .question()
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let mut rng = fastrand::Rng::with_seed(
+        seed ^ question_hash.wrapping_mul(0x9e37_79b9) ^ u64::from(req.call) << 32,
+    );
+    let mut u = rng.f64() * weights.iter().sum::<f64>();
+    let mut pick = keep - 1;
+    for (j, w) in weights.iter().enumerate() {
+        if u < *w {
+            pick = j;
+            break;
+        }
+        u -= w;
+    }
+    Reply::content(&format!("{}. The answer is {}.", WORDS[pick], pick + 1))
 }
 
 fn args(a: &FakeServer, b: &FakeServer, out: &Path, extra: &[&str]) -> Vec<String> {
@@ -280,4 +285,47 @@ fn the_manifest_records_the_command_line_with_the_key_redacted() {
         .collect();
     assert!(argv.contains(&"user=[REDACTED]"), "{argv:?}");
     assert!(argv.iter().all(|a| !a.contains(key)), "{argv:?}");
+}
+
+#[test]
+fn failed_requests_leave_the_run_incomplete_and_undecided() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = sampler(1, true);
+    let b = FakeServer::start("sampled-model", |req: &Incoming| {
+        if req.question().starts_with("Name one fruit") {
+            Reply::status(500, "down")
+        } else {
+            sample(req, 2, true)
+        }
+    });
+    let out = dir.path().join("run");
+    let run = coherence(
+        &args(
+            &a,
+            &b,
+            &out,
+            &["--temperature", "1", "--samples", "3", "--retries", "0"],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&run), 3, "{}\n{}", stdout(&run), stderr(&run));
+    let r = results(&out);
+    assert_eq!(r["complete"], false);
+    assert_eq!(
+        r["summary"]["same_model"], "undecided",
+        "{:#}",
+        r["summary"]
+    );
+    let fruit = r["distribution"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "open_fruit")
+        .unwrap();
+    assert_eq!(fruit["samples"], serde_json::json!([3, 0]));
+    assert!(fruit["p"].is_null());
+    assert_eq!(r["distribution"]["prompts_tested"], 15);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Incomplete:"), "{md}");
 }
