@@ -256,3 +256,121 @@ fn prompts(r: &DistributionResults) -> Part {
         ],
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::SameModel;
+    use crate::distribution::kernel::Kernel;
+    use crate::distribution::results::{
+        Accuracy, Control, Distribution, EndpointModel, GateOutcome, SamplingParams, Summary,
+        Verdict,
+    };
+    use crate::gate::GateOrigin;
+
+    fn results() -> DistributionResults {
+        DistributionResults {
+            tool: "coherence 0.1.0".into(),
+            complete: false,
+            sampling: SamplingParams {
+                temperature: 0.7,
+                top_p: None,
+                top_k: Some(20),
+                samples: 10,
+                max_tokens: None,
+                params: Default::default(),
+            },
+            endpoints: vec![
+                EndpointModel {
+                    name: "ref".into(),
+                    model: "m".into(),
+                },
+                EndpointModel {
+                    name: "new".into(),
+                    model: "m".into(),
+                },
+            ],
+            distribution: Distribution {
+                method: "mmd_permutation".into(),
+                method_statement: "Per prompt, the unbiased MMD².".into(),
+                alpha: 0.05,
+                permutations: 1000,
+                seed: 0,
+                statistic: 1.25,
+                p: Some(0.000_999),
+                prompts_tested: 1,
+                verdict: Verdict::Different,
+                prompts: vec![PromptTest {
+                    id: "open_sea".into(),
+                    kind: "open".into(),
+                    kernel: Kernel::CharTrigram,
+                    question: "Write one short sentence about the sea.".into(),
+                    samples: vec![10, 10],
+                    mmd2: Some(1.25),
+                    p: Some(0.000_999),
+                    accuracy: Vec::new(),
+                    top_answers: vec![
+                        vec![AnswerCount {
+                            answer: "a | b <b>wave</b>".into(),
+                            count: 7,
+                        }],
+                        vec![],
+                    ],
+                }],
+                control: vec![Control {
+                    endpoint: "ref".into(),
+                    statistic: 0.01,
+                    p: Some(0.5),
+                    prompts_tested: 1,
+                    different: false,
+                }],
+                accuracy: vec![Accuracy {
+                    endpoint: "ref".into(),
+                    correct: 0,
+                    graded: 0,
+                    accuracy: None,
+                }],
+                accuracy_difference: None,
+            },
+            summary: Summary {
+                same_model: SameModel::No,
+                same_model_because: vec!["the samples differ".into()],
+            },
+            gate: GateOutcome {
+                expression: "distribution_different>0".into(),
+                origin: GateOrigin::Default,
+                failed: vec!["distribution_different>0".into()],
+            },
+        }
+    }
+
+    #[test]
+    fn the_report_states_the_answer_gate_sampling_and_escapes_answers() {
+        let r = results();
+        let blocks = document(&r);
+        let md = markdown(&blocks);
+        assert!(
+            md.starts_with("# coherence distribution: ref vs new"),
+            "{md}"
+        );
+        assert!(md.contains("Same model: no — the samples differ"), "{md}");
+        assert!(md.contains("**Incomplete:**"), "{md}");
+        assert!(
+            md.contains("**failed** on `distribution_different>0`"),
+            "{md}"
+        );
+        assert!(md.contains("| top_k | 20 |"), "{md}");
+        assert!(md.contains("| max_tokens | each prompt's own |"), "{md}");
+        assert!(md.contains("| 1.2500 | 1.0e-3 | 1 | different |"), "{md}");
+        assert!(
+            md.contains("No graded prompt has samples from both endpoints."),
+            "{md}"
+        );
+        // An answer is data: its pipe does not split the table cell.
+        assert!(!md.contains("`a | b"), "{md}");
+        let html = html(&r, &blocks);
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(!html.contains("<b>wave</b>"), "answers are escaped");
+        assert!(html.contains("coherence distribution: ref vs new"));
+    }
+}
