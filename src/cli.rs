@@ -135,6 +135,11 @@ pub enum Command {
     /// artifact headless in the JS sandbox and count the requirements met.
     #[command(after_help = help_with_exits(PROJECT_HELP, PROJECT_EXITS))]
     Project(Box<ProjectArgs>),
+    /// Whether two endpoints sample the same distribution at a served temperature: N samples
+    /// per prompt from each, a kernel two-sample test (MMD, permutation p-values) pooled over
+    /// prompts, an A-vs-A control per endpoint and accuracy at temperature.
+    #[command(after_help = help_with_exits(DISTRIBUTION_HELP, DISTRIBUTION_EXITS))]
+    Distribution(Box<DistributionArgs>),
     /// Print a shell completion script, e.g. `coherence completions bash > /etc/bash_completion.d/coherence`.
     Completions {
         /// The shell to complete in.
@@ -1003,6 +1008,91 @@ pub struct ProjectArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+const DISTRIBUTION_HELP: &str = "\
+The prompt set is built in: 8 graded prompts of the core catalogue (compared on the scored
+answer) and 8 short open prompts (compared as text). Writes distribution.json (the manifest:
+endpoints, sampling parameters, test), records.jsonl (one flushed line per sample; --resume DIR
+sends only what is missing), results.json, report.md and report.html into the run folder.";
+
+const DISTRIBUTION_EXITS: &[(Exit, &str)] = &[
+    (Exit::Success, "every sample received and the gate passed"),
+    (
+        Exit::GateFailed,
+        "the gate failed (by default: the samples read different)",
+    ),
+];
+
+/// `coherence distribution`.
+#[derive(Debug, Clone, Args)]
+pub struct DistributionArgs {
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+    /// Sampling temperature sent to both endpoints (required, except on --resume).
+    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    pub temperature: Option<f64>,
+    /// top_p sent to both endpoints (default: not sent).
+    #[arg(long, value_name = "P", value_parser = parse_top_p)]
+    pub top_p: Option<f64>,
+    /// top_k sent to both endpoints (default: not sent).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub top_k: Option<u32>,
+    /// Samples per prompt and endpoint [default: 10, or the run's own on --resume; a larger N
+    /// on --resume adds samples].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub samples: Option<u32>,
+    /// Token budget for every prompt (default: the prompt's own).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+    /// KEY=VALUE: an extra request field sent identically to both endpoints (VALUE is JSON when
+    /// it parses). Repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Label permutations of the test [default: 1000].
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(99..=100_000))]
+    pub permutations: Option<u32>,
+    /// Seed of the permutations [default: 0].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Requests in flight per endpoint.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
+    pub concurrency: usize,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Conditions that make the exit code 1, comma-separated METRIC OP NUMBER. Metrics:
+    /// distribution_p (the pooled p-value), distribution_different (1 when the samples read
+    /// different), not_same_model, same_model_undecided. [default: distribution_different>0]
+    #[arg(long, value_name = "EXPR", value_parser = Gate::from_flag)]
+    pub fail_on: Option<Gate>,
+    /// Run folder to create (default: runs/distribution-<UTC timestamp>-<names>/).
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    pub out: Option<PathBuf>,
+    /// Continue the distribution run in DIR with its manifest: send only the samples still
+    /// missing, then test again.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_temperature(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 2.0 => Ok(v),
+        _ => Err(format!(
+            "`{raw}` is not a sampling temperature: give a number above 0 and at most 2, e.g. 0.7"
+        )),
+    }
+}
+
+fn parse_top_p(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err(format!(
+            "`{raw}` is not a top_p: give a number above 0 and at most 1, e.g. 0.95"
+        )),
+    }
 }
 
 #[cfg(test)]

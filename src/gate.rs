@@ -57,6 +57,12 @@ pub enum Metric {
     SameModelUndecided,
     /// (pair, family) combinations named `different` after Holm's correction.
     FamiliesDifferent,
+    /// The pooled two-sample p-value of `coherence distribution` (same distribution at the
+    /// served temperature). Undefined for any other run.
+    DistributionP,
+    /// 1 when `coherence distribution` reads the two endpoints' samples as different, else 0.
+    /// Undefined for any other run.
+    DistributionDifferent,
 }
 
 impl Metric {
@@ -81,6 +87,8 @@ impl Metric {
         Metric::NotSameModel,
         Metric::SameModelUndecided,
         Metric::FamiliesDifferent,
+        Metric::DistributionP,
+        Metric::DistributionDifferent,
     ];
 
     /// The name written in `--fail-on`.
@@ -105,6 +113,8 @@ impl Metric {
             Metric::NotSameModel => "not_same_model",
             Metric::SameModelUndecided => "same_model_undecided",
             Metric::FamiliesDifferent => "families_different",
+            Metric::DistributionP => "distribution_p",
+            Metric::DistributionDifferent => "distribution_different",
         }
     }
 

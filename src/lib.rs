@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod cli;
 mod commands;
 pub mod contract;
+pub mod distribution;
 pub mod doc;
 pub mod endpoint;
 pub mod engine;
@@ -81,6 +82,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Smoke(args) => commands::smoke::smoke(args),
         cli::Command::Contract(args) => commands::contract::contract(args),
         cli::Command::Project(args) => commands::project::project(args, argv),
+        cli::Command::Distribution(args) => commands::distribution::distribution(args, argv),
         cli::Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(*shell, &mut cli::command(), "coherence", &mut script);

@@ -53,6 +53,7 @@ fn metric(
             .iter()
             .map(|f| f.verdicts.different_families.len())
             .sum(),
+        Metric::DistributionP | Metric::DistributionDifferent => return None,
     };
     Some(count as f64)
 }

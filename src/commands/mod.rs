@@ -9,6 +9,7 @@ mod compare_plan;
 pub mod config;
 pub mod contract;
 pub mod diff;
+pub mod distribution;
 mod dry_run;
 pub(crate) mod flags;
 pub mod issue;

@@ -16,6 +16,7 @@ use std::path::Path;
 use anyhow::Context;
 
 pub(crate) use junit::render_junit;
+pub(crate) use page::page as html_document;
 pub use table::markdown_table;
 pub(crate) use table::render_table;
 

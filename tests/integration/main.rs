@@ -14,6 +14,7 @@ mod code_generation;
 mod compare;
 mod contract;
 mod determinism;
+mod distribution;
 mod failures;
 mod generated;
 mod js_sandbox;

@@ -14,7 +14,7 @@ const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
 
 /// The page around a document: `title` in the tab, `footer` at the end.
-pub(super) fn page(title: &str, blocks: &[Block], footer: &str) -> String {
+pub(crate) fn page(title: &str, blocks: &[Block], footer: &str) -> String {
     let body = to_html(blocks);
     let mut out = String::with_capacity(body.len() + STYLE.len() + SCRIPT.len() + 1024);
     let _ = write!(

@@ -1,0 +1,294 @@
+//! A distribution run from its plan: resolve both endpoints, keep the manifest for `--resume`,
+//! send every (sample, prompt, endpoint) without a journalled answer through the one request
+//! engine (`run::execute`, sample s of every prompt before sample s + 1 of any), then read and
+//! grade every sample, test, answer "same model?", apply the gate and write the reports.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::analyse::{analyse, PromptSamples, TestSettings};
+use super::answer;
+use super::folder::DistributionFolder;
+use super::prompts::{read, score_context};
+use super::report;
+use super::results::{DistributionResults, EndpointModel, SamplingParams};
+use crate::catalogue::Prompt;
+use crate::endpoint::{ClientOptions, EndpointSpec};
+use crate::engine::Progress;
+use crate::gate::Gate;
+use crate::run::journal::{self, Journal};
+use crate::run::{self, resolve_targets, Job, PlannedEndpoint, Record, RunError, Sampling, Target};
+use crate::run_folder::tool_version;
+
+/// What a distribution run was started with; `--resume` reads it back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DistributionManifest {
+    pub tool: String,
+    /// The reference (A) first; models as resolved.
+    pub endpoints: Vec<EndpointSpec>,
+    pub sampling: SamplingParams,
+    /// The prompt ids, in order.
+    pub prompts: Vec<String>,
+    pub alpha: f64,
+    pub permutations: u32,
+    pub seed: u64,
+    pub gate: Gate,
+    pub invocations: Vec<Vec<String>>,
+}
+
+/// A distribution run, built by the face from flags (and the manifest of a resumed run).
+#[derive(Debug)]
+pub struct DistributionPlan {
+    pub dir: PathBuf,
+    /// Exactly two: A (the reference), then B.
+    pub endpoints: Vec<PlannedEndpoint>,
+    pub prompts: Vec<Arc<Prompt>>,
+    pub sampling: SamplingParams,
+    pub test: TestSettings,
+    pub gate: Gate,
+    pub client: ClientOptions,
+    /// Requests in flight per endpoint.
+    pub concurrency: usize,
+    /// The invocations before this one (a resumed run) and this one, keys redacted.
+    pub invocations: Vec<Vec<String>>,
+    pub quiet: bool,
+}
+
+/// Why a distribution run stopped short of its reports.
+#[derive(Debug, thiserror::Error)]
+pub enum DistributionError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// results.json or a report cannot be written.
+    #[error("{0:#}")]
+    Report(anyhow::Error),
+}
+
+/// Run the plan to its reports.
+pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, DistributionError> {
+    let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
+    let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
+    let folder = DistributionFolder::new(&plan.dir);
+    folder.create().map_err(RunError::Folder)?;
+    folder
+        .write_manifest(&manifest(plan, &targets))
+        .map_err(RunError::Folder)?;
+    let interrupted = send_missing(plan, &targets).await.map_err(RunError::Send)?;
+    let loaded = journal::load(&plan.dir).map_err(RunError::Send)?;
+    let (samples, all_there) = gather(plan, &targets, &loaded.records);
+    let names = [targets[0].name.as_str(), targets[1].name.as_str()];
+    let distribution = analyse(&plan.prompts, names, &samples, plan.test);
+    let complete = all_there && !interrupted;
+    let summary = answer::summarize(&distribution, &plan.sampling, complete);
+    let gate = answer::evaluate(&plan.gate, &distribution, &summary);
+    let results = DistributionResults {
+        tool: tool_version(),
+        complete,
+        sampling: plan.sampling.clone(),
+        endpoints: targets
+            .iter()
+            .map(|t| EndpointModel {
+                name: t.name.clone(),
+                model: t.model.clone(),
+            })
+            .collect(),
+        distribution,
+        summary,
+        gate,
+    };
+    let blocks = report::document(&results);
+    folder
+        .write_reports(
+            &results,
+            &report::markdown(&blocks),
+            &report::html(&results, &blocks),
+        )
+        .map_err(DistributionError::Report)?;
+    Ok(results)
+}
+
+fn manifest(plan: &DistributionPlan, targets: &[Target]) -> DistributionManifest {
+    DistributionManifest {
+        tool: tool_version(),
+        endpoints: plan
+            .endpoints
+            .iter()
+            .zip(targets)
+            .map(|(e, t)| EndpointSpec {
+                model: Some(t.model.clone()),
+                ..e.spec.clone()
+            })
+            .collect(),
+        sampling: plan.sampling.clone(),
+        prompts: plan.prompts.iter().map(|p| p.id.clone()).collect(),
+        alpha: plan.test.alpha,
+        permutations: plan.test.permutations,
+        seed: plan.test.seed,
+        gate: plan.gate.clone(),
+        invocations: plan.invocations.clone(),
+    }
+}
+
+/// What every request carries: the temperature, top_p and top_k when given, `--param`s, no
+/// streaming; the same for both endpoints.
+pub fn request_sampling(s: &SamplingParams) -> Sampling {
+    let mut sampling = Sampling::deterministic(super::prompts::GRADED_MAX_TOKENS);
+    sampling.temperature = s.temperature;
+    sampling.max_tokens_override = s.max_tokens;
+    if let Some(p) = s.top_p {
+        sampling.params.insert("top_p".into(), json!(p));
+    }
+    if let Some(k) = s.top_k {
+        sampling.params.insert("top_k".into(), json!(k));
+    }
+    for (k, v) in &s.params {
+        sampling.params.insert(k.clone(), v.clone());
+    }
+    sampling
+}
+
+/// (prompt, endpoint, sample) of a record.
+type Slot = (String, String, u32);
+
+/// The newest record of each slot (later lines win).
+fn newest(records: &[Record]) -> BTreeMap<Slot, &Record> {
+    records
+        .iter()
+        .map(|r| ((r.prompt.clone(), r.endpoint.clone(), r.repeat), r))
+        .collect()
+}
+
+fn max_tokens(plan: &DistributionPlan, prompt: &Prompt) -> u32 {
+    plan.sampling
+        .max_tokens
+        .or(prompt.max_tokens)
+        .unwrap_or(super::prompts::GRADED_MAX_TOKENS)
+}
+
+/// Send every sample without an answer (none yet, or a request that failed), appending each
+/// record as it arrives. Returns whether Ctrl-C or SIGTERM stopped it.
+async fn send_missing(plan: &DistributionPlan, targets: &[Target]) -> anyhow::Result<bool> {
+    let loaded = journal::load(&plan.dir)?;
+    let have = newest(&loaded.records);
+    let mut jobs = Vec::new();
+    for repeat in 0..plan.sampling.samples {
+        for prompt in &plan.prompts {
+            for (endpoint, target) in targets.iter().enumerate() {
+                let slot = (prompt.id.clone(), target.name.clone(), repeat);
+                if have.get(&slot).is_none_or(|r| r.is_request_failure()) {
+                    jobs.push(Job {
+                        prompt: prompt.clone(),
+                        endpoint,
+                        max_tokens: max_tokens(plan, prompt),
+                        repeat,
+                        note: None,
+                    });
+                }
+            }
+        }
+    }
+    let work: Vec<(String, u64)> = targets
+        .iter()
+        .enumerate()
+        .map(|(e, t)| {
+            let n = jobs.iter().filter(|j| j.endpoint == e).count();
+            (t.name.clone(), n as u64)
+        })
+        .collect();
+    let mut progress = Progress::counting(plan.quiet, &work);
+    for s in &loaded.skipped {
+        progress.note(&format!("warning: {s}"));
+    }
+    let mut journal = Journal::open(&plan.dir)?;
+    let sampling = request_sampling(&plan.sampling);
+    let execution = run::execute(
+        jobs,
+        targets,
+        plan.concurrency,
+        &sampling,
+        0,
+        &mut journal,
+        &mut progress,
+    )
+    .await?;
+    Ok(execution.interrupted)
+}
+
+/// Every prompt's usable samples per endpoint, read and graded, and whether every planned
+/// sample is there. A request that failed is no sample; an answer the model left empty or cut
+/// short is one (it is what the deployment gives).
+fn gather(
+    plan: &DistributionPlan,
+    targets: &[Target],
+    records: &[Record],
+) -> (Vec<PromptSamples>, bool) {
+    let have = newest(records);
+    let ctx = score_context();
+    let mut all_there = true;
+    let samples = plan
+        .prompts
+        .iter()
+        .map(|prompt| {
+            let side = |target: &Target| -> Vec<_> {
+                (0..plan.sampling.samples)
+                    .filter_map(|repeat| {
+                        have.get(&(prompt.id.clone(), target.name.clone(), repeat))
+                            .filter(|r| !r.is_request_failure())
+                    })
+                    .map(|r| {
+                        let c = &r.completion;
+                        let text = c.answer.as_deref().or(c.content.as_deref()).unwrap_or("");
+                        read(prompt, text, &ctx)
+                    })
+                    .collect()
+            };
+            let sides: PromptSamples = [side(&targets[0]), side(&targets[1])];
+            if sides
+                .iter()
+                .any(|s| s.len() < plan.sampling.samples as usize)
+            {
+                all_there = false;
+            }
+            sides
+        })
+        .collect();
+    (samples, all_there)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_carry_the_sampling_parameters_and_params() {
+        let mut params = serde_json::Map::new();
+        params.insert("min_p".into(), json!(0.05));
+        let s = request_sampling(&SamplingParams {
+            temperature: 0.7,
+            top_p: Some(0.9),
+            top_k: Some(20),
+            samples: 10,
+            max_tokens: Some(99),
+            params,
+        });
+        assert_eq!(s.temperature, 0.7);
+        assert_eq!(s.max_tokens_override, Some(99));
+        assert_eq!(s.params["top_p"], json!(0.9));
+        assert_eq!(s.params["top_k"], json!(20));
+        assert_eq!(s.params["min_p"], json!(0.05));
+        assert!(!s.stream);
+        let bare = request_sampling(&SamplingParams {
+            temperature: 1.0,
+            top_p: None,
+            top_k: None,
+            samples: 2,
+            max_tokens: None,
+            params: serde_json::Map::new(),
+        });
+        assert!(bare.params.is_empty());
+    }
+}

@@ -1,0 +1,331 @@
+//! `coherence distribution` end to end against sampling fakes: each fake draws its answer from
+//! the same categorical distribution over eight answers at the request's temperature, seeded per
+//! request; one honours `top_k`, one ignores it (samples the full distribution when the other
+//! truncates to the top k).
+
+use std::path::Path;
+
+use coherence_testkit::{FakeServer, Incoming, Reply};
+use serde_json::Value;
+
+use crate::common::{coherence, exit_code, results, stderr, stdout};
+
+/// The answers every fake draws from, most likely first (logits fall by 0.25 per rank). Each
+/// ends in a number, so graded prompts read a distinct answer from each.
+const WORDS: [&str; 8] = [
+    "Apple", "Harbour", "Lantern", "Meadow", "Copper", "Willow", "Thistle", "Marble",
+];
+
+/// A fake that samples at the request's temperature, seeded by `seed`, the question and how many
+/// times it was asked; `honours_top_k` says whether it applies the request's `top_k`.
+fn sampler(seed: u64, honours_top_k: bool) -> FakeServer {
+    FakeServer::start("sampled-model", move |req: &Incoming| {
+        sample(req, seed, honours_top_k)
+    })
+}
+
+/// One sampled answer to `req` (see [`sampler`]).
+fn sample(req: &Incoming, seed: u64, honours_top_k: bool) -> Reply {
+    let temperature = req.body["temperature"].as_f64().unwrap_or(1.0);
+    let top_k = req.body["top_k"].as_u64().filter(|_| honours_top_k);
+    let keep = top_k.map_or(WORDS.len(), |k| (k as usize).min(WORDS.len()));
+    let weights: Vec<f64> = (0..keep)
+        .map(|j| (-0.25 * j as f64 / temperature).exp())
+        .collect();
+    let question_hash = req
+        .question()
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let mut rng = fastrand::Rng::with_seed(
+        seed ^ question_hash.wrapping_mul(0x9e37_79b9) ^ u64::from(req.call) << 32,
+    );
+    let mut u = rng.f64() * weights.iter().sum::<f64>();
+    let mut pick = keep - 1;
+    for (j, w) in weights.iter().enumerate() {
+        if u < *w {
+            pick = j;
+            break;
+        }
+        u -= w;
+    }
+    Reply::content(&format!("{}. The answer is {}.", WORDS[pick], pick + 1))
+}
+
+fn args(a: &FakeServer, b: &FakeServer, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "distribution",
+        "--endpoint",
+        &format!("a={}", a.url()),
+        "--endpoint",
+        &format!("b={}", b.url()),
+        "--out",
+        &out.display().to_string(),
+        "--concurrency",
+        "1",
+        "--backoff-ms",
+        "10",
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn chat_requests(server: &FakeServer) -> Vec<Incoming> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect()
+}
+
+#[test]
+fn two_fakes_of_the_same_distribution_read_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let run = coherence(
+        &args(&a, &b, &out, &["--temperature", "1.0", "--top-k", "2"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&run), 0, "{}\n{}", stdout(&run), stderr(&run));
+    let r = results(&out);
+    let d = &r["distribution"];
+    assert_eq!(d["verdict"], "same", "{d:#}");
+    assert_eq!(r["summary"]["same_model"], "yes", "{:#}", r["summary"]);
+    assert!(d["p"].as_f64().unwrap() >= 0.05);
+    assert_eq!(d["method"], "mmd_permutation");
+    assert_eq!(d["prompts_tested"], 16);
+    assert_eq!(r["complete"], true);
+    for c in d["control"].as_array().unwrap() {
+        assert_eq!(c["different"], false, "{c:#}");
+        assert!(c["p"].as_f64().is_some());
+    }
+    // Accuracy at temperature on the graded prompts, and its paired difference.
+    assert_eq!(d["accuracy"].as_array().unwrap().len(), 2);
+    assert_eq!(d["accuracy"][0]["graded"], 80);
+    assert!(d["accuracy_difference"]["prompts"].as_u64() == Some(8));
+    // Ten samples per prompt from each, every one carrying the same sampling parameters.
+    for server in [&a, &b] {
+        let sent = chat_requests(server);
+        assert_eq!(sent.len(), 160);
+        assert!(sent.iter().all(|r| r.body["temperature"] == 1.0
+            && r.body["top_k"] == 2
+            && r.body.get("top_p").is_none()));
+    }
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("distribution.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["sampling"]["temperature"], 1.0);
+    assert_eq!(manifest["sampling"]["top_k"], 2);
+    assert_eq!(manifest["sampling"]["samples"], 10);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Same model: yes"), "{md}");
+    assert!(md.contains("## A-vs-A control"), "{md}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Two-sample test"));
+    assert!(stdout(&run).contains("Same model: yes"), "{}", stdout(&run));
+}
+
+#[test]
+fn a_fake_that_ignores_top_k_reads_different_and_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, false));
+    let out = dir.path().join("run");
+    let run = coherence(
+        &args(&a, &b, &out, &["--temperature", "1.0", "--top-k", "2"]),
+        dir.path(),
+        &[],
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap_or_default();
+    assert_eq!(
+        exit_code(&run),
+        1,
+        "{}\n{}\n{md}",
+        stdout(&run),
+        stderr(&run)
+    );
+    let r = results(&out);
+    assert_eq!(r["distribution"]["verdict"], "different");
+    assert!(r["distribution"]["p"].as_f64().unwrap() < 0.05);
+    assert_eq!(r["summary"]["same_model"], "no");
+    let because = r["summary"]["same_model_because"][0].as_str().unwrap();
+    assert!(
+        because.contains("differ at temperature 1, top_k 2"),
+        "{because}"
+    );
+    assert_eq!(r["gate"]["failed"][0], "distribution_different>0");
+    // Each endpoint still reads the same as itself.
+    for c in r["distribution"]["control"].as_array().unwrap() {
+        assert_eq!(c["different"], false, "{c:#}");
+    }
+}
+
+#[test]
+fn a_resumed_run_sends_only_the_samples_it_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let first = coherence(
+        &args(&a, &b, &out, &["--temperature", "0.7", "--samples", "3"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&first), 0, "{}", stderr(&first));
+    assert_eq!(chat_requests(&a).len(), 48);
+    let resumed = coherence(
+        &[
+            "distribution",
+            "--resume",
+            &out.display().to_string(),
+            "--samples",
+            "5",
+            "--quiet",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&resumed), 0, "{}", stderr(&resumed));
+    // Two more samples of each of the 16 prompts, at the run's own temperature.
+    let sent = chat_requests(&a);
+    assert_eq!(sent.len(), 80);
+    assert!(sent.iter().all(|r| r.body["temperature"] == 0.7));
+    let r = results(&out);
+    assert_eq!(r["sampling"]["samples"], 5);
+    assert_eq!(
+        r["distribution"]["prompts"][0]["samples"],
+        serde_json::json!([5, 5])
+    );
+    let changed = coherence(
+        &[
+            "distribution",
+            "--resume",
+            &out.display().to_string(),
+            "--temperature",
+            "1.0",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&changed), 2);
+    assert!(
+        stderr(&changed).contains("--temperature"),
+        "{}",
+        stderr(&changed)
+    );
+}
+
+#[test]
+fn usage_errors_name_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let no_temperature = coherence(&args(&a, &b, &out, &[]), dir.path(), &[]);
+    assert_eq!(exit_code(&no_temperature), 2);
+    assert!(stderr(&no_temperature).contains("--temperature"));
+    let gate = coherence(
+        &args(&a, &b, &out, &["--temperature", "1", "--fail-on", "diff>0"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&gate), 2);
+    assert!(
+        stderr(&gate).contains("not measured by distribution"),
+        "{}",
+        stderr(&gate)
+    );
+    let param = coherence(
+        &args(&a, &b, &out, &["--temperature", "1", "--param", "top_k=5"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&param), 2);
+    assert!(stderr(&param).contains("--top-k"), "{}", stderr(&param));
+    assert!(
+        chat_requests(&a).is_empty(),
+        "nothing is sent on a usage error"
+    );
+}
+
+#[test]
+fn the_manifest_records_the_command_line_with_the_key_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let key = "sk-distribution-secret-1234";
+    let run = coherence(
+        &args(
+            &a,
+            &b,
+            &out,
+            &[
+                "--temperature",
+                "1",
+                "--samples",
+                "2",
+                "--param",
+                &format!("user={key}"),
+            ],
+        ),
+        dir.path(),
+        &[("OPENAI_API_KEY", key)],
+    );
+    assert_eq!(exit_code(&run), 0, "{}", stderr(&run));
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("distribution.json")).unwrap())
+            .unwrap();
+    let argv: Vec<&str> = m["invocations"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(argv.contains(&"user=[REDACTED]"), "{argv:?}");
+    assert!(argv.iter().all(|a| !a.contains(key)), "{argv:?}");
+}
+
+#[test]
+fn failed_requests_leave_the_run_incomplete_and_undecided() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = sampler(1, true);
+    let b = FakeServer::start("sampled-model", |req: &Incoming| {
+        if req.question().starts_with("Name one fruit") {
+            Reply::status(500, "down")
+        } else {
+            sample(req, 2, true)
+        }
+    });
+    let out = dir.path().join("run");
+    let run = coherence(
+        &args(
+            &a,
+            &b,
+            &out,
+            &["--temperature", "1", "--samples", "3", "--retries", "0"],
+        ),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&run), 3, "{}\n{}", stdout(&run), stderr(&run));
+    let r = results(&out);
+    assert_eq!(r["complete"], false);
+    assert_eq!(
+        r["summary"]["same_model"], "undecided",
+        "{:#}",
+        r["summary"]
+    );
+    let fruit = r["distribution"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "open_fruit")
+        .unwrap();
+    assert_eq!(fruit["samples"], serde_json::json!([3, 0]));
+    assert!(fruit["p"].is_null());
+    assert_eq!(r["distribution"]["prompts_tested"], 15);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Incomplete:"), "{md}");
+}
