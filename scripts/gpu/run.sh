@@ -3,7 +3,7 @@
 # on loopback (fp32 without and with continuous batching, bf16 with continuous batching), runs the
 # coherence passes on them, writes each run folder under OUT, and stops what it started.
 #
-#   scripts/gpu/run.sh MODEL [--device cuda|cpu] [--out DIR] [--quick] [--passes LIST]
+#   scripts/gpu/run.sh MODEL [--device cuda|cpu] [--out DIR] [--quick] [--passes LIST] [--only-deployments LIST]
 #
 # MODEL is a Hugging Face folder or a .gguf file (converted once by prepare_model.py into
 # MODEL_DIR, default OUT/model). Passes (comma-separated; default all):
@@ -12,6 +12,8 @@
 #   load      determinism --under-load 0,32,64 on bf16-cb and fp32-cb
 #   compare   compare fp32 vs bf16-cb: the core catalogue plus generated items until decided
 #   selftest  selftest on fp32
+#   contract  contract (the API-contract probes) on every deployment started
+# --only-deployments starts only the named deployments (fp32, fp32-cb, bf16-cb; default all).
 # --quick shrinks every pass (a handful of requests each): the CPU smoke test of this script.
 # Needs python3 with torch and transformers, the serving extras named in scripts/gpu/wheels.txt,
 # and a coherence binary (COHERENCE, default target/release/coherence).
@@ -24,14 +26,15 @@ if [[ -z ${TRANSFORMERS:-} ]]; then
     if command -v transformers >/dev/null; then TRANSFORMERS=transformers; else TRANSFORMERS="$PYTHON -m transformers.cli.transformers"; fi
 fi
 
-model= device=cuda out=$ROOT/runs/gpu quick=0 passes=samples,load,compare,selftest
+model= device=cuda out=$ROOT/runs/gpu quick=0 passes=samples,load,compare,selftest only_deployments=
 while (($#)); do
     case $1 in
         --device) device=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --quick) quick=1; shift ;;
         --passes) passes=$2; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --only-deployments) only_deployments=$2; shift 2 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         -*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
         *) model=$1; shift ;;
     esac
@@ -64,6 +67,15 @@ DEPLOYMENTS=(
     "fp32-cb 18102 $dtype float32 --continuous-batching"
     "bf16-cb 18103 $dtype bfloat16 --continuous-batching"
 )
+if [[ -n $only_deployments ]]; then
+    kept=()
+    for d in "${DEPLOYMENTS[@]}"; do
+        set -- $d
+        [[ ,$only_deployments, == *,$1,* ]] && kept+=("$d")
+    done
+    ((${#kept[@]})) || { log "--only-deployments $only_deployments names none of fp32, fp32-cb, bf16-cb"; exit 2; }
+    DEPLOYMENTS=("${kept[@]}")
+fi
 PIDS=()
 stop_all() {
     local pid
@@ -146,7 +158,12 @@ for pass in ${passes//,/ }; do
         selftest)
             step selftest-fp32 selftest $(endpoint fp32) --concurrency "$concurrency" "${only[@]}" \
                 --out "$out/selftest-fp32" --quiet ;;
-        *) log "unknown pass $pass (samples, load, compare, selftest)"; exit 2 ;;
+        contract)
+            for d in "${DEPLOYMENTS[@]}"; do
+                set -- $d
+                step "contract-$1" contract $(endpoint "$1") --json
+            done ;;
+        *) log "unknown pass $pass (samples, load, compare, selftest, contract)"; exit 2 ;;
     esac
 done
 log "done: run folders under $out"
