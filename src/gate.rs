@@ -57,6 +57,12 @@ pub enum Metric {
     SameModelUndecided,
     /// (pair, family) combinations named `different` after Holm's correction.
     FamiliesDifferent,
+    /// The lowest tool-call trigger F1 of another endpoint against the reference
+    /// (`tool_calls.pairs`). Undefined for a run without tool items.
+    ToolF1,
+    /// Tool calls with invalid JSON arguments, an unknown function or arguments outside the
+    /// function's schema, on every endpoint. Undefined for a run without tool items.
+    SchemaInvalid,
 }
 
 impl Metric {
@@ -81,6 +87,8 @@ impl Metric {
         Metric::NotSameModel,
         Metric::SameModelUndecided,
         Metric::FamiliesDifferent,
+        Metric::ToolF1,
+        Metric::SchemaInvalid,
     ];
 
     /// The name written in `--fail-on`.
@@ -105,6 +113,8 @@ impl Metric {
             Metric::NotSameModel => "not_same_model",
             Metric::SameModelUndecided => "same_model_undecided",
             Metric::FamiliesDifferent => "families_different",
+            Metric::ToolF1 => "tool_f1",
+            Metric::SchemaInvalid => "schema_invalid",
         }
     }
 

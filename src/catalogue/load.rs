@@ -7,8 +7,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::generator;
-use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
+use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, ToolUse, CATEGORIES};
 use super::suite::{Suite, SuiteChoice};
+use super::tools;
 use crate::score::{ScoreContext, ScorerSpec};
 
 /// A loaded, validated catalogue.
@@ -61,6 +62,8 @@ struct RawPrompt {
     reference: Option<String>,
     wrong: Option<String>,
     score: ScorerSpec,
+    /// `tool_use = { tools = [...], tool_choice = "auto", turns = [...] }` (chat prompts only).
+    tool_use: Option<ToolUse>,
 }
 
 impl Catalogue {
@@ -152,6 +155,9 @@ impl Catalogue {
         };
         if choice.includes(Suite::Generated) {
             prompts.extend(generator::generate(choice.seed, choice.items));
+        }
+        if choice.includes(Suite::Tools) {
+            prompts.extend(tools::items());
         }
         Catalogue::new(self.dir, prompts, self.hash, choice)
     }
@@ -310,6 +316,17 @@ fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut
         ));
         return;
     }
+    parse_prompts(&shown, text, &category, prompts, problems);
+}
+
+/// Every prompt of one file's text, of `category`; problems are prefixed with `shown:line:`.
+pub(crate) fn parse_prompts(
+    shown: &str,
+    text: &str,
+    category: &str,
+    prompts: &mut Vec<Prompt>,
+    problems: &mut Vec<String>,
+) {
     let raw: RawFile = match toml::from_str(text) {
         Ok(r) => r,
         Err(e) => {
@@ -322,10 +339,10 @@ fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut
     for spanned in raw.prompts {
         let line = lines.line_of(spanned.span().start);
         let source = SourceLocation {
-            file: shown.clone(),
+            file: shown.to_string(),
             line,
         };
-        match validate(spanned.into_inner(), &category, source.clone()) {
+        match validate(spanned.into_inner(), category, source.clone()) {
             Ok(p) => prompts.push(p),
             Err(msg) => problems.push(format!("{source}: {msg}")),
         }
@@ -386,9 +403,8 @@ fn validate(raw: RawPrompt, category: &str, source: SourceLocation) -> Result<Pr
     if raw.max_tokens == Some(0) {
         return Err(ctx("max_tokens must be at least 1".into()));
     }
-    raw.score
-        .validate()
-        .map_err(|e| ctx(format!("score: {e}")))?;
+    let score = tools::bind(raw.score, raw.tool_use.as_ref(), &request).map_err(ctx)?;
+    score.validate().map_err(|e| ctx(format!("score: {e}")))?;
     Ok(Prompt {
         id: id.clone(),
         category: category.to_string(),
@@ -397,8 +413,9 @@ fn validate(raw: RawPrompt, category: &str, source: SourceLocation) -> Result<Pr
         tags: raw.tags,
         reference,
         wrong,
-        score: raw.score,
+        score,
         source,
+        tool_use: raw.tool_use,
     })
 }
 

@@ -34,4 +34,5 @@ mod smoke;
 mod soak;
 mod standalone;
 mod teacher_forcing;
+mod tool_calls;
 mod verdicts;
