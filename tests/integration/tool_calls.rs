@@ -70,7 +70,8 @@ fn tools_endpoint(faults: HashMap<String, ToolReply>) -> FakeServer {
     })
 }
 
-fn tools_compare(dir: &Path, endpoints: &[(&str, &FakeServer)]) -> PathBuf {
+/// `compare --suite tools` of `endpoints` with the gate `fail_on`: the run folder and the exit code.
+fn tools_compare(dir: &Path, endpoints: &[(&str, &FakeServer)], fail_on: &str) -> (PathBuf, i32) {
     let out = dir.join("run");
     let mut args: Vec<String> = [
         "compare",
@@ -86,6 +87,7 @@ fn tools_compare(dir: &Path, endpoints: &[(&str, &FakeServer)]) -> PathBuf {
         args.extend(["--endpoint".to_string(), format!("{name}={}", server.url())]);
     }
     args.extend(["--out".to_string(), out.display().to_string()]);
+    args.extend(["--fail-on".to_string(), fail_on.to_string()]);
     let run = coherence(&args, dir, &[]);
     assert!(
         out.join("results.json").exists(),
@@ -93,8 +95,11 @@ fn tools_compare(dir: &Path, endpoints: &[(&str, &FakeServer)]) -> PathBuf {
         stderr(&run),
         stdout(&run)
     );
-    out
+    (out, exit_code(&run))
 }
+
+/// The tool-call gate of the issue: trigger F1 at the verifiers' bar, no invalid call.
+const TOOL_GATE: &str = "tool_f1<0.98,schema_invalid>0";
 
 #[test]
 fn prompts_list_and_check_cover_the_tools_suite() {
@@ -132,7 +137,7 @@ fn a_compare_sends_the_tools_and_the_tool_result_turns() {
     let dir = tempfile::tempdir().unwrap();
     let a = tools_endpoint(HashMap::new());
     let b = tools_endpoint(HashMap::new());
-    tools_compare(dir.path(), &[("a", &a), ("b", &b)]);
+    tools_compare(dir.path(), &[("a", &a), ("b", &b)], TOOL_GATE);
     let sent = a.completion_requests();
     let by_question = |q: &str| {
         sent.iter()
@@ -189,8 +194,21 @@ fn each_fault_is_counted_in_its_bucket_and_the_pair_reads_another_deployment() {
         ),
     ]);
     let bad = tools_endpoint(faults);
-    let run = tools_compare(dir.path(), &[("a", &good), ("b", &bad)]);
+    let (run, exit) = tools_compare(dir.path(), &[("a", &good), ("b", &bad)], TOOL_GATE);
     let r = results(&run);
+    assert_eq!(exit, 1, "the gate fails: {}", r["gate"]);
+    assert_eq!(
+        r["gate"]["failed"].as_array().unwrap().len(),
+        2,
+        "{}",
+        r["gate"]
+    );
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let section = &report[report.find("Tool calls").expect("a Tool calls section")..];
+    assert!(
+        section.contains("tools.weather_paris") && section.contains("{city: Paris"),
+        "the failing call is quoted: {section}"
+    );
     let schema: Value =
         serde_json::from_str(include_str!("../../src/report/results.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
@@ -242,8 +260,9 @@ fn two_identical_fakes_read_no_tool_call_difference() {
     let dir = tempfile::tempdir().unwrap();
     let a = tools_endpoint(HashMap::new());
     let b = tools_endpoint(HashMap::new());
-    let run = tools_compare(dir.path(), &[("a", &a), ("b", &b)]);
+    let (run, exit) = tools_compare(dir.path(), &[("a", &a), ("b", &b)], TOOL_GATE);
     let r = results(&run);
+    assert_eq!(exit, 0, "the gate passes: {}", r["gate"]);
     let pair = &r["tool_calls"]["pairs"][0];
     assert_eq!(pair["tool_f1"], 1.0);
     assert_eq!(pair["reference_only_correct"], 0);
