@@ -532,6 +532,34 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_offers_tools_and_its_tool_call_score_learns_their_schemas() {
+        let tools = r#"tool_use = { tools = [{ type = "function", function = { name = "get_weather", parameters = { type = "object", properties = { city = { type = "string" } }, required = ["city"] } } }], tool_choice = "auto", turns = [{ role = "assistant", content = "", tool_calls = [] }] }"#;
+        let text = format!(
+            "[[prompt]]\nid = \"weather\"\nuser = \"Weather in Paris?\"\n{tools}\nreference = '{{\"tool_calls\":[{{\"name\":\"get_weather\",\"arguments\":\"{{\\\"city\\\":\\\"Paris\\\"}}\"}}],\"finish_reason\":\"tool_calls\"}}'\nwrong = \"It is sunny.\"\nscore = {{ type = \"tool_call\", calls = [{{ name = \"get_weather\", arguments = {{ city = \"Paris\" }} }}] }}\n"
+        );
+        let catalogue = load(&[("factual.toml", &text)]).unwrap();
+        let p = catalogue.get("weather").unwrap();
+        let tool_use = p.tool_use.as_ref().unwrap();
+        assert_eq!(tool_use.names(), ["get_weather"]);
+        assert_eq!(tool_use.turns.len(), 1);
+        let ScorerSpec::ToolCall { schemas, .. } = &p.score else {
+            panic!("{:?}", p.score)
+        };
+        assert!(schemas.contains_key("get_weather"));
+        let ctx = ScoreContext::for_catalogue(&catalogue.dir);
+        assert_eq!(
+            crate::score::score(&p.score, &p.reference, &ctx).correct,
+            Some(true)
+        );
+        let unbound = text.replace(tools, "");
+        let err = load(&[("factual.toml", &unbound)]).unwrap_err();
+        assert!(
+            err.problems[0].contains("a `tool_call` score needs `tool_use`"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn line_numbers_of_offsets_in_any_order() {
         let text = "a\nb\nc\n";
         let mut lines = LineCounter::new(text);
