@@ -198,7 +198,7 @@ pub struct SuiteArgs {
     /// Suites, comma-separated: `core` (the catalogue's prompts) and/or `generated` (seeded items
     /// with exact answers in 14 families) [default: core; on --resume, the run's own; a plain
     /// `compare` (built-in catalogue, nothing selected) adds `generated` until decided, see
-    /// --until-decided].
+    /// --until-decided]. `tools`: chat prompts that offer functions, scored by their calls.
     #[arg(long = "suite", value_name = "SUITE,SUITE", value_delimiter = ',', value_parser = parse_suite)]
     pub suites: Vec<Suite>,
     /// How many generated items [default: 1000; on --resume, the run's own].
@@ -484,7 +484,8 @@ pub struct GateArgs {
     /// answer, format, different, inconclusive, parity, changes_at_load and cache_dependent
     /// (endpoints whose --under-load or --cache-states verdict says so; they never hold on a run
     /// without that phase), text_changes_at_load (endpoints whose completion text changed under
-    /// load, answers changed or not), not_same_model, same_model_undecided, families_different.
+    /// load, answers changed or not), not_same_model, same_model_undecided, families_different,
+    /// tool_f1 and schema_invalid (tool items; e.g. tool_f1<0.98).
     /// [default: different>0,fail>0 for compare;
     /// nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0 for determinism]
     #[arg(long, value_name = "EXPR", value_parser = Gate::from_flag)]

@@ -63,6 +63,12 @@ pub enum Metric {
     /// 1 when `coherence distribution` reads the two endpoints' samples as different, else 0.
     /// Undefined for any other run.
     DistributionDifferent,
+    /// The lowest tool-call trigger F1 of another endpoint against the reference
+    /// (`tool_calls.pairs`). Undefined for a run without tool items.
+    ToolF1,
+    /// Tool calls with invalid JSON arguments, an unknown function or arguments outside the
+    /// function's schema, on every endpoint. Undefined for a run without tool items.
+    SchemaInvalid,
 }
 
 impl Metric {
@@ -89,6 +95,8 @@ impl Metric {
         Metric::FamiliesDifferent,
         Metric::DistributionP,
         Metric::DistributionDifferent,
+        Metric::ToolF1,
+        Metric::SchemaInvalid,
     ];
 
     /// The name written in `--fail-on`.
@@ -115,6 +123,8 @@ impl Metric {
             Metric::FamiliesDifferent => "families_different",
             Metric::DistributionP => "distribution_p",
             Metric::DistributionDifferent => "distribution_different",
+            Metric::ToolF1 => "tool_f1",
+            Metric::SchemaInvalid => "schema_invalid",
         }
     }
 

@@ -6,6 +6,7 @@ use super::quality::QualityVerdict;
 use super::results::GateResult;
 use super::run_figures::RunFigures;
 use super::same_model::{Answer, SameModel};
+use super::tool_calls::ToolCalls;
 use crate::gate::{Gate, Metric};
 
 /// The value of one gate metric for this run; None when the run did not measure it (no pair
@@ -54,6 +55,8 @@ fn metric(
             .map(|f| f.verdicts.different_families.len())
             .sum(),
         Metric::DistributionP | Metric::DistributionDifferent => return None,
+        Metric::ToolF1 => return same.tool_calls.map(ToolCalls::lowest_tool_f1),
+        Metric::SchemaInvalid => return same.tool_calls.map(|t| t.schema_invalid() as f64),
     };
     Some(count as f64)
 }
@@ -62,6 +65,8 @@ fn metric(
 pub struct SameModelFigures<'a> {
     pub answer: &'a Answer,
     pub families: &'a [PairFamilies],
+    /// The run's tool-call figures, when it has tool items.
+    pub tool_calls: Option<&'a ToolCalls>,
 }
 
 /// The gate's expression and the conditions of it that hold (none: the gate passed).

@@ -69,6 +69,8 @@ fn same_failure(spec: &ScorerSpec, a: Side, b: Side) -> bool {
             ScorerSpec::Numeric { .. } | ScorerSpec::Exact { .. } | ScorerSpec::Choice { .. } => {
                 false
             }
+            // Different calls (or a call and a text) are different answers, not renderings.
+            ScorerSpec::ToolCall { .. } => false,
         },
     }
 }

@@ -123,10 +123,10 @@ pub fn analyze_load(
         let rec = &r.record;
         probe_failures += usize::from(rec.is_request_failure());
         let key = rec.is_usable().then(|| {
-            let answer = rec.completion.answer.as_deref().unwrap_or_default();
-            score(&prompt.score, answer, ctx)
+            let answer = rec.scored_text(&prompt.score);
+            score(&prompt.score, &answer, ctx)
                 .extracted
-                .unwrap_or_else(|| answer.to_string())
+                .unwrap_or_else(|| answer.into_owned())
         });
         grouped
             .entry((endpoint, prompt_id))

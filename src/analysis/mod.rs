@@ -29,6 +29,7 @@ mod similarity;
 mod stats;
 mod token_agreement;
 mod token_divergence;
+pub mod tool_calls;
 mod under_load;
 mod verdict;
 
@@ -108,7 +109,11 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
     let families: Vec<PairFamilies> = figures.statistics.iter().map(pair_families).collect();
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
-    let answer = same_model_answer(manifest, &figures, &families, &sequential);
+    let mut answer = same_model_answer(manifest, &figures, &families, &sequential);
+    let tool_calls = tool_calls::analyze(inputs, &names);
+    if let Some(t) = &tool_calls {
+        answer.refuted_by(t.reasons());
+    }
     let gate = gate_check::evaluate(
         gate,
         &figures,
@@ -116,6 +121,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         &gate_check::SameModelFigures {
             answer: &answer,
             families: &families,
+            tool_calls: tool_calls.as_ref(),
         },
     );
     figures.summary.same_model = Some(answer.answer);
@@ -152,6 +158,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         statistics: figures.statistics,
         families,
         sequential,
+        tool_calls,
         gate,
         prompts: answers.prompts,
         warnings,

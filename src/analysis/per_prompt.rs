@@ -2,6 +2,7 @@
 //! pair of the reference with another endpoint given a verdict, a kind and a noise label; and
 //! what the journal lacked (missing slots, failed requests).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -145,17 +146,17 @@ fn score_all<'a>(
     slots: &'a BTreeMap<Slot, &Record>,
     ctx: &ScoreContext,
 ) -> HashMap<&'a Slot, Arc<Score>> {
-    let mut distinct: HashMap<(&str, &str, bool), usize> = HashMap::new();
-    let mut work: Vec<(&Prompt, &str, bool)> = Vec::new();
+    let mut distinct: HashMap<(&str, Cow<str>, bool), usize> = HashMap::new();
+    let mut work: Vec<(&Prompt, Cow<str>, bool)> = Vec::new();
     let mut slot_work: Vec<(&Slot, usize)> = Vec::with_capacity(slots.len());
     for (slot, r) in slots.iter().filter(|(_, r)| r.is_usable()) {
         let Some(prompt) = catalogue.get(&slot.prompt) else {
             continue;
         };
-        let answer = r.completion.answer.as_deref().unwrap_or("");
+        let answer = r.scored_text(&prompt.score);
         let truncated = is_truncated(r);
         let i = *distinct
-            .entry((&prompt.id, answer, truncated))
+            .entry((&prompt.id, answer.clone(), truncated))
             .or_insert_with(|| {
                 work.push((prompt, answer, truncated));
                 work.len() - 1
@@ -171,7 +172,8 @@ fn score_all<'a>(
         for _ in 0..threads {
             s.spawn(|| {
                 let mut i = next.fetch_add(1, Ordering::Relaxed);
-                while let Some(&(prompt, answer, truncated)) = work.get(i) {
+                while let Some((prompt, answer, truncated)) = work.get(i) {
+                    let (answer, truncated) = (answer.as_ref(), *truncated);
                     let mut scored = score(&prompt.score, answer, ctx);
                     if truncated {
                         scored = cut_off(&prompt.score, answer, scored);

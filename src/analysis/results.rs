@@ -70,6 +70,10 @@ pub struct Results {
     /// (`analysis/decision.rs`); empty without generated items.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sequential: Vec<super::PairSequential>,
+    /// Tool items' calls per endpoint and per pair (`analysis/tool_calls.rs`); absent without
+    /// tool items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<super::tool_calls::ToolCalls>,
     pub gate: GateResult,
     pub prompts: Vec<PromptResult>,
     /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).

@@ -60,6 +60,19 @@ pub struct Answer {
     pub because: Vec<String>,
 }
 
+impl Answer {
+    /// `no` on evidence decided elsewhere (the tool calls, `tool_calls.rs`), its reasons first;
+    /// unchanged when there are none.
+    pub fn refuted_by(&mut self, mut reasons: Vec<String>) {
+        if reasons.is_empty() {
+            return;
+        }
+        self.answer = SameModel::No;
+        reasons.append(&mut self.because);
+        self.because = reasons;
+    }
+}
+
 /// The first line of a summary: "Same model: yes — reason; reason; reason".
 pub fn headline(answer: SameModel, because: &[String]) -> String {
     if because.is_empty() {

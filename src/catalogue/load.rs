@@ -7,8 +7,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::generator;
-use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
+use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, ToolUse, CATEGORIES};
 use super::suite::{Suite, SuiteChoice};
+use super::tools;
 use crate::score::{ScoreContext, ScorerSpec};
 
 /// A loaded, validated catalogue.
@@ -61,6 +62,8 @@ struct RawPrompt {
     reference: Option<String>,
     wrong: Option<String>,
     score: ScorerSpec,
+    /// `tool_use = { tools = [...], tool_choice = "auto", turns = [...] }` (chat prompts only).
+    tool_use: Option<ToolUse>,
 }
 
 impl Catalogue {
@@ -152,6 +155,9 @@ impl Catalogue {
         };
         if choice.includes(Suite::Generated) {
             prompts.extend(generator::generate(choice.seed, choice.items));
+        }
+        if choice.includes(Suite::Tools) {
+            prompts.extend(tools::items());
         }
         Catalogue::new(self.dir, prompts, self.hash, choice)
     }
@@ -310,6 +316,17 @@ fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut
         ));
         return;
     }
+    parse_prompts(&shown, text, &category, prompts, problems);
+}
+
+/// Every prompt of one file's text, of `category`; problems are prefixed with `shown:line:`.
+pub(crate) fn parse_prompts(
+    shown: &str,
+    text: &str,
+    category: &str,
+    prompts: &mut Vec<Prompt>,
+    problems: &mut Vec<String>,
+) {
     let raw: RawFile = match toml::from_str(text) {
         Ok(r) => r,
         Err(e) => {
@@ -322,10 +339,10 @@ fn parse_file(file: &Path, text: &str, prompts: &mut Vec<Prompt>, problems: &mut
     for spanned in raw.prompts {
         let line = lines.line_of(spanned.span().start);
         let source = SourceLocation {
-            file: shown.clone(),
+            file: shown.to_string(),
             line,
         };
-        match validate(spanned.into_inner(), &category, source.clone()) {
+        match validate(spanned.into_inner(), category, source.clone()) {
             Ok(p) => prompts.push(p),
             Err(msg) => problems.push(format!("{source}: {msg}")),
         }
@@ -386,9 +403,8 @@ fn validate(raw: RawPrompt, category: &str, source: SourceLocation) -> Result<Pr
     if raw.max_tokens == Some(0) {
         return Err(ctx("max_tokens must be at least 1".into()));
     }
-    raw.score
-        .validate()
-        .map_err(|e| ctx(format!("score: {e}")))?;
+    let score = tools::bind(raw.score, raw.tool_use.as_ref(), &request).map_err(ctx)?;
+    score.validate().map_err(|e| ctx(format!("score: {e}")))?;
     Ok(Prompt {
         id: id.clone(),
         category: category.to_string(),
@@ -397,8 +413,9 @@ fn validate(raw: RawPrompt, category: &str, source: SourceLocation) -> Result<Pr
         tags: raw.tags,
         reference,
         wrong,
-        score: raw.score,
+        score,
         source,
+        tool_use: raw.tool_use,
     })
 }
 
@@ -512,6 +529,34 @@ mod tests {
         for (i, p) in catalogue.prompts.iter().enumerate() {
             assert_eq!(p.source.line, 7 * i + 1, "{}", p.id);
         }
+    }
+
+    #[test]
+    fn a_prompt_offers_tools_and_its_tool_call_score_learns_their_schemas() {
+        let tools = r#"tool_use = { tools = [{ type = "function", function = { name = "get_weather", parameters = { type = "object", properties = { city = { type = "string" } }, required = ["city"] } } }], tool_choice = "auto", turns = [{ role = "assistant", content = "", tool_calls = [] }] }"#;
+        let text = format!(
+            "[[prompt]]\nid = \"weather\"\nuser = \"Weather in Paris?\"\n{tools}\nreference = '{{\"tool_calls\":[{{\"name\":\"get_weather\",\"arguments\":\"{{\\\"city\\\":\\\"Paris\\\"}}\"}}],\"finish_reason\":\"tool_calls\"}}'\nwrong = \"It is sunny.\"\nscore = {{ type = \"tool_call\", calls = [{{ name = \"get_weather\", arguments = {{ city = \"Paris\" }} }}] }}\n"
+        );
+        let catalogue = load(&[("factual.toml", &text)]).unwrap();
+        let p = catalogue.get("weather").unwrap();
+        let tool_use = p.tool_use.as_ref().unwrap();
+        assert_eq!(tool_use.names(), ["get_weather"]);
+        assert_eq!(tool_use.turns.len(), 1);
+        let ScorerSpec::ToolCall { schemas, .. } = &p.score else {
+            panic!("{:?}", p.score)
+        };
+        assert!(schemas.contains_key("get_weather"));
+        let ctx = ScoreContext::for_catalogue(&catalogue.dir);
+        assert_eq!(
+            crate::score::score(&p.score, &p.reference, &ctx).correct,
+            Some(true)
+        );
+        let unbound = text.replace(tools, "");
+        let err = load(&[("factual.toml", &unbound)]).unwrap_err();
+        assert!(
+            err.problems[0].contains("a `tool_call` score needs `tool_use`"),
+            "{err}"
+        );
     }
 
     #[test]

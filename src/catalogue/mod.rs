@@ -8,8 +8,9 @@ pub mod generator;
 mod load;
 mod spec;
 mod suite;
+pub mod tools;
 
 pub use check::{category_counts, self_test, self_test_all, CategoryCount};
 pub use load::{load_catalogue, Catalogue, CatalogueError};
-pub use spec::{Message, Prompt, PromptRequest, Role, SourceLocation, CATEGORIES};
+pub use spec::{Message, Prompt, PromptRequest, Role, SourceLocation, ToolUse, CATEGORIES};
 pub use suite::{Suite, SuiteChoice, DEFAULT_ITEMS};

@@ -1,6 +1,7 @@
 //! The in-memory form of a catalogue prompt, independent of how it was written on disk.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::score::ScorerSpec;
 
@@ -45,6 +46,48 @@ pub enum PromptRequest {
     Completion { prompt: String },
 }
 
+/// OpenAI tool use sent with a chat prompt, each part as the API takes it: function
+/// definitions, the `tool_choice` mode, whether calls may run in parallel, and turns that follow
+/// the prompt's messages (an assistant turn with `tool_calls`, then `tool` results), so a
+/// prompt can hand the model a tool's result and ask for the final answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolUse {
+    /// `tools`: `{"type": "function", "function": {name, description, parameters}}` each.
+    #[serde(default)]
+    pub tools: Vec<Value>,
+    /// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{"type": "function", ...}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Messages sent after the prompt's own, verbatim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<Value>,
+}
+
+impl ToolUse {
+    /// The `parameters` JSON Schema of the function called `name`, when one is defined
+    /// (a function without `parameters` takes anything: the schema `true`).
+    pub fn parameters(&self, name: &str) -> Option<&Value> {
+        static ANY: Value = Value::Bool(true);
+        let function = self
+            .tools
+            .iter()
+            .filter_map(|t| t.get("function"))
+            .find(|f| f.get("name").and_then(Value::as_str) == Some(name))?;
+        Some(function.get("parameters").unwrap_or(&ANY))
+    }
+
+    /// The names of the functions defined.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools
+            .iter()
+            .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
+            .collect()
+    }
+}
+
 /// Where a prompt was defined, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceLocation {
@@ -73,6 +116,9 @@ pub struct Prompt {
     pub wrong: String,
     pub score: ScorerSpec,
     pub source: SourceLocation,
+    /// Tools offered with a chat prompt (none for most prompts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use: Option<ToolUse>,
 }
 
 impl Prompt {

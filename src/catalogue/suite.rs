@@ -19,15 +19,18 @@ pub enum Suite {
     Core,
     /// Seeded items from the generator.
     Generated,
+    /// Prompts that offer functions and score the calls (`tools/`).
+    Tools,
 }
 
 impl Suite {
-    pub const ALL: [Suite; 2] = [Suite::Core, Suite::Generated];
+    pub const ALL: [Suite; 3] = [Suite::Core, Suite::Generated, Suite::Tools];
 
     pub fn name(self) -> &'static str {
         match self {
             Suite::Core => "core",
             Suite::Generated => "generated",
+            Suite::Tools => "tools",
         }
     }
 
@@ -39,6 +42,8 @@ impl Suite {
     pub fn of(id: &str) -> Suite {
         if generator::is_generated(id) {
             Suite::Generated
+        } else if super::tools::is_tool_item(id) {
+            Suite::Tools
         } else {
             Suite::Core
         }
@@ -135,7 +140,7 @@ mod tests {
         let n = core.prompts.len();
         let both = core
             .clone()
-            .with_suites(SuiteChoice::new(Suite::ALL.to_vec(), 3, 30).unwrap());
+            .with_suites(SuiteChoice::new(vec![Suite::Core, Suite::Generated], 3, 30).unwrap());
         assert_eq!(both.prompts.len(), n + 30);
         assert!(both.get("gen.letters.0000").is_some());
         assert!(both.get("count_letters").is_some());

@@ -36,6 +36,15 @@ fn expected_answer(p: &Prompt) -> String {
     }
 }
 
+/// The call a `tool_call` prompt expects first (`{name, arguments}`), null when it expects none
+/// or is scored otherwise.
+fn expected_call(p: &Prompt) -> Option<&crate::score::ExpectedCall> {
+    match &p.score {
+        ScorerSpec::ToolCall { calls, .. } => calls.first(),
+        _ => None,
+    }
+}
+
 pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
     let catalogue = catalogue_with_suites(&args.catalogue, &args.suite)?;
     if args.json {
@@ -55,6 +64,8 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
                     "tags": p.tags,
                     "reference": p.reference,
                     "wrong": p.wrong,
+                    "tools": p.tool_use.as_ref().map(|t| &t.tools),
+                    "expected_call": expected_call(p),
                 })
             })
             .collect();

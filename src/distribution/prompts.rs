@@ -138,6 +138,7 @@ pub fn built_in() -> anyhow::Result<Vec<Arc<Prompt>>> {
             reference: String::new(),
             wrong: String::new(),
             score: ScorerSpec::Open(TextChecks::default()),
+            tool_use: None,
             source: SourceLocation {
                 file: OPEN_SOURCE.into(),
                 line: line + 1,

@@ -258,10 +258,11 @@ impl Completion {
             .map(|t| t.iter().map(|t| t.token.clone()).collect())
     }
 
-    /// Why this completion leaves nothing to score, if it does.
+    /// Why this completion leaves nothing to score, if it does. A reply that calls a tool has
+    /// answered, whatever its text.
     pub fn problem(&self) -> Option<Failure> {
         let empty_answer = self.answer.as_deref().is_none_or(|a| a.trim().is_empty());
-        if !empty_answer {
+        if !empty_answer || !self.tool_calls.is_empty() {
             return None;
         }
         if self.finish_reason.as_deref() == Some("length") && self.reasoning.is_some() {
@@ -449,5 +450,10 @@ mod tests {
             budget.problem().unwrap().kind,
             FailureKind::ReasoningConsumedBudget
         );
+        let called = parse_completion(
+            r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(called.problem(), None, "a tool call is an answer");
     }
 }

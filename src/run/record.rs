@@ -1,9 +1,13 @@
 //! One line of `records.jsonl`: the full outcome of one request, success or failure.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::endpoint::{Completion, Exchange, Failure};
+use crate::score::tool_call::{Call, Reply};
+use crate::score::ScorerSpec;
 
 /// Records are merged on this key: the newest record per key wins.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -102,6 +106,33 @@ impl Record {
         }
     }
 
+    /// The text a scorer reads of this record: the answer, or for a `tool_call` score the whole
+    /// reply (its text, tool calls and finish reason, as `tool_call::Reply::text` renders it).
+    pub fn scored_text(&self, spec: &ScorerSpec) -> Cow<'_, str> {
+        match spec {
+            ScorerSpec::ToolCall { .. } => Cow::Owned(self.reply().text()),
+            _ => Cow::Borrowed(self.completion.answer.as_deref().unwrap_or("")),
+        }
+    }
+
+    /// What the tool-call scorer reads of this record.
+    pub fn reply(&self) -> Reply {
+        let c = &self.completion;
+        Reply {
+            content: c.answer.as_deref().map(str::to_string),
+            tool_calls: c
+                .tool_calls
+                .iter()
+                .map(|t| Call {
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    arguments: t.arguments.clone(),
+                })
+                .collect(),
+            finish_reason: c.finish_reason.clone(),
+        }
+    }
+
     /// A response was received and holds an answer to score.
     pub fn is_usable(&self) -> bool {
         self.error.is_none()
@@ -120,9 +151,8 @@ mod tests {
     use super::*;
     use crate::endpoint::parse_completion;
 
-    #[test]
-    fn a_record_read_back_gets_its_logprobs_from_the_raw_body() {
-        let body = r#"{"choices":[{"message":{"content":"3"},"logprobs":{"content":[{"token":"3","logprob":-0.5}]},"finish_reason":"stop"}]}"#;
+    /// The record of a 200 response with `body` to prompt `p`.
+    fn record_of(body: &str) -> Record {
         let ex = Exchange {
             status: Some(200),
             body: Some(body.into()),
@@ -135,7 +165,13 @@ mod tests {
             max_tokens: 8,
             repeat: 0,
         };
-        let record = Record::of_exchange(key, "h".into(), Utc::now(), ex);
+        Record::of_exchange(key, "h".into(), Utc::now(), ex)
+    }
+
+    #[test]
+    fn a_record_read_back_gets_its_logprobs_from_the_raw_body() {
+        let body = r#"{"choices":[{"message":{"content":"3"},"logprobs":{"content":[{"token":"3","logprob":-0.5}]},"finish_reason":"stop"}]}"#;
+        let record = record_of(body);
         let line = serde_json::to_value(&record).unwrap();
         assert!(
             line.get("logprobs").is_none() && line.get("tool_calls").is_none(),
@@ -144,5 +180,27 @@ mod tests {
         let back: Record = serde_json::from_value(line).unwrap();
         assert_eq!(back.completion.token_texts().unwrap(), ["3"]);
         assert_eq!(back, record);
+    }
+
+    #[test]
+    fn tool_calls_and_finish_reason_come_back_and_old_lines_still_load() {
+        let body = r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}"#;
+        let record = record_of(body);
+        let back: Record = serde_json::from_str(&serde_json::to_string(&record).unwrap()).unwrap();
+        let reply = back.reply();
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            reply.tool_calls,
+            [Call {
+                id: Some("c1".into()),
+                name: Some("get_weather".into()),
+                arguments: Some(r#"{"city":"Paris"}"#.into()),
+            }]
+        );
+        let mut old = serde_json::to_value(&record).unwrap();
+        old.as_object_mut().unwrap().remove("raw_body");
+        let old: Record = serde_json::from_value(old).unwrap();
+        assert!(old.completion.tool_calls.is_empty());
+        assert_eq!(old.reply().tool_calls, []);
     }
 }

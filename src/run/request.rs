@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::manifest::Sampling;
-use crate::catalogue::{Prompt, PromptRequest};
+use crate::catalogue::{Prompt, PromptRequest, ToolUse};
 
 /// Alternatives requested per generated token with `--logprobs`: enough to tell whether each
 /// side's token at a first divergence was in the other's top-k (a near-tie).
@@ -42,10 +42,30 @@ pub fn build_request(
             }
         }
     }
+    if let Some(tool_use) = &prompt.tool_use {
+        add_tools(obj, tool_use);
+    }
     for (k, v) in &sampling.params {
         obj.insert(k.clone(), v.clone());
     }
     (path, body)
+}
+
+/// A chat body with the prompt's tools: `tools`, `tool_choice` and `parallel_tool_calls` when
+/// set, and the turns that follow its messages (a call and the tool's result).
+fn add_tools(obj: &mut Map<String, Value>, tool_use: &ToolUse) {
+    if let Some(Value::Array(messages)) = obj.get_mut("messages") {
+        messages.extend(tool_use.turns.iter().cloned());
+    }
+    if !tool_use.tools.is_empty() {
+        obj.insert("tools".into(), json!(tool_use.tools));
+    }
+    if let Some(choice) = &tool_use.tool_choice {
+        obj.insert("tool_choice".into(), choice.clone());
+    }
+    if let Some(parallel) = tool_use.parallel_tool_calls {
+        obj.insert("parallel_tool_calls".into(), json!(parallel));
+    }
 }
 
 /// The exact request one endpoint receives: [`build_request`] with the endpoint's own fields
@@ -102,6 +122,7 @@ mod tests {
                 file: "f".into(),
                 line: 1,
             },
+            tool_use: None,
         }
     }
 

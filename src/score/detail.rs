@@ -18,6 +18,8 @@ pub enum Detail {
     Checks { failed: Vec<Check> },
     /// A JavaScript candidate run against its suite (`js`).
     Tests(Tests),
+    /// The calls of a reply checked against the expected ones (`tool_call`).
+    ToolCall(super::ToolCallFound),
     /// The scorer could not score at all: an invalid spec, a test suite it could not load, a
     /// worker it could not start.
     Unscored,

@@ -17,6 +17,7 @@ mod output;
 mod reading;
 mod sanity;
 mod text;
+pub mod tool_call;
 mod trap;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ pub use json::JsonType;
 pub use language::Language;
 pub use numeric::{extract_number, Extracted};
 pub use numtoken::{Value, Want};
+pub use tool_call::{ExpectedCall, ToolCallFound};
 
 /// How a prompt's answer is scored, as written in the catalogue (`score = { type = "...", ... }`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,6 +95,18 @@ pub enum ScorerSpec {
     /// The JavaScript function `function` extracted from the answer must pass every test of
     /// `suite` (a file under `scorers/`), run in a sandboxed worker process.
     Js { suite: String, function: String },
+    /// The reply must make exactly the `calls` (none: answer in text, no call), each to a
+    /// defined function with well-formed arguments valid against its schema, equal to the
+    /// expected ones (normalised, keys in any order), with `finish_reason` `tool_calls`
+    /// (`tool_call.rs`). The answer it reads is the reply rendered by `tool_call::Reply::text`.
+    ToolCall {
+        #[serde(default)]
+        calls: Vec<ExpectedCall>,
+        /// The offered functions' `parameters` schemas by name: not written in the catalogue
+        /// but taken from the prompt's `tool_use` when it is loaded ([`ScorerSpec::with_tools`]).
+        #[serde(skip)]
+        schemas: BTreeMap<String, serde_json::Value>,
+    },
 }
 
 impl ScorerSpec {
@@ -132,7 +146,24 @@ impl ScorerSpec {
             ScorerSpec::Open(checks) => open::validate(checks),
             ScorerSpec::Clarify { require } => clarify::validate(require),
             ScorerSpec::Js { suite, function } => js::validate_spec(suite, function),
+            ScorerSpec::ToolCall { calls, schemas } => tool_call::validate(calls, schemas),
         }
+    }
+
+    /// The spec scored with these functions' `parameters` schemas (name, schema): a
+    /// `tool_call` spec learns them; any other is unchanged.
+    pub fn with_tools<'a>(
+        mut self,
+        functions: impl IntoIterator<Item = (&'a str, &'a serde_json::Value)>,
+    ) -> Self {
+        if let ScorerSpec::ToolCall { schemas, .. } = &mut self {
+            schemas.extend(
+                functions
+                    .into_iter()
+                    .map(|(n, s)| (n.to_string(), s.clone())),
+            );
+        }
+        self
     }
 
     /// The scorer family name used in reports.
@@ -147,6 +178,7 @@ impl ScorerSpec {
             ScorerSpec::Open(_) => "open",
             ScorerSpec::Clarify { .. } => "clarify",
             ScorerSpec::Js { .. } => "js",
+            ScorerSpec::ToolCall { .. } => "tool_call",
         }
     }
 
@@ -176,6 +208,13 @@ impl ScorerSpec {
             ScorerSpec::Open(checks) => format!("open-ended; {}", checks.summary()),
             ScorerSpec::Clarify { .. } => "asks for clarification or states an assumption".into(),
             ScorerSpec::Js { function, .. } => format!("{function} passes all tests"),
+            ScorerSpec::ToolCall { calls, .. } if calls.is_empty() => {
+                "no call; answers in text".into()
+            }
+            ScorerSpec::ToolCall { calls, .. } => {
+                let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+                format!("calls {}", names.join(", "))
+            }
         }
     }
 }
@@ -282,6 +321,7 @@ pub fn score(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
         ScorerSpec::Open(checks) => open::score(checks, answer),
         ScorerSpec::Clarify { require } => clarify::score(require, answer),
         ScorerSpec::Js { suite, function } => js::score(suite, function, answer, ctx),
+        ScorerSpec::ToolCall { calls, schemas } => tool_call::score(calls, schemas, answer),
     }
 }
 

@@ -36,4 +36,5 @@ mod smoke;
 mod soak;
 mod standalone;
 mod teacher_forcing;
+mod tool_calls;
 mod verdicts;

@@ -163,6 +163,7 @@ pub fn item(seed: u64, index: usize) -> Prompt {
             file: format!("(generated, seed {seed}, version {GENERATOR_VERSION})"),
             line: index + 1,
         },
+        tool_use: None,
     }
 }
 

@@ -23,6 +23,7 @@ mod statistics;
 #[cfg(test)]
 mod tests;
 mod token_agreement;
+mod tool_calls;
 
 use crate::analysis::Results;
 use crate::doc::Block;
@@ -43,6 +44,7 @@ const SECTIONS: &[Section] = &[
     load::render,
     statistics::render,
     families::render,
+    tool_calls::render,
     details::render,
     prompts::render,
     errors::render,
