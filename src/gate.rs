@@ -57,6 +57,9 @@ pub enum Metric {
     SameModelUndecided,
     /// (pair, family) combinations named `different` after Holm's correction.
     FamiliesDifferent,
+    /// Endpoint pairs whose long items (`--suite long`) differ significantly at some length
+    /// (Holm-adjusted exact McNemar). Undefined for a run without long items.
+    LongDifferent,
 }
 
 impl Metric {
@@ -81,6 +84,7 @@ impl Metric {
         Metric::NotSameModel,
         Metric::SameModelUndecided,
         Metric::FamiliesDifferent,
+        Metric::LongDifferent,
     ];
 
     /// The name written in `--fail-on`.
@@ -105,6 +109,7 @@ impl Metric {
             Metric::NotSameModel => "not_same_model",
             Metric::SameModelUndecided => "same_model_undecided",
             Metric::FamiliesDifferent => "families_different",
+            Metric::LongDifferent => "long_different",
         }
     }
 

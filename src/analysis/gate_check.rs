@@ -53,6 +53,8 @@ fn metric(
             .iter()
             .map(|f| f.verdicts.different_families.len())
             .sum(),
+        Metric::LongDifferent if same.long.pairs.is_empty() => return None,
+        Metric::LongDifferent => same.long.different_pairs(),
     };
     Some(count as f64)
 }
@@ -61,6 +63,8 @@ fn metric(
 pub struct SameModelFigures<'a> {
     pub answer: &'a Answer,
     pub families: &'a [PairFamilies],
+    /// The long items' figures (`long_different`).
+    pub long: &'a super::long_figures::LongContext,
 }
 
 /// The gate's expression and the conditions of it that hold (none: the gate passed).

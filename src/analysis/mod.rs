@@ -13,6 +13,8 @@ mod gate_check;
 mod inputs;
 mod kind;
 mod load;
+pub mod long_context;
+mod long_figures;
 mod noise;
 mod overview;
 mod parity;
@@ -108,7 +110,9 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
     let families: Vec<PairFamilies> = figures.statistics.iter().map(pair_families).collect();
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
-    let answer = same_model_answer(manifest, &figures, &families, &sequential);
+    let mut answer = same_model_answer(manifest, &figures, &families, &sequential);
+    let long = long_context::analyze(&answers.prompts, &names);
+    long_context::amend(&mut answer, &long);
     let gate = gate_check::evaluate(
         gate,
         &figures,
@@ -116,6 +120,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         &gate_check::SameModelFigures {
             answer: &answer,
             families: &families,
+            long: &long,
         },
     );
     figures.summary.same_model = Some(answer.answer);
@@ -152,6 +157,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         statistics: figures.statistics,
         families,
         sequential,
+        long_context: (!long.cells.is_empty()).then_some(long),
         gate,
         prompts: answers.prompts,
         warnings,

@@ -70,6 +70,10 @@ pub struct Results {
     /// (`analysis/decision.rs`); empty without generated items.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sequential: Vec<super::PairSequential>,
+    /// `--suite long`: accuracy per endpoint, length and depth, and where each pair parts
+    /// (`analysis/long_context.rs`); absent without long items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context: Option<super::long_figures::LongContext>,
     pub gate: GateResult,
     pub prompts: Vec<PromptResult>,
     /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).

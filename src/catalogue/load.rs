@@ -153,6 +153,9 @@ impl Catalogue {
         if choice.includes(Suite::Generated) {
             prompts.extend(generator::generate(choice.seed, choice.items));
         }
+        if choice.includes(Suite::Long) {
+            prompts.extend(super::long::generate(choice.seed, &choice.long).0);
+        }
         Catalogue::new(self.dir, prompts, self.hash, choice)
     }
 }

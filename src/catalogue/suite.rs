@@ -1,11 +1,13 @@
 //! Which suites a run sends: `core` (the catalogue's prompt files) and `generated` (seeded items
-//! with exact answers, `generator/`), and the one catalogue they make together.
+//! with exact answers, `generator/`), `long` (the long-context ladder, `long/`), and the one
+//! catalogue they make together.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::generator::{self, DEFAULT_SEED, GENERATOR_VERSION, MAX_ITEMS};
+use super::long::LongChoice;
 
 /// Generated items when `--items` is not given: enough for a paired accuracy difference of a
 /// few points to show, a few minutes against a local server.
@@ -19,15 +21,18 @@ pub enum Suite {
     Core,
     /// Seeded items from the generator.
     Generated,
+    /// The long-context retrieval ladder (`long/`).
+    Long,
 }
 
 impl Suite {
-    pub const ALL: [Suite; 2] = [Suite::Core, Suite::Generated];
+    pub const ALL: [Suite; 3] = [Suite::Core, Suite::Generated, Suite::Long];
 
     pub fn name(self) -> &'static str {
         match self {
             Suite::Core => "core",
             Suite::Generated => "generated",
+            Suite::Long => "long",
         }
     }
 
@@ -39,6 +44,8 @@ impl Suite {
     pub fn of(id: &str) -> Suite {
         if generator::is_generated(id) {
             Suite::Generated
+        } else if super::long::is_long(id) {
+            Suite::Long
         } else {
             Suite::Core
         }
@@ -58,6 +65,8 @@ pub struct SuiteChoice {
     suites: Vec<Suite>,
     pub seed: u64,
     pub items: usize,
+    /// The long suite's lengths, depths and context (used when `long` is chosen).
+    pub long: LongChoice,
 }
 
 impl Default for SuiteChoice {
@@ -67,6 +76,7 @@ impl Default for SuiteChoice {
             suites: vec![Suite::Core],
             seed: DEFAULT_SEED,
             items: DEFAULT_ITEMS,
+            long: LongChoice::default(),
         }
     }
 }
@@ -88,6 +98,7 @@ impl SuiteChoice {
             suites,
             seed,
             items,
+            long: LongChoice::default(),
         })
     }
 
@@ -135,7 +146,7 @@ mod tests {
         let n = core.prompts.len();
         let both = core
             .clone()
-            .with_suites(SuiteChoice::new(Suite::ALL.to_vec(), 3, 30).unwrap());
+            .with_suites(SuiteChoice::new(vec![Suite::Core, Suite::Generated], 3, 30).unwrap());
         assert_eq!(both.prompts.len(), n + 30);
         assert!(both.get("gen.letters.0000").is_some());
         assert!(both.get("count_letters").is_some());

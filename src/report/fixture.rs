@@ -193,6 +193,7 @@ pub(super) fn results() -> Results {
         statistics: vec![statistics()],
         families: vec![pair_families(&statistics())],
         sequential: Vec::new(),
+        long_context: None,
         gate: GateResult {
             expression: "diff>0,fail>0".into(),
             origin: Some(crate::gate::GateOrigin::Flag),

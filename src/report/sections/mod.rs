@@ -17,6 +17,7 @@ mod errors;
 mod families;
 mod headline;
 mod load;
+mod long_context;
 mod look;
 mod prompts;
 mod statistics;
@@ -43,6 +44,7 @@ const SECTIONS: &[Section] = &[
     load::render,
     statistics::render,
     families::render,
+    long_context::render,
     details::render,
     prompts::render,
     errors::render,
