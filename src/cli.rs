@@ -360,6 +360,10 @@ pub struct CompareArgs {
     /// Tokens per second of one request that the --dry-run time estimate assumes.
     #[arg(long, value_name = "TOK/S", default_value_t = 30.0, value_parser = parse_tps)]
     pub assume_tps: f64,
+    /// Prompt tokens per second of one request that the --dry-run prompt-processing estimate
+    /// assumes (long prompts, `--suite long`, dominate it).
+    #[arg(long, value_name = "TOK/S", default_value_t = 1000.0, value_parser = parse_tps)]
+    pub assume_prefill_tps: f64,
     /// Print results.json to stdout instead of the summary (with --dry-run, the plan as JSON).
     #[arg(long)]
     pub json: bool,

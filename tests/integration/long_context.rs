@@ -1,6 +1,7 @@
 //! `--suite long` against fakes: the items listed with their planned length and depth, a fake
 //! that loses the needle past a prompt length is found to part there (`same_model: no`), two
-//! correct fakes read no difference, and an item that would not fit is never sent.
+//! correct fakes read no difference, an item that would not fit is never sent, and a dry run
+//! counts the ladder's prompt tokens.
 
 use coherence_testkit::prompt_tokens;
 
@@ -213,4 +214,38 @@ fn an_item_that_would_not_fit_the_context_is_skipped_with_a_note_and_never_sent(
         warnings.contains("long items of 1024 tokens skipped"),
         "{warnings}"
     );
+}
+
+#[test]
+fn a_dry_run_counts_the_prompt_tokens_of_the_ladder_and_their_prefill_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = needle_server(u64::MAX);
+    let b = needle_server(u64::MAX);
+    let (out, _) = long_run(
+        dir.path(),
+        &a,
+        &b,
+        &[
+            "--lengths",
+            "256,1k",
+            "--dry-run",
+            "--json",
+            "--assume-prefill-tps",
+            "100",
+            "--concurrency",
+            "4",
+        ],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Per endpoint: 5 depths × 2 items at 256 and at 1024 planned tokens.
+    let per_endpoint = plan["endpoints"][0]["prompt_tokens"].as_u64().unwrap();
+    assert!(
+        per_endpoint.abs_diff(10 * 1280) < 10 * 1280 / 20,
+        "{per_endpoint}"
+    );
+    assert_eq!(plan["prompt_tokens"].as_u64().unwrap(), 2 * per_endpoint);
+    let seconds = plan["estimated_prefill_seconds"].as_f64().unwrap();
+    assert_eq!(seconds, (per_endpoint as f64 / 100.0 / 4.0).ceil());
+    assert!(a.completion_requests().is_empty() && b.requests().is_empty());
 }

@@ -83,6 +83,16 @@ impl LongId {
     }
 }
 
+/// A prompt's planned length in tokens: the characters of what is tokenized (every message, or
+/// the raw prompt) over [`CHARS_PER_TOKEN`], rounded up.
+pub fn planned_prompt_tokens(p: &Prompt) -> u64 {
+    let chars = match &p.request {
+        PromptRequest::Chat { messages } => messages.iter().map(|m| m.content.len()).sum(),
+        PromptRequest::Completion { prompt } => prompt.len(),
+    };
+    chars.div_ceil(CHARS_PER_TOKEN) as u64
+}
+
 /// Whether a prompt id is a long item's.
 pub fn is_long(id: &str) -> bool {
     id.starts_with(ID_PREFIX)
