@@ -54,6 +54,23 @@ fn long_run(
     (coherence(&args, dir, &[]), out)
 }
 
+/// Two fakes that find every needle, compared with `extra` (space-separated flags): the folder,
+/// both fakes, the output and the run folder.
+fn correct_pair_run(
+    extra: &str,
+) -> (
+    tempfile::TempDir,
+    [FakeServer; 2],
+    std::process::Output,
+    std::path::PathBuf,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = [needle_server(u64::MAX), needle_server(u64::MAX)];
+    let extra: Vec<&str> = extra.split(' ').collect();
+    let (out, run) = long_run(dir.path(), &servers[0], &servers[1], &extra);
+    (dir, servers, out, run)
+}
+
 #[test]
 fn prompts_list_gives_each_long_item_with_its_length_and_depth() {
     let dir = tempfile::tempdir().unwrap();
@@ -157,15 +174,8 @@ fn a_deployment_that_loses_the_needle_past_a_length_is_found_to_part_there() {
 
 #[test]
 fn two_correct_deployments_read_no_difference_up_to_the_longest_prompt() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = needle_server(u64::MAX);
-    let b = needle_server(u64::MAX);
-    let (out, run) = long_run(
-        dir.path(),
-        &a,
-        &b,
-        &["--lengths", "256,512", "--fail-on", "long_different>0"],
-    );
+    let (_dir, _servers, out, run) =
+        correct_pair_run("--lengths 256,512 --fail-on long_different>0");
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let r = results(&run);
     let pair = &r["long_context"]["pairs"][0];
@@ -181,24 +191,10 @@ fn two_correct_deployments_read_no_difference_up_to_the_longest_prompt() {
 
 #[test]
 fn an_item_that_would_not_fit_the_context_is_skipped_with_a_note_and_never_sent() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = needle_server(u64::MAX);
-    let b = needle_server(u64::MAX);
-    let (out, run) = long_run(
-        dir.path(),
-        &a,
-        &b,
-        &[
-            "--lengths",
-            "256,1k",
-            "--depths",
-            "50",
-            "--max-context",
-            "600",
-        ],
-    );
+    let (_dir, servers, out, run) =
+        correct_pair_run("--lengths 256,1k --depths 50 --max-context 600");
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
-    for server in [&a, &b] {
+    for server in &servers {
         let longest = server
             .completion_requests()
             .iter()
@@ -218,23 +214,8 @@ fn an_item_that_would_not_fit_the_context_is_skipped_with_a_note_and_never_sent(
 
 #[test]
 fn a_dry_run_counts_the_prompt_tokens_of_the_ladder_and_their_prefill_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = needle_server(u64::MAX);
-    let b = needle_server(u64::MAX);
-    let (out, _) = long_run(
-        dir.path(),
-        &a,
-        &b,
-        &[
-            "--lengths",
-            "256,1k",
-            "--dry-run",
-            "--json",
-            "--assume-prefill-tps",
-            "100",
-            "--concurrency",
-            "4",
-        ],
+    let (_dir, [a, b], out, _) = correct_pair_run(
+        "--lengths 256,1k --dry-run --json --assume-prefill-tps 100 --concurrency 4",
     );
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
