@@ -195,8 +195,9 @@ pub struct CatalogueArgs {
 /// Which suites to send or list: `--suite`, `--items`, `--seed`.
 #[derive(Debug, Clone, Args)]
 pub struct SuiteArgs {
-    /// Suites, comma-separated: `core` (the catalogue's prompts) and/or `generated` (seeded items
-    /// with exact answers in 14 families) [default: core; on --resume, the run's own; a plain
+    /// Suites, comma-separated: `core` (the catalogue's prompts), `generated` (seeded items
+    /// with exact answers in 14 families) and/or `long` (the long-context retrieval ladder, see
+    /// --lengths) [default: core; on --resume, the run's own; a plain
     /// `compare` (built-in catalogue, nothing selected) adds `generated` until decided, see
     /// --until-decided]. `tools`: chat prompts that offer functions, scored by their calls.
     #[arg(long = "suite", value_name = "SUITE,SUITE", value_delimiter = ',', value_parser = parse_suite)]
@@ -208,6 +209,8 @@ pub struct SuiteArgs {
     /// --resume, the run's own].
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub long: LongArgs,
 }
 
 impl SuiteArgs {
@@ -225,6 +228,7 @@ impl SuiteArgs {
             self.items.unwrap_or(base.items),
         )
         .map_err(|e| format!("--items: {e}"))
+        .map(|choice| self.long.apply(choice, base))
     }
 }
 
@@ -366,6 +370,10 @@ pub struct CompareArgs {
     /// Tokens per second of one request that the --dry-run time estimate assumes.
     #[arg(long, value_name = "TOK/S", default_value_t = 30.0, value_parser = parse_tps)]
     pub assume_tps: f64,
+    /// Prompt tokens per second of one request that the --dry-run prompt-processing estimate
+    /// assumes (long prompts, `--suite long`, dominate it).
+    #[arg(long, value_name = "TOK/S", default_value_t = 1000.0, value_parser = parse_tps)]
+    pub assume_prefill_tps: f64,
     /// Print results.json to stdout instead of the summary (with --dry-run, the plan as JSON).
     #[arg(long)]
     pub json: bool,
@@ -1130,5 +1138,53 @@ mod definition_tests {
                 "{case:?}: {text}"
             );
         }
+    }
+}
+
+/// The long suite's shape (`--suite long`): `--lengths`, `--depths`, `--per-cell`,
+/// `--max-context`; what they leave out comes from the resumed run, else the defaults.
+#[derive(Debug, Clone, Args)]
+pub struct LongArgs {
+    /// With --suite long: planned prompt lengths in tokens, comma-separated, `k` for 1024
+    /// (`1k,4k,16k`) [default: 1k, 2k, 4k… up to 7/8 of the context].
+    #[arg(long, value_name = "LEN,LEN", value_delimiter = ',', value_parser = crate::catalogue::long::parse_length)]
+    pub lengths: Vec<u32>,
+    /// With --suite long: needle depths in percent of the haystack, comma-separated
+    /// [default: 0,25,50,75,100].
+    #[arg(long, value_name = "PCT,PCT", value_delimiter = ',', value_parser = crate::catalogue::long::parse_depth)]
+    pub depths: Vec<u8>,
+    /// With --suite long: items per (length, depth) cell [default: 2].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub per_cell: Option<usize>,
+    /// With --suite long: the context window in tokens when `GET /models` reports no
+    /// `max_model_len`; items that would not fit (prompt + answer budget) are skipped, never
+    /// sent [default: 8192].
+    #[arg(long, value_name = "TOKENS", value_parser = RangedU64ValueParser::<u64>::new().range(256..))]
+    pub max_context: Option<u64>,
+}
+
+impl LongArgs {
+    /// `choice` with the long suite's shape from these flags, else from `base`.
+    fn apply(&self, mut choice: SuiteChoice, base: &SuiteChoice) -> SuiteChoice {
+        use crate::catalogue::long::sorted;
+        choice.long = base.long.clone();
+        if !self.lengths.is_empty() {
+            choice.long.lengths = sorted(self.lengths.clone());
+        }
+        if !self.depths.is_empty() {
+            choice.long.depths = sorted(self.depths.clone());
+        }
+        if let Some(n) = self.per_cell {
+            choice.long.per_cell = n;
+        }
+        if let Some(c) = self.max_context {
+            choice.long.context = c;
+        }
+        choice
+    }
+
+    /// Whether `--max-context` was given (it then wins over `GET /models`).
+    pub fn context_given(&self) -> bool {
+        self.max_context.is_some()
     }
 }

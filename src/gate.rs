@@ -69,6 +69,9 @@ pub enum Metric {
     /// Tool calls with invalid JSON arguments, an unknown function or arguments outside the
     /// function's schema, on every endpoint. Undefined for a run without tool items.
     SchemaInvalid,
+    /// Endpoint pairs whose long items (`--suite long`) differ significantly at some length
+    /// (Holm-adjusted exact McNemar). Undefined for a run without long items.
+    LongDifferent,
 }
 
 impl Metric {
@@ -97,6 +100,7 @@ impl Metric {
         Metric::DistributionDifferent,
         Metric::ToolF1,
         Metric::SchemaInvalid,
+        Metric::LongDifferent,
     ];
 
     /// The name written in `--fail-on`.
@@ -125,6 +129,7 @@ impl Metric {
             Metric::DistributionDifferent => "distribution_different",
             Metric::ToolF1 => "tool_f1",
             Metric::SchemaInvalid => "schema_invalid",
+            Metric::LongDifferent => "long_different",
         }
     }
 

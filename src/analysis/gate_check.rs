@@ -57,6 +57,8 @@ fn metric(
         Metric::DistributionP | Metric::DistributionDifferent => return None,
         Metric::ToolF1 => return same.tool_calls.map(ToolCalls::lowest_tool_f1),
         Metric::SchemaInvalid => return same.tool_calls.map(|t| t.schema_invalid() as f64),
+        Metric::LongDifferent if same.long.pairs.is_empty() => return None,
+        Metric::LongDifferent => same.long.different_pairs(),
     };
     Some(count as f64)
 }
@@ -67,6 +69,8 @@ pub struct SameModelFigures<'a> {
     pub families: &'a [PairFamilies],
     /// The run's tool-call figures, when it has tool items.
     pub tool_calls: Option<&'a ToolCalls>,
+    /// The long items' figures (`long_different`).
+    pub long: &'a super::long_figures::LongContext,
 }
 
 /// The gate's expression and the conditions of it that hold (none: the gate passed).

@@ -13,6 +13,8 @@ mod gate_check;
 mod inputs;
 mod kind;
 mod load;
+pub mod long_context;
+mod long_figures;
 mod noise;
 mod overview;
 mod parity;
@@ -114,6 +116,8 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     if let Some(t) = &tool_calls {
         answer.refuted_by(t.reasons());
     }
+    let long = long_context::analyze(&answers.prompts, &names);
+    long_context::amend(&mut answer, &long);
     let gate = gate_check::evaluate(
         gate,
         &figures,
@@ -122,6 +126,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
             answer: &answer,
             families: &families,
             tool_calls: tool_calls.as_ref(),
+            long: &long,
         },
     );
     figures.summary.same_model = Some(answer.answer);
@@ -159,6 +164,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         families,
         sequential,
         tool_calls,
+        long_context: (!long.cells.is_empty()).then_some(long),
         gate,
         prompts: answers.prompts,
         warnings,

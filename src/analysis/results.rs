@@ -74,6 +74,10 @@ pub struct Results {
     /// tool items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<super::tool_calls::ToolCalls>,
+    /// `--suite long`: accuracy per endpoint, length and depth, and where each pair parts
+    /// (`analysis/long_context.rs`); absent without long items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context: Option<super::long_figures::LongContext>,
     pub gate: GateResult,
     pub prompts: Vec<PromptResult>,
     /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).

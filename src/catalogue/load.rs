@@ -159,6 +159,9 @@ impl Catalogue {
         if choice.includes(Suite::Tools) {
             prompts.extend(tools::items());
         }
+        if choice.includes(Suite::Long) {
+            prompts.extend(super::long::generate(choice.seed, &choice.long).0);
+        }
         Catalogue::new(self.dir, prompts, self.hash, choice)
     }
 }

@@ -1,11 +1,13 @@
 //! Which suites a run sends: `core` (the catalogue's prompt files) and `generated` (seeded items
-//! with exact answers, `generator/`), and the one catalogue they make together.
+//! with exact answers, `generator/`), `long` (the long-context ladder, `long/`), and the one
+//! catalogue they make together.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::generator::{self, DEFAULT_SEED, GENERATOR_VERSION, MAX_ITEMS};
+use super::long::LongChoice;
 
 /// Generated items when `--items` is not given: enough for a paired accuracy difference of a
 /// few points to show, a few minutes against a local server.
@@ -21,16 +23,19 @@ pub enum Suite {
     Generated,
     /// Prompts that offer functions and score the calls (`tools/`).
     Tools,
+    /// The long-context retrieval ladder (`long/`).
+    Long,
 }
 
 impl Suite {
-    pub const ALL: [Suite; 3] = [Suite::Core, Suite::Generated, Suite::Tools];
+    pub const ALL: [Suite; 4] = [Suite::Core, Suite::Generated, Suite::Tools, Suite::Long];
 
     pub fn name(self) -> &'static str {
         match self {
             Suite::Core => "core",
             Suite::Generated => "generated",
             Suite::Tools => "tools",
+            Suite::Long => "long",
         }
     }
 
@@ -44,6 +49,8 @@ impl Suite {
             Suite::Generated
         } else if super::tools::is_tool_item(id) {
             Suite::Tools
+        } else if super::long::is_long(id) {
+            Suite::Long
         } else {
             Suite::Core
         }
@@ -63,6 +70,8 @@ pub struct SuiteChoice {
     suites: Vec<Suite>,
     pub seed: u64,
     pub items: usize,
+    /// The long suite's lengths, depths and context (used when `long` is chosen).
+    pub long: LongChoice,
 }
 
 impl Default for SuiteChoice {
@@ -72,6 +81,7 @@ impl Default for SuiteChoice {
             suites: vec![Suite::Core],
             seed: DEFAULT_SEED,
             items: DEFAULT_ITEMS,
+            long: LongChoice::default(),
         }
     }
 }
@@ -93,6 +103,7 @@ impl SuiteChoice {
             suites,
             seed,
             items,
+            long: LongChoice::default(),
         })
     }
 

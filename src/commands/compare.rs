@@ -26,7 +26,7 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
     // Validated before a dry run too: a plan with a flag the command refuses is no plan.
     let load = plan_load(&args.load, mode, &plan).usage_err()?;
     if args.dry_run {
-        return super::dry_run::dry_run(&plan, args.assume_tps, args.json);
+        return super::dry_run::dry_run(&plan, args.assume_tps, args.assume_prefill_tps, args.json);
     }
     let template = chat_template(args.chat_template.as_deref(), plan.sampling.logprobs)?;
     let dir = plan.dir.clone();

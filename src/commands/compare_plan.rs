@@ -9,6 +9,7 @@ use anyhow::{anyhow, bail};
 use super::flags::{
     client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys,
 };
+use super::long_plan::plan_long;
 use super::saved_run::keep_replayed;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::catalogue::{Suite, SuiteChoice};
@@ -134,6 +135,8 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
     if let Some(rule) = until_decided {
         suites = with_rounds(suites, rule, args.suite.items, previous.as_ref())?;
     }
+    let client = client_options(&args.client)?;
+    let long_notes = plan_long(&mut suites, args, &endpoints, &client, previous.is_some());
     let catalogue = load_catalogue_for(catalogue_flag.as_deref())?.with_suites(suites);
     let selected: Vec<String> = catalogue
         .select(&args.only, &args.category)
@@ -182,11 +185,11 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         },
         sampling: run.sampling,
         concurrency: concurrency(args, &resolved.concurrency),
-        client: client_options(&args.client)?,
+        client,
         quiet: args.quiet,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided,
-        notes: Vec::new(),
+        notes: long_notes,
     })
 }
 
@@ -275,7 +278,15 @@ fn plan_suites(args: &CompareArgs, previous: Option<&Manifest>) -> anyhow::Resul
     } else {
         (asked.seed, asked.items)
     };
-    SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))
+    let mut choice = SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))?;
+    // The long items a run sent stay the ones it sent.
+    if own.includes(Suite::Long) {
+        choice.long = own.long;
+        choice.seed = own.seed;
+    } else {
+        choice.long = asked.long;
+    }
+    Ok(choice)
 }
 
 /// Generated items sent at most by an `--until-decided` run, and added per round.
@@ -314,7 +325,9 @@ fn with_rounds(
     };
     let mut list = suites.suites().to_vec();
     list.push(Suite::Generated);
-    SuiteChoice::new(list, suites.seed, items).map_err(|e| anyhow!(e))
+    let mut choice = SuiteChoice::new(list, suites.seed, items).map_err(|e| anyhow!(e))?;
+    choice.long = suites.long;
+    Ok(choice)
 }
 
 /// One concurrency for every endpoint (the executor's rule): the flag, else the smallest the

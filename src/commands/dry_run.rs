@@ -7,8 +7,13 @@ use crate::pipeline::dry_run::DryRun;
 use crate::run::RunPlan;
 
 /// Print the plan (as text, or as JSON with `json`) and send nothing.
-pub fn dry_run(plan: &RunPlan, assume_tps: f64, json: bool) -> Result<Exit, CliError> {
-    let counted = DryRun::of(plan, assume_tps).usage_err()?;
+pub fn dry_run(
+    plan: &RunPlan,
+    assume_tps: f64,
+    assume_prefill_tps: f64,
+    json: bool,
+) -> Result<Exit, CliError> {
+    let counted = DryRun::of(plan, assume_tps, assume_prefill_tps).usage_err()?;
     let out = if json {
         serde_json::to_string_pretty(&counted.json(plan)).map_err(CliError::usage)? + "\n"
     } else {

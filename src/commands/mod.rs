@@ -15,6 +15,7 @@ pub(crate) mod flags;
 pub mod issue;
 mod load_plan;
 pub mod logprobs;
+mod long_plan;
 pub mod project;
 pub mod prompts;
 mod saved_run;

@@ -3,6 +3,7 @@
 
 use super::flags::load_catalogue_for;
 use super::stdout;
+use crate::catalogue::long::LongId;
 use crate::catalogue::{category_counts, generator, self_test_all};
 use crate::catalogue::{embedded, Catalogue, Prompt, Suite, SuiteChoice};
 use crate::cli::{CatalogueArgs, CheckArgs, ExportArgs, ListArgs, SuiteArgs};
@@ -52,7 +53,7 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
             .prompts
             .iter()
             .map(|p| {
-                serde_json::json!({
+                let mut listed = serde_json::json!({
                     "id": p.id,
                     "suite": Suite::of(&p.id),
                     "family": p.category,
@@ -66,7 +67,12 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
                     "wrong": p.wrong,
                     "tools": p.tool_use.as_ref().map(|t| &t.tools),
                     "expected_call": expected_call(p),
-                })
+                });
+                if let Some(at) = LongId::parse(&p.id) {
+                    listed["context_tokens"] = at.tokens.into();
+                    listed["depth"] = at.depth.into();
+                }
+                listed
             })
             .collect();
         let choice = &catalogue.suites;
@@ -77,6 +83,14 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
                 "seed": choice.seed,
                 "items": choice.items,
                 "generator_version": choice.generator_version(),
+            })),
+            "long": choice.includes(Suite::Long).then(|| serde_json::json!({
+                "seed": choice.seed,
+                "lengths": choice.long.ladder(),
+                "depths": choice.long.depths,
+                "per_cell": choice.long.per_cell,
+                "context": choice.long.context,
+                "skipped": choice.long.fitting().1.into_iter().map(|s| s.reason).collect::<Vec<_>>(),
             })),
             "prompts": prompts,
         });

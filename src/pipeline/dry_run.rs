@@ -8,6 +8,10 @@
 //! model on one GPU; answers that stop early take less), `concurrency` of them at once per
 //! endpoint, endpoints in parallel (as the executor sends them); prompt processing, retries and
 //! reasoning re-runs are not counted.
+//!
+//! Prompt processing is estimated apart: the planned prompt tokens of every request (characters
+//! over `CHARS_PER_TOKEN`, as the long suite plans its lengths) at `--assume-prefill-tps` tokens
+//! per second per request, the same requests in flight; long prompts dominate it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,6 +19,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::catalogue::long::{planned_prompt_tokens, CHARS_PER_TOKEN};
 use crate::run::{journal, pending_jobs, RunPlan};
 
 /// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
@@ -33,6 +38,9 @@ struct EndpointPlan {
     requests: u64,
     token_ceiling: u64,
     seconds: f64,
+    /// Planned prompt tokens over the requests, and the time to process them.
+    prompt_tokens: u64,
+    prefill_seconds: f64,
 }
 
 /// One request a resumed run is missing.
@@ -64,12 +72,13 @@ pub struct DryRun {
     /// With `--until-decided`: what the rounds after this one may add.
     at_cap: Option<AtCap>,
     assume_tps: f64,
+    assume_prefill_tps: f64,
 }
 
 impl DryRun {
     /// Count what `plan` would send, assuming `assume_tps` tokens per second per request. A
     /// resumed run's journal is read to find what is missing.
-    pub fn of(plan: &RunPlan, assume_tps: f64) -> anyhow::Result<DryRun> {
+    pub fn of(plan: &RunPlan, assume_tps: f64, assume_prefill_tps: f64) -> anyhow::Result<DryRun> {
         let mut per_endpoint = vec![EndpointPlan::default(); plan.endpoints.len()];
         let resume = if plan.previous.is_some() {
             Some(count_resumed(plan, &mut per_endpoint)?)
@@ -79,6 +88,8 @@ impl DryRun {
         };
         for e in &mut per_endpoint {
             e.seconds = e.token_ceiling as f64 / assume_tps / in_flight(plan, e.requests);
+            e.prefill_seconds =
+                e.prompt_tokens as f64 / assume_prefill_tps / in_flight(plan, e.requests);
         }
         let at_cap = plan
             .until_decided
@@ -88,6 +99,7 @@ impl DryRun {
             resume,
             at_cap,
             assume_tps,
+            assume_prefill_tps,
         })
     }
 
@@ -109,6 +121,19 @@ impl DryRun {
             .fold(0.0, f64::max)
     }
 
+    /// Planned prompt tokens over every request.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.per_endpoint.iter().map(|e| e.prompt_tokens).sum()
+    }
+
+    /// The estimated prompt-processing time: the slowest endpoint's.
+    pub fn prefill_seconds(&self) -> f64 {
+        self.per_endpoint
+            .iter()
+            .map(|e| e.prefill_seconds)
+            .fold(0.0, f64::max)
+    }
+
     /// The plan as `--dry-run --json` prints it.
     pub fn json(&self, plan: &RunPlan) -> Value {
         json!({
@@ -124,6 +149,9 @@ impl DryRun {
             "teacher_forcing_requests": teacher_forcing_ceiling(plan),
             "token_ceiling": self.token_ceiling(),
             "estimated_seconds": self.seconds().ceil(),
+            "assume_prefill_tps": self.assume_prefill_tps,
+            "prompt_tokens": self.prompt_tokens(),
+            "estimated_prefill_seconds": self.prefill_seconds().ceil(),
             "endpoints": plan.endpoints.iter().zip(&self.per_endpoint).map(|(e, p)| json!({
                 "name": e.spec.name,
                 "base_url": e.spec.base_url,
@@ -131,6 +159,8 @@ impl DryRun {
                 "requests": p.requests,
                 "token_ceiling": p.token_ceiling,
                 "estimated_seconds": p.seconds.ceil(),
+                "prompt_tokens": p.prompt_tokens,
+                "estimated_prefill_seconds": p.prefill_seconds.ceil(),
             })).collect::<Vec<Value>>(),
             "until_decided": self.at_cap.map(|c| json!({
                 "max_items": c.max_items,
@@ -174,6 +204,13 @@ impl DryRun {
             duration(self.seconds()),
             self.assume_tps,
             plan.concurrency
+        );
+        let _ = writeln!(
+            out,
+            "prompt tokens: about {} (planned at {CHARS_PER_TOKEN} characters per token); prompt processing about {} more at {} tokens/s per request (--assume-prefill-tps)",
+            self.prompt_tokens(),
+            duration(self.prefill_seconds()),
+            self.assume_prefill_tps
         );
         if let Some(cap) = self.at_cap {
             let _ = writeln!(
@@ -255,6 +292,7 @@ fn count_new(plan: &RunPlan, per_endpoint: &mut [EndpointPlan]) {
         .iter()
         .map(|p| u64::from(plan.max_tokens_for(p.max_tokens)))
         .sum();
+    let prompt_tokens: u64 = prompts.iter().map(|p| planned_prompt_tokens(p)).sum();
     let sent = per_endpoint
         .iter_mut()
         .zip(&plan.endpoints)
@@ -262,6 +300,7 @@ fn count_new(plan: &RunPlan, per_endpoint: &mut [EndpointPlan]) {
     for (e, _) in sent {
         e.requests = prompts.len() as u64 * repeats;
         e.token_ceiling = tokens.saturating_mul(repeats);
+        e.prompt_tokens = prompt_tokens.saturating_mul(repeats);
     }
 }
 
@@ -276,6 +315,7 @@ fn count_resumed(
     for j in &jobs {
         per_endpoint[j.endpoint].requests += 1;
         per_endpoint[j.endpoint].token_ceiling += u64::from(j.max_tokens);
+        per_endpoint[j.endpoint].prompt_tokens += planned_prompt_tokens(&j.prompt);
     }
     let missing = jobs
         .iter()

@@ -194,6 +194,7 @@ pub(super) fn results() -> Results {
         families: vec![pair_families(&statistics())],
         sequential: Vec::new(),
         tool_calls: None,
+        long_context: None,
         gate: GateResult {
             expression: "diff>0,fail>0".into(),
             origin: Some(crate::gate::GateOrigin::Flag),

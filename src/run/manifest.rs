@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::catalogue::generator::GENERATOR_VERSION;
+use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
@@ -79,6 +80,19 @@ pub struct CatalogueInfo {
     /// How the generated items were made, so scoring regenerates the same ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedInfo>,
+    /// How the long items were made (lengths, depths, items per cell, context), so scoring
+    /// regenerates the same ones; they use the run's seed (`generated.seed`, else `long_seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long: Option<LongInfo>,
+}
+
+/// The long suite of a run: its shape, seed and version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LongInfo {
+    #[serde(flatten)]
+    pub choice: LongChoice,
+    pub seed: u64,
+    pub long_version: u32,
 }
 
 /// The generated suite of a run: its seed, item count and generator version.
@@ -107,6 +121,11 @@ impl CatalogueInfo {
                 items: choice.items,
                 generator_version: choice.generator_version(),
             }),
+            long: choice.includes(Suite::Long).then(|| LongInfo {
+                choice: choice.long.clone(),
+                seed: choice.seed,
+                long_version: LONG_VERSION,
+            }),
         }
     }
 
@@ -127,7 +146,24 @@ impl CatalogueInfo {
             }
             None => (default.seed, default.items),
         };
-        SuiteChoice::new(self.suites.clone(), seed, items)
+        let mut choice = SuiteChoice::new(self.suites.clone(), seed, items)?;
+        match &self.long {
+            Some(l) if l.long_version != LONG_VERSION => {
+                return Err(format!(
+                    "the run's long items come from long version {}; this coherence has version {LONG_VERSION} and cannot make them again",
+                    l.long_version
+                ))
+            }
+            Some(l) => {
+                choice.long = l.choice.clone();
+                choice.seed = l.seed;
+            }
+            None if self.suites.contains(&Suite::Long) => {
+                return Err("`suites` names `long` but `long` (lengths, depths, per_cell, context) is missing".into())
+            }
+            None => {}
+        }
+        Ok(choice)
     }
 }
 

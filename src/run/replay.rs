@@ -90,6 +90,7 @@ mod tests {
                 items: 10,
                 generator_version,
             }),
+            long: None,
         }
     }
 

@@ -21,6 +21,7 @@ mod js_sandbox;
 mod limits;
 mod load;
 mod logprobs;
+mod long_context;
 mod offline;
 mod project;
 mod real_endpoints;

@@ -17,6 +17,7 @@ mod errors;
 mod families;
 mod headline;
 mod load;
+mod long_context;
 mod look;
 mod prompts;
 mod statistics;
@@ -45,6 +46,7 @@ const SECTIONS: &[Section] = &[
     statistics::render,
     families::render,
     tool_calls::render,
+    long_context::render,
     details::render,
     prompts::render,
     errors::render,
