@@ -13,6 +13,8 @@
 #   compare   compare fp32 vs bf16-cb: the core catalogue plus generated items until decided
 #   selftest  selftest on fp32
 #   contract  contract (the API-contract probes) on every deployment started
+#   tools     compare --suite tools: the first two deployments started
+#   long      compare --suite long up to 7k tokens: the first two deployments started
 # --only-deployments starts only the named deployments (fp32, fp32-cb, bf16-cb; default all).
 # --quick shrinks every pass (a handful of requests each): the CPU smoke test of this script.
 # Needs python3 with torch and transformers, the serving extras named in scripts/gpu/wheels.txt,
@@ -163,7 +165,19 @@ for pass in ${passes//,/ }; do
                 set -- $d
                 step "contract-$1" contract $(endpoint "$1") --json
             done ;;
-        *) log "unknown pass $pass (samples, load, compare, selftest, contract)"; exit 2 ;;
+        tools|long)
+            set -- ${DEPLOYMENTS[0]}; first=$1
+            set -- ${DEPLOYMENTS[1]:-${DEPLOYMENTS[0]}}; second=$1
+            if [[ $pass == tools ]]; then
+                suite=(--suite tools)
+            elif ((quick)); then
+                suite=(--suite long --lengths 1k --depths 0,100 --per-cell 1 --max-context 8192)
+            else
+                suite=(--suite long --lengths 1k,2k,4k,7k --max-context 8192)
+            fi
+            step "$pass-$first-vs-$second" compare $(endpoint "$first") $(endpoint "$second") \
+                "${suite[@]}" --concurrency "$concurrency" --out "$out/$pass-$first-vs-$second" --quiet ;;
+        *) log "unknown pass $pass (samples, load, compare, selftest, contract, tools, long)"; exit 2 ;;
     esac
 done
 log "done: run folders under $out"
