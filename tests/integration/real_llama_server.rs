@@ -1,5 +1,6 @@
 //! End to end against upstream llama.cpp `llama-server` (parallel slots, continuous batching),
-//! started by `scripts/ci-real-endpoints.sh`: `determinism --under-load` and `--cache-states`.
+//! started by `scripts/ci-real-endpoints.sh`: `determinism --under-load` and `--cache-states`,
+//! `contract`, and a short `--suite long` ladder (the server against itself).
 //! Asserts the contract of what is measured and that the verdicts follow from the rows, never
 //! which verdict the server earns: that is the finding, printed for CI's log (`--nocapture`).
 //!
@@ -346,4 +347,86 @@ fn real_llama_server_contract_probes_all_report_with_evidence() {
         );
     }
     assert_eq!(exit_code(&out), if failed { 1 } else { 0 }, "{report}");
+}
+
+#[test]
+#[ignore = "needs a real llama-server: scripts/ci-real-endpoints.sh"]
+fn real_llama_server_long_ladder_rows_add_up_in_the_servers_own_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = server();
+    let (a, b) = (format!("a={url}"), format!("b={url}"));
+    let out = coherence(
+        &[
+            "compare",
+            "--endpoint",
+            &a,
+            "--endpoint",
+            &b,
+            "--suite",
+            "long",
+            "--lengths",
+            "1k,2k",
+            "--depths",
+            "0,100",
+            "--per-cell",
+            "1",
+            "--max-context",
+            "8192",
+            "--concurrency",
+            "1",
+            "--timeout",
+            "300",
+            "--quiet",
+            "--out",
+            run.to_str().unwrap(),
+        ],
+        dir.path(),
+        &[],
+    );
+    assert!(
+        [0, 1].contains(&exit_code(&out)),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let res = results(&run);
+    let recs = records(&run);
+    assert_eq!(recs.len(), 2 * 2 * 2, "2 lengths x 2 depths x 2 endpoints");
+    let cells = res["long_context"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2 * 2 * 2, "{}", res["long_context"]);
+    for c in cells {
+        // Each cell holds its one item; its length is the server's own prompt_tokens.
+        assert_eq!(c["items"], 1, "{c}");
+        let id = recs
+            .iter()
+            .find(|r| {
+                r["endpoint"] == c["endpoint"]
+                    && r["prompt"].as_str().unwrap().starts_with(&format!(
+                        "long.{}.d{:03}.",
+                        c["context_tokens"],
+                        c["depth"].as_u64().unwrap()
+                    ))
+            })
+            .unwrap_or_else(|| panic!("no record for {c}"));
+        assert_eq!(
+            c["mean_prompt_tokens"].as_f64().unwrap(),
+            id["usage"]["prompt_tokens"].as_f64().unwrap(),
+            "{c}"
+        );
+        let correct = c["correct"].as_u64().unwrap();
+        assert!(correct <= 1, "{c}");
+    }
+    let pair = &res["long_context"]["pairs"][0];
+    println!(
+        "long ladder on llama-server, the server against itself: {}",
+        pair["statement"]
+    );
+    let graded: u64 = pair["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["graded"].as_u64().unwrap())
+        .sum();
+    assert_eq!(graded, 4, "{pair}");
 }
