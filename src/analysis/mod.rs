@@ -84,6 +84,20 @@ fn same_model_answer(
     })
 }
 
+/// The sampling the run's manifest states, with the budgets other than the default that were used.
+fn run_sampling(inputs: &Inputs, prompts: &[PromptResult]) -> RunSampling {
+    let manifest = inputs.manifest;
+    RunSampling {
+        temperature: manifest.sampling.temperature,
+        stream: manifest.sampling.stream,
+        max_tokens: manifest.sampling.default_max_tokens,
+        max_tokens_override: manifest.sampling.max_tokens_override,
+        other_budgets: other_budgets(inputs.catalogue, manifest, prompts),
+        repeats: manifest.repeats,
+        params: manifest.sampling.params.clone(),
+    }
+}
+
 /// The whole results of a run from its inputs: every answer scored and compared, the probe
 /// phases and teacher forcing analysed, the roll-ups, the gate, and whether the run is complete
 /// (decided here and nowhere else: nothing missing, and no failed request among the answers,
@@ -136,15 +150,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         tool: crate::run_folder::tool_version(),
         generated_at: Utc::now(),
         reference: names.first().cloned().unwrap_or_default(),
-        sampling: RunSampling {
-            temperature: manifest.sampling.temperature,
-            stream: manifest.sampling.stream,
-            max_tokens: manifest.sampling.default_max_tokens,
-            max_tokens_override: manifest.sampling.max_tokens_override,
-            other_budgets: other_budgets(catalogue, manifest, &answers.prompts),
-            repeats: manifest.repeats,
-            params: manifest.sampling.params.clone(),
-        },
+        sampling: run_sampling(inputs, &answers.prompts),
         endpoints: figures.endpoints,
         summary: figures.summary,
         nondeterministic: figures.nondeterministic,

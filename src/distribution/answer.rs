@@ -46,10 +46,9 @@ fn fmt_p(p: f64) -> String {
     }
 }
 
-/// Same model? From the test, its controls and whether every sample arrived.
-pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) -> Summary {
-    let mut because = Vec::new();
-    let at = format!(
+/// "at temperature T, top_p P, top_k K", naming what was sent.
+fn sampling_label(sampling: &SamplingParams) -> String {
+    format!(
         "at temperature {}{}{}",
         sampling.temperature,
         sampling
@@ -58,7 +57,31 @@ pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) ->
         sampling
             .top_k
             .map_or(String::new(), |k| format!(", top_k {k}"))
-    );
+    )
+}
+
+/// "most different: …": the prompts below the level, smallest p first (None when none is).
+fn most_different(d: &Distribution) -> Option<String> {
+    let mut named: Vec<(&str, f64)> = d
+        .prompts
+        .iter()
+        .filter_map(|t| t.p.filter(|p| *p < d.alpha).map(|p| (t.id.as_str(), p)))
+        .collect();
+    named.sort_by(|a, b| a.1.total_cmp(&b.1));
+    (!named.is_empty()).then(|| {
+        let list: Vec<String> = named
+            .iter()
+            .take(NAMED_PROMPTS)
+            .map(|(id, p)| format!("{id} (p = {})", fmt_p(*p)))
+            .collect();
+        format!("most different: {}", list.join(", "))
+    })
+}
+
+/// Same model? From the test, its controls and whether every sample arrived.
+pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) -> Summary {
+    let mut because = Vec::new();
+    let at = sampling_label(sampling);
     let answer = match (d.verdict, d.p) {
         (Verdict::Different, Some(p)) => {
             because.push(format!(
@@ -67,20 +90,7 @@ pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) ->
                 d.alpha,
                 d.prompts_tested
             ));
-            let mut named: Vec<(&str, f64)> = d
-                .prompts
-                .iter()
-                .filter_map(|t| t.p.filter(|p| *p < d.alpha).map(|p| (t.id.as_str(), p)))
-                .collect();
-            named.sort_by(|a, b| a.1.total_cmp(&b.1));
-            if !named.is_empty() {
-                let list: Vec<String> = named
-                    .iter()
-                    .take(NAMED_PROMPTS)
-                    .map(|(id, p)| format!("{id} (p = {})", fmt_p(*p)))
-                    .collect();
-                because.push(format!("most different: {}", list.join(", ")));
-            }
+            because.extend(most_different(d));
             SameModel::No
         }
         (Verdict::Same, Some(p)) => {
