@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::anyhow;
 
-use super::flags::{client_options, endpoint_specs, parse_params, redacted_argv, with_keys};
+use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
 use super::stdout::print;
 use crate::analysis::same_model_headline;
 use crate::cli::DistributionArgs;
@@ -168,7 +168,7 @@ fn plan(args: &DistributionArgs, argv: Vec<String>) -> Result<DistributionPlan, 
         .or_else(|| args.out.clone())
         .unwrap_or_else(|| new_run_dir(Some("distribution"), &names));
     let mut invocations = previous.map(|m| m.invocations).unwrap_or_default();
-    invocations.push(redacted_argv(argv, &endpoints));
+    invocations.push(crate::run::redacted_argv(argv, &endpoints));
     Ok(DistributionPlan {
         dir,
         endpoints,

@@ -200,18 +200,6 @@ fn find<'a>(specs: &'a mut [EndpointSpec], name: &str) -> Option<&'a mut Endpoin
     specs.iter_mut().find(|s| s.name == name)
 }
 
-/// The command line as the run folder records it: every endpoint's API key redacted.
-pub fn redacted_argv(argv: Vec<String>, endpoints: &[PlannedEndpoint]) -> Vec<String> {
-    argv.into_iter()
-        .map(|a| {
-            endpoints
-                .iter()
-                .filter_map(|e| e.key.as_ref())
-                .fold(a, |a, k| k.redact(&a))
-        })
-        .collect()
-}
-
 /// Read each endpoint's key from its environment variable (or OPENAI_API_KEY when set).
 pub fn with_keys(specs: Vec<EndpointSpec>) -> anyhow::Result<Vec<PlannedEndpoint>> {
     specs

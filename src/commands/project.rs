@@ -76,17 +76,8 @@ fn plan(args: &ProjectArgs, argv: Vec<String>) -> Result<ProjectPlan, CliError> 
         .clone()
         .or_else(|| args.out.clone())
         .unwrap_or_else(|| new_run_dir(Some("project"), &names));
-    let argv: Vec<String> = argv
-        .into_iter()
-        .map(|a| {
-            endpoints
-                .iter()
-                .filter_map(|e| e.key.as_ref())
-                .fold(a, |a, k| k.redact(&a))
-        })
-        .collect();
     let mut invocations = previous.map(|p| p.invocations).unwrap_or_default();
-    invocations.push(argv);
+    invocations.push(crate::run::redacted_argv(argv, &endpoints));
     Ok(ProjectPlan {
         dir,
         projects,

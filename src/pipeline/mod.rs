@@ -46,7 +46,7 @@ pub fn run_and_score(
     template: Option<ChatTemplate>,
     argv: Vec<String>,
 ) -> Result<(Results, bool), PipelineError> {
-    let argv = redact_args(argv, plan);
+    let argv = crate::run::redacted_argv(argv, &plan.endpoints);
     let rt = runtime().map_err(PipelineError::Input)?;
     let mut outcome = rt.block_on(run_plan(plan, argv))?;
     let sent = outcome.execution.interrupted;
@@ -77,16 +77,4 @@ pub fn run_and_score(
         outcome.skipped,
     )?;
     Ok((results, outcome.execution.interrupted))
-}
-
-/// Keys never come from flags, but scrub any key value that was pasted into one anyway.
-fn redact_args(argv: Vec<String>, plan: &RunPlan) -> Vec<String> {
-    argv.into_iter()
-        .map(|a| {
-            plan.endpoints
-                .iter()
-                .filter_map(|e| e.key.as_ref())
-                .fold(a, |a, k| k.redact(&a))
-        })
-        .collect()
 }

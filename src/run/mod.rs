@@ -16,7 +16,7 @@ pub use manifest::{
     CatalogueInfo, EndpointInfo, Invocation, Manifest, ReplaySource, RunStatus, Sampling,
     StoppingRule,
 };
-pub use plan::{PlannedEndpoint, RepeatOrder, Replayed, RunPlan};
+pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan};
 pub use record::{Record, RecordKey};
 
 use crate::catalogue::Prompt;

@@ -20,6 +20,19 @@ pub struct PlannedEndpoint {
     pub replayed: Option<Replayed>,
 }
 
+/// The command line with every endpoint's key value scrubbed: keys never come from flags, but
+/// one pasted into a flag anyway must not reach the run folder.
+pub fn redacted_argv(argv: Vec<String>, endpoints: &[PlannedEndpoint]) -> Vec<String> {
+    argv.into_iter()
+        .map(|a| {
+            endpoints
+                .iter()
+                .filter_map(|e| e.key.as_ref())
+                .fold(a, |a, k| k.redact(&a))
+        })
+        .collect()
+}
+
 /// A saved endpoint played again: what its run recorded of `GET /models`, and the saved runs
 /// whose answers it gives (their repeats pooled, in order).
 #[derive(Debug, Clone)]
