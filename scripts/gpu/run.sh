@@ -3,19 +3,20 @@
 # on loopback (fp32 without and with continuous batching, bf16 with continuous batching), runs the
 # coherence passes on them, writes each run folder under OUT, and stops what it started.
 #
-#   scripts/gpu/run.sh MODEL [--device cuda|cpu] [--out DIR] [--quick] [--passes LIST] [--only-deployments LIST]
+#   scripts/gpu/run.sh MODEL [--device cuda|cpu] [--out DIR] [--quick] [--passes LIST] [--only-deployments LIST] [--pair A,B]
 #
 # MODEL is a Hugging Face folder or a .gguf file (converted once by prepare_model.py into
 # MODEL_DIR, default OUT/model). Passes (comma-separated; default all):
 #   samples   determinism --samples N of one open prompt on bf16-cb and fp32-cb (unique
 #             completions at temperature 0, divergence positions)
 #   load      determinism --under-load 0,32,64 on bf16-cb and fp32-cb
-#   compare   compare fp32 vs bf16-cb: the core catalogue plus generated items until decided
-#   selftest  selftest on fp32
+#   compare   compare fp32 vs bf16-cb (or --pair): the core catalogue plus generated items until decided
+#   selftest  selftest on fp32 (or --pair's first)
 #   contract  contract (the API-contract probes) on every deployment started
-#   tools     compare --suite tools: the first two deployments started
-#   long      compare --suite long up to 7k tokens: the first two deployments started
+#   tools     compare --suite tools: the first two deployments started (or --pair)
+#   long      compare --suite long up to 7k tokens: the first two deployments started (or --pair)
 # --only-deployments starts only the named deployments (fp32, fp32-cb, bf16-cb; default all).
+# --pair A,B names the two deployments compare, tools and long compare (A is the reference).
 # --quick shrinks every pass (a handful of requests each): the CPU smoke test of this script.
 # Needs python3 with torch and transformers, the serving extras named in scripts/gpu/wheels.txt,
 # and a coherence binary (COHERENCE, default target/release/coherence).
@@ -28,7 +29,7 @@ if [[ -z ${TRANSFORMERS:-} ]]; then
     if command -v transformers >/dev/null; then TRANSFORMERS=transformers; else TRANSFORMERS="$PYTHON -m transformers.cli.transformers"; fi
 fi
 
-model= device=cuda out=$ROOT/runs/gpu quick=0 passes=samples,load,compare,selftest only_deployments=
+model= device=cuda out=$ROOT/runs/gpu quick=0 passes=samples,load,compare,selftest only_deployments= pair=
 while (($#)); do
     case $1 in
         --device) device=$2; shift 2 ;;
@@ -36,7 +37,8 @@ while (($#)); do
         --quick) quick=1; shift ;;
         --passes) passes=$2; shift 2 ;;
         --only-deployments) only_deployments=$2; shift 2 ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --pair) pair=$2; shift 2 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         -*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
         *) model=$1; shift ;;
     esac
@@ -77,6 +79,14 @@ if [[ -n $only_deployments ]]; then
     done
     ((${#kept[@]})) || { log "--only-deployments $only_deployments names none of fp32, fp32-cb, bf16-cb"; exit 2; }
     DEPLOYMENTS=("${kept[@]}")
+fi
+if [[ -n $pair ]]; then
+    [[ $pair =~ ^[a-z0-9-]+,[a-z0-9-]+$ ]] || { log "--pair $pair: name two deployments, A,B"; exit 2; }
+    for name in ${pair//,/ }; do
+        found=0
+        for d in "${DEPLOYMENTS[@]}"; do set -- $d; [[ $1 == "$name" ]] && found=1; done
+        ((found)) || { log "--pair $pair: $name is not among the deployments started"; exit 2; }
+    done
 fi
 PIDS=()
 stop_all() {
@@ -150,16 +160,18 @@ for pass in ${passes//,/ }; do
                 --max-tokens 200 --filler-tokens 256 --out "$out/load-$d" --quiet
         done ;;
         compare)
+            set -- ${pair//,/ }; a=${1:-fp32} b=${2:-bf16-cb}
             if ((quick)); then
                 extra=(--suite core,generated --until-decided --round-items "$round" --max-items "$max_items" "${only[@]}")
             else
                 extra=()  # a plain compare: the core catalogue, then generated items until decided
             fi
-            step compare-fp32-vs-bf16-cb compare $(endpoint fp32) $(endpoint bf16-cb) \
-                --concurrency "$concurrency" "${extra[@]}" --out "$out/compare-fp32-vs-bf16-cb" --quiet ;;
+            step "compare-$a-vs-$b" compare $(endpoint "$a") $(endpoint "$b") \
+                --concurrency "$concurrency" "${extra[@]}" --out "$out/compare-$a-vs-$b" --quiet ;;
         selftest)
-            step selftest-fp32 selftest $(endpoint fp32) --concurrency "$concurrency" "${only[@]}" \
-                --out "$out/selftest-fp32" --quiet ;;
+            set -- ${pair//,/ }; a=${1:-fp32}
+            step "selftest-$a" selftest $(endpoint "$a") --concurrency "$concurrency" "${only[@]}" \
+                --out "$out/selftest-$a" --quiet ;;
         contract)
             for d in "${DEPLOYMENTS[@]}"; do
                 set -- $d
@@ -168,6 +180,7 @@ for pass in ${passes//,/ }; do
         tools|long)
             set -- ${DEPLOYMENTS[0]}; first=$1
             set -- ${DEPLOYMENTS[1]:-${DEPLOYMENTS[0]}}; second=$1
+            if [[ -n $pair ]]; then set -- ${pair//,/ }; first=$1 second=$2; fi
             if [[ $pass == tools ]]; then
                 suite=(--suite tools)
             elif ((quick)); then

@@ -40,6 +40,10 @@ pub const PROBES: &[(&str, &str)] = &[
     ),
     ("n_choices", "n: 2 returns two choices"),
     (
+        "temperature_honoured",
+        "temperature 1 without a seed samples: not every reply is the temperature-0 text",
+    ),
+    (
         "seed_reproducible",
         "the same seed at temperature 1 gives the same text",
     ),
@@ -94,6 +98,7 @@ pub async fn run(ask: &Asker<'_>) -> Vec<ProbeResult> {
     out.push(stop_honoured(ask).await);
     out.extend(streaming(ask, &short).await);
     out.push(n_choices(ask).await);
+    out.push(temperature_honoured(ask, &long).await);
     out.push(seed_reproducible(ask).await);
     out.push(logprobs_shape(ask).await);
     let greedy = ask.send(&ask.body(POEM, 32, json!({}))).await;
@@ -337,6 +342,45 @@ async fn n_choices(ask: &Asker<'_>) -> ProbeResult {
     } else {
         fail(P, format!("n: 2 was answered with {choices} choice(s)"))
     }
+}
+
+/// Replies sampled at temperature 1 to compare with the greedy one.
+const SAMPLES: usize = 4;
+
+/// At temperature 1 with no seed, a server that samples gives a text other than the greedy one
+/// on one of [`SAMPLES`] replies (each of [`CAP`] tokens would have to be the most likely one
+/// every time); one that ignores `temperature` gives the greedy text every time, and then the
+/// seed, top_k and top_p probes pass without proving anything.
+async fn temperature_honoured(ask: &Asker<'_>, greedy: &Reply) -> ProbeResult {
+    const P: &str = "temperature_honoured";
+    if let Some(bad) = greedy.unusable(P) {
+        return bad;
+    }
+    let body = ask.body(LONG, CAP, json!({"temperature": 1.0}));
+    for i in 1..=SAMPLES {
+        let r = ask.send(&body).await;
+        if let Some(bad) = r.unusable(P) {
+            return bad;
+        }
+        if r.text() != greedy.text() {
+            return pass(
+                P,
+                format!(
+                    "sample {i} at temperature 1: {}; temperature 0: {}",
+                    quote(r.text()),
+                    quote(greedy.text())
+                ),
+            );
+        }
+    }
+    fail(
+        P,
+        format!(
+            "{SAMPLES} replies at temperature 1 were all the temperature-0 text {}: the server \
+             ignores `temperature` (so the seed, top_k and top_p probes prove nothing)",
+            quote(greedy.text())
+        ),
+    )
 }
 
 async fn seed_reproducible(ask: &Asker<'_>) -> ProbeResult {

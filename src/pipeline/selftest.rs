@@ -36,6 +36,11 @@ pub struct Selftest {
     /// The positive control read `different`: the catalogue at this size tells a perturbed
     /// deployment from this one on quality.
     pub sensitive: bool,
+    /// The hotter side's texts matched the reference's as often as the twin's did, on most
+    /// prompts: the endpoint seems to ignore `temperature`, and the positive control perturbed
+    /// nothing (`transformers serve` with continuous batching did this on an H200).
+    #[serde(default)]
+    pub temperature_ignored: bool,
     pub power: Power,
 }
 
@@ -144,6 +149,7 @@ pub fn run(
     let report = Selftest {
         endpoint: negative.quality.reference.clone(),
         sensitive: positive.verdict == QualityVerdict::Different,
+        temperature_ignored: temperature_ignored(&negative, &positive),
         power: power(&negative.quality),
         negative,
         positive,
@@ -164,6 +170,13 @@ fn control(results: &Results, dir: &Path) -> Result<Control, PipelineError> {
         prompts: results.prompts.len(),
         quality,
     })
+}
+
+/// The hotter side agreed with the reference at least as often as the twin, and the twin on most
+/// prompts (with a twin that rarely agrees, the count cannot tell).
+fn temperature_ignored(negative: &Control, positive: &Control) -> bool {
+    2 * negative.identical_texts > negative.prompts
+        && positive.identical_texts >= negative.identical_texts
 }
 
 fn power(negative: &Quality) -> Power {
@@ -211,6 +224,11 @@ impl Selftest {
             "FAILED: the endpoint reads `different` from itself; verdicts against it cannot be trusted.\n"
         } else if self.sensitive {
             "the catalogue at this size tells the perturbed deployment apart on quality.\n"
+        } else if self.temperature_ignored {
+            "not perturbed: the hotter side's texts matched the reference's as often as the twin's: \
+             the endpoint seems to ignore `temperature` (check with coherence contract, probe \
+             temperature_honoured), so the positive control says nothing of the catalogue's \
+             sensitivity.\n"
         } else {
             "not sensitive: at this size the catalogue cannot tell the perturbed deployment apart on \
              quality (only its texts changed); run more prompts or repeats.\n"

@@ -16,6 +16,8 @@ enum Fault {
     LengthShort,
     /// Three tokens past `max_tokens`.
     OverMax,
+    /// Greedy whatever the sampling asked (`transformers serve` with continuous batching).
+    IgnoresTemperature,
 }
 
 /// The greedy reply of the fake model to any question: 40 words.
@@ -27,9 +29,10 @@ static SAMPLED: AtomicU64 = AtomicU64::new(0);
 
 /// The words the fake samples: greedy when the request collapses sampling (temperature 0,
 /// top_k 1, a tiny top_p), fixed by the seed when one is given, else fresh each time.
-fn sampled_words(body: &Value) -> Vec<String> {
+fn sampled_words(body: &Value, fault: Fault) -> Vec<String> {
     let temperature = body["temperature"].as_f64().unwrap_or(1.0);
-    let greedy = temperature == 0.0
+    let greedy = fault == Fault::IgnoresTemperature
+        || temperature == 0.0
         || body["top_k"].as_u64() == Some(1)
         || body["top_p"].as_f64().is_some_and(|p| p < 0.01);
     if greedy {
@@ -44,7 +47,7 @@ fn sampled_words(body: &Value) -> Vec<String> {
 
 /// The reply text, its token count and finish reason under `max_tokens` and `stop`.
 fn generate(body: &Value, fault: Fault) -> (String, u64, &'static str) {
-    let words = sampled_words(body);
+    let words = sampled_words(body, fault);
     let cap = body["max_tokens"].as_u64().unwrap_or(1000) as usize;
     let mut kept: Vec<String> = words.iter().take(cap).cloned().collect();
     let mut finish = if kept.len() == cap { "length" } else { "stop" };
@@ -183,7 +186,7 @@ fn a_server_that_keeps_every_promise_passes_every_probe() {
     let out = contract(&[("clean", s.url())], &["--json"]);
     assert_eq!(exit_code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let got = statuses(&out, 0);
-    assert_eq!(got.len(), 16, "{got:?}");
+    assert_eq!(got.len(), 17, "{got:?}");
     for (probe, status) in &got {
         assert_eq!(status, "pass", "{probe}: {}", stdout(&out));
     }
@@ -194,6 +197,24 @@ fn a_server_that_keeps_every_promise_passes_every_probe() {
         .filter_map(|r| r.body.get("stop").cloned())
         .collect();
     assert_eq!(stops, vec![json!(["w16"])]);
+}
+
+#[test]
+fn a_server_that_ignores_temperature_fails_that_probe_alone() {
+    let s = FakeServer::start("m", |r| model(r, Fault::IgnoresTemperature));
+    let out = contract(&[("greedy", s.url())], &["--json"]);
+    assert_eq!(exit_code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let failed: Vec<String> = statuses(&out, 0)
+        .into_iter()
+        .filter(|(_, status)| status != "pass")
+        .map(|(probe, status)| format!("{probe} {status}"))
+        .collect();
+    assert_eq!(failed, vec!["temperature_honoured fail"]);
+    let text = stdout(&contract(&[("greedy", s.url())], &[]));
+    assert!(
+        text.contains("4 replies at temperature 1 were all the temperature-0 text"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -7,6 +7,12 @@ use crate::common::*;
 
 /// Answers every shipped question with its reference, or its wrong answer when sampled hot.
 fn endpoint_worse_when_hot() -> FakeServer {
+    endpoint(true)
+}
+
+/// Answers every shipped question with its reference; with `hot_is_wrong`, with its wrong answer
+/// when sampled hot (else it ignores `temperature`).
+fn endpoint(hot_is_wrong: bool) -> FakeServer {
     let catalogue = coherence::catalogue::load_catalogue(&shipped_dir()).unwrap();
     let answers: std::collections::HashMap<String, (String, String)> = catalogue
         .prompts
@@ -19,7 +25,7 @@ fn endpoint_worse_when_hot() -> FakeServer {
         })
         .collect();
     FakeServer::start("m", move |req| {
-        let hot = req.body["temperature"].as_f64().unwrap_or(0.0) > 0.5;
+        let hot = hot_is_wrong && req.body["temperature"].as_f64().unwrap_or(0.0) > 0.5;
         match answers.get(&req.question()) {
             Some((right, wrong)) => Reply::content(if hot { wrong } else { right }),
             None => Reply::status(404, "unknown question"),
@@ -27,32 +33,41 @@ fn endpoint_worse_when_hot() -> FakeServer {
     })
 }
 
-#[test]
-fn the_negative_control_is_not_different_and_the_positive_one_is() {
-    let server = endpoint_worse_when_hot();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("selftest");
+/// `coherence selftest` of `server` into `dir/selftest` over every category but code generation.
+fn selftest(server: &FakeServer, dir: &std::path::Path, json: bool) -> std::process::Output {
+    let out = dir.join("selftest");
     let categories: Vec<&str> = coherence::catalogue::CATEGORIES
         .iter()
         .map(|(c, _)| *c)
         .filter(|c| *c != "code_generation")
         .collect();
-    let args = [
-        "selftest",
-        "--endpoint",
-        &format!("solo={}", server.url()),
-        "--catalogue",
-        &shipped_dir().display().to_string(),
-        "--category",
-        &categories.join(","),
-        "--out",
-        &out.display().to_string(),
-        "--quiet",
-        "--json",
+    let mut args = vec![
+        "selftest".to_string(),
+        "--endpoint".into(),
+        format!("solo={}", server.url()),
+        "--catalogue".into(),
+        shipped_dir().display().to_string(),
+        "--category".into(),
+        categories.join(","),
+        "--out".into(),
+        out.display().to_string(),
+        "--quiet".into(),
     ];
-    let res = coherence(&args, dir.path(), &[]);
+    if json {
+        args.push("--json".into());
+    }
+    coherence(&args, dir, &[])
+}
+
+#[test]
+fn the_negative_control_is_not_different_and_the_positive_one_is() {
+    let server = endpoint_worse_when_hot();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("selftest");
+    let res = selftest(&server, dir.path(), true);
     assert_eq!(exit_code(&res), 0, "{}", stderr(&res));
     let report: Value = serde_json::from_str(&stdout(&res)).unwrap();
+    assert_eq!(report["temperature_ignored"], json!(false));
     assert_eq!(
         report["negative"]["verdict"],
         json!("equivalent"),
@@ -80,6 +95,28 @@ fn the_negative_control_is_not_different_and_the_positive_one_is() {
     );
     assert!(manifest["endpoints"][0].get("sampling_override").is_none());
     assert!(out.join("selftest.json").exists());
+}
+
+#[test]
+fn an_endpoint_that_ignores_temperature_is_said_to_and_not_called_insensitive() {
+    let server = endpoint(false);
+    let dir = tempfile::tempdir().unwrap();
+    let res = selftest(&server, dir.path(), false);
+    assert_eq!(exit_code(&res), 0, "{}", stderr(&res));
+    let text = stdout(&res);
+    assert!(
+        text.contains(
+            "not perturbed: the hotter side's texts matched the reference's as often as the twin's"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("not sensitive"), "{text}");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("selftest/selftest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["temperature_ignored"], json!(true));
+    assert_eq!(report["sensitive"], json!(false));
 }
 
 #[test]
