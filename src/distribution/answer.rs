@@ -6,6 +6,10 @@
 //!   `different` (a control that does says the endpoint's own samples drift, so the test's level
 //!   does not hold for it);
 //! - `undecided` otherwise (nothing testable, an incomplete run, a failed control).
+//!
+//! An endpoint that gave one text per open prompt, on every open prompt, is named among the
+//! reasons: at a temperature above 0 it seems not to sample (`transformers serve` ignores
+//! `temperature`), so the test compares its greedy text, not its distribution.
 
 use super::results::{Distribution, GateOutcome, SamplingParams, Summary, Verdict};
 use crate::analysis::SameModel;
@@ -78,6 +82,40 @@ fn most_different(d: &Distribution) -> Option<String> {
     })
 }
 
+/// Open prompts with two samples or more an endpoint must have for one text on each of them to
+/// read as not sampling.
+const OPEN_PROMPTS_FOR_NOT_SAMPLING: usize = 2;
+
+/// "`X` gave one text per prompt …" for each endpoint whose every open prompt (two at least, each
+/// with two samples or more) got a single distinct text.
+fn not_sampling(d: &Distribution, sampling: &SamplingParams) -> Vec<String> {
+    d.control
+        .iter()
+        .enumerate()
+        .filter_map(|(e, c)| {
+            let open: Vec<_> = d
+                .prompts
+                .iter()
+                .filter(|t| t.kind == "open" && t.samples.get(e).is_some_and(|&n| n >= 2))
+                .collect();
+            let one_text = open
+                .iter()
+                .all(|t| t.top_answers.get(e).is_some_and(|a| a.len() == 1));
+            (sampling.temperature > 0.0 && open.len() >= OPEN_PROMPTS_FOR_NOT_SAMPLING && one_text)
+                .then(|| {
+                    format!(
+                        "`{}` gave one text per prompt on all {} open prompts {}: it seems not to \
+                         sample (coherence contract, probe temperature_honoured), so its greedy \
+                         text was tested, not its distribution",
+                        c.endpoint,
+                        open.len(),
+                        sampling_label(sampling)
+                    )
+                })
+        })
+        .collect()
+}
+
 /// Same model? From the test, its controls and whether every sample arrived.
 pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) -> Summary {
     let mut because = Vec::new();
@@ -140,6 +178,7 @@ pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) ->
             SameModel::Undecided
         }
     };
+    because.extend(not_sampling(d, sampling));
     if let Some(diff) = &d.accuracy_difference {
         if diff.low > 0.0 || diff.high < 0.0 {
             because.push(format!(
@@ -255,6 +294,58 @@ mod tests {
             summarize(&none, &sampling(), true).same_model,
             SameModel::Undecided
         );
+    }
+
+    fn open_prompt(id: &str, texts: [&[&str]; 2]) -> crate::distribution::results::PromptTest {
+        use crate::distribution::results::{AnswerCount, PromptTest};
+        let answers = |t: &[&str]| -> Vec<AnswerCount> {
+            t.iter()
+                .map(|a| AnswerCount {
+                    answer: a.to_string(),
+                    count: 5,
+                })
+                .collect()
+        };
+        PromptTest {
+            id: id.into(),
+            kind: "open".into(),
+            kernel: crate::distribution::kernel::Kernel::CharTrigram,
+            question: String::new(),
+            samples: vec![10, 10],
+            mmd2: Some(0.0),
+            p: Some(0.5),
+            accuracy: Vec::new(),
+            top_answers: vec![answers(texts[0]), answers(texts[1])],
+        }
+    }
+
+    #[test]
+    fn an_endpoint_with_one_text_per_open_prompt_is_said_not_to_sample() {
+        let mut d = distribution(Verdict::Different, Some(0.002), false);
+        d.control.push(Control {
+            endpoint: "b".into(),
+            ..d.control[0].clone()
+        });
+        d.prompts = vec![
+            open_prompt("story", [&["x", "y"], &["greedy story"]]),
+            open_prompt("poem", [&["p", "q"], &["greedy poem"]]),
+        ];
+        let s = summarize(&d, &sampling(), true);
+        let named: Vec<&String> = s
+            .same_model_because
+            .iter()
+            .filter(|r| r.contains("seems not to sample"))
+            .collect();
+        assert_eq!(named.len(), 1, "{:?}", s.same_model_because);
+        assert!(named[0]
+            .starts_with("`b` gave one text per prompt on all 2 open prompts at temperature 0.7"));
+        // One open prompt with one text is not enough, nor is temperature 0.
+        d.prompts[1] = open_prompt("poem", [&["p", "q"], &["p", "q"]]);
+        let s = summarize(&d, &sampling(), true);
+        assert!(!s
+            .same_model_because
+            .iter()
+            .any(|r| r.contains("seems not to sample")));
     }
 
     #[test]
