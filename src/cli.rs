@@ -493,7 +493,8 @@ pub struct GateArgs {
     /// (endpoints whose --under-load or --cache-states verdict says so; they never hold on a run
     /// without that phase), text_changes_at_load (endpoints whose completion text changed under
     /// load, answers changed or not), not_same_model, same_model_undecided, families_different,
-    /// tool_f1 and schema_invalid (tool items; e.g. tool_f1<0.98).
+    /// tool_f1 and schema_invalid (tool items; e.g. tool_f1<0.98), long_different (pairs whose
+    /// long-context needles differ).
     /// [default: different>0,fail>0 for compare;
     /// nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0 for determinism]
     #[arg(long, value_name = "EXPR", value_parser = Gate::from_flag)]

@@ -331,3 +331,21 @@ fn each_help_lists_its_own_flags_and_the_other_commands_flags_are_refused_even_i
         stderr(&out)
     );
 }
+
+#[test]
+fn compare_help_names_every_gate_metric_a_compare_measures() {
+    use coherence::gate::Metric;
+    let dir = tempfile::tempdir().unwrap();
+    let help = stdout(&coherence(&["compare", "--help"], dir.path(), &[]));
+    let distribution_only = [Metric::DistributionP, Metric::DistributionDifferent];
+    for metric in Metric::ALL
+        .iter()
+        .filter(|m| !distribution_only.contains(m))
+    {
+        assert!(
+            help.contains(metric.name()),
+            "compare --help does not name --fail-on metric {}",
+            metric.name()
+        );
+    }
+}
