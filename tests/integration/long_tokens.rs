@@ -179,6 +179,10 @@ fn a_resumed_run_sends_no_passage_twice() {
         tokens_figures(&first),
         "the same figures from the journal"
     );
+    // Re-scored from the files alone, too.
+    let out = coherence(&["score", run.to_str().unwrap()], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(tokens_figures(&results(&run)), tokens_figures(&first));
 }
 
 #[test]
