@@ -5,7 +5,7 @@
 //! slope. Beside them the control: the reference against its own second request of the same
 //! passages (0 on a deterministic server; above 0 it is the server's own noise floor).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -97,10 +97,11 @@ enum Latest<'a> {
     Problem(&'a Problem),
 }
 
-/// The figures of the passages in `lines`; `names[0]` is the reference. `None` when no passage
-/// was teacher-forced.
-pub fn analyze(names: &[String], lines: &[ForcedLine]) -> Option<LongTokens> {
+/// The figures of the passages in `lines` of the run's `prompts` (lines of other items are left
+/// out); `names[0]` is the reference. `None` when no passage was teacher-forced.
+pub fn analyze(names: &[String], prompts: &[String], lines: &[ForcedLine]) -> Option<LongTokens> {
     let reference = names.first()?;
+    let in_run: HashSet<&str> = prompts.iter().map(String::as_str).collect();
     let mut latest: BTreeMap<(&str, &str, bool), Latest> = BTreeMap::new();
     for line in lines {
         match line {
@@ -117,6 +118,7 @@ pub fn analyze(names: &[String], lines: &[ForcedLine]) -> Option<LongTokens> {
             _ => {}
         }
     }
+    latest.retain(|(passage, _, _), _| in_run.contains(passage));
     if latest.is_empty() {
         return None;
     }
@@ -286,6 +288,10 @@ mod tests {
         vec!["a".into(), "b".into()]
     }
 
+    fn ids() -> Vec<String> {
+        vec!["long.1024.d050.00".into()]
+    }
+
     #[test]
     fn positions_fall_in_their_buckets() {
         assert_eq!(bucket_of(0), 0);
@@ -310,7 +316,7 @@ mod tests {
             scored("a", true, 700, usize::MAX),
             scored("b", false, 700, 600),
         ];
-        let t = analyze(&names(), &lines).unwrap();
+        let t = analyze(&names(), &ids(), &lines).unwrap();
         assert_eq!(t.passages, 1);
         let pair = &t.pairs[0];
         assert_eq!(pair.passages_compared, 1);
@@ -346,7 +352,7 @@ mod tests {
             },
         });
         let mut lines = vec![scored("a", false, 10, 0), scored("b", false, 10, 0), failed];
-        let t = analyze(&names(), &lines).unwrap();
+        let t = analyze(&names(), &ids(), &lines).unwrap();
         assert_eq!(t.request_failures(), 1);
         assert!(
             t.problems[0].reason.starts_with("the control"),
@@ -356,10 +362,14 @@ mod tests {
         assert_eq!(t.control.passages_compared, 0);
         assert_eq!(t.control.statement, "no tokens compared");
         lines.push(scored("a", true, 10, 0));
-        let t = analyze(&names(), &lines).unwrap();
+        let t = analyze(&names(), &ids(), &lines).unwrap();
         assert_eq!(t.request_failures(), 0);
         assert_eq!(t.control.passages_compared, 1);
-        assert!(analyze(&names(), &[]).is_none());
+        assert!(analyze(&names(), &ids(), &[]).is_none());
+        assert!(
+            analyze(&names(), &["long.512.d000.00".into()], &lines).is_none(),
+            "lines of items outside the run are left out"
+        );
     }
 
     #[test]
@@ -368,7 +378,12 @@ mod tests {
         if let ForcedLine::PassageScored(s) = &mut other {
             s.tokens[3].token = " x".into();
         }
-        let t = analyze(&names(), &[scored("a", false, 10, usize::MAX), other]).unwrap();
+        let t = analyze(
+            &names(),
+            &ids(),
+            &[scored("a", false, 10, usize::MAX), other],
+        )
+        .unwrap();
         assert_eq!(t.pairs[0].passages_compared, 0);
         assert_eq!(t.problems[0].kind, "tokenization");
         assert!(

@@ -132,7 +132,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         answer.refuted_by(t.reasons());
     }
     let mut long = long_context::analyze(&answers.prompts, &names);
-    long.token_agreement = long_tokens::analyze(&names, &inputs.forcing);
+    long.token_agreement = long_tokens::analyze(&names, &manifest.prompts, &inputs.forcing);
     let request_failures = request_failures
         + long
             .token_agreement
