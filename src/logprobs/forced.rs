@@ -257,18 +257,20 @@ fn forced_text(
     })
 }
 
-/// Each long item's passage in scope as plain text, to score on every endpoint, and again as the
-/// reference's control.
+/// Each long item's passage in scope as plain text, to score on every endpoint, then every
+/// passage again as the reference's control: queued after the others, so that a server that
+/// keeps only its last prompt's state (llama-cpp-python) computes the control afresh rather than
+/// reading back what it just computed.
 fn passage_texts(plan: &RunPlan) -> Vec<Text> {
-    long_passages(plan)
+    let passages = long_passages(plan);
+    [Purpose::Passage, Purpose::Control]
         .into_iter()
-        .flat_map(|(prompt, text)| {
-            let hash = short_hash(text.as_bytes());
-            [Purpose::Passage, Purpose::Control].map(|purpose| Text {
+        .flat_map(|purpose| {
+            passages.iter().map(move |(prompt, text)| Text {
                 prompt: prompt.clone(),
                 text: text.clone(),
                 completion: text.clone(),
-                hash: hash.clone(),
+                hash: short_hash(text.as_bytes()),
                 condition: PromptForm::Plain,
                 purpose,
             })

@@ -163,10 +163,22 @@ fn a_resumed_run_sends_no_passage_twice() {
     let (a, a_scored) = server(BASE);
     let (b, b_scored) = server(BASE);
     let servers = [("a", &a), ("b", &b)];
-    let (out, run) = long_logprobs_run(dir.path(), &servers, &["--lengths", "256,512"]);
+    let flags = ["--lengths", "256,512", "--concurrency", "1"];
+    let (out, run) = long_logprobs_run(dir.path(), &servers, &flags);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let first = results(&run);
     assert_eq!(tokens_figures(&first)["passages"], 2);
+    // The controls follow the other passages, so no passage is sent twice in a row (a server
+    // keeping its last prompt's state would read it back).
+    let passages: Vec<String> = a
+        .completion_requests()
+        .iter()
+        .filter_map(|r| r.body["prompt"].as_str().map(String::from))
+        .filter(|p| p.len() > PASSAGE_CHARS)
+        .collect();
+    assert_eq!(passages.len(), 4);
+    assert_ne!(passages[0], passages[1]);
+    assert_eq!(passages[2..], passages[..2]);
     let before = (*a_scored.lock().unwrap(), *b_scored.lock().unwrap());
     let out = resume(dir.path(), &run, &[]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));

@@ -10,13 +10,15 @@ use crate::doc::{para, t, text, Block, Table};
 /// The blocks that follow the long-context section's needle tables.
 pub(super) fn blocks(tokens: &LongTokens) -> Vec<Block> {
     let control = &tokens.control;
-    let mut body = vec![para(vec![text(format!(
-        "Token-level evidence by position: each long item's passage (its text, no chat template) teacher-forced as plain text on every endpoint with prompt logprobs (top-{}), {}. KL is KL(reference ‖ other) in nats over the reference's top-k plus one tail bucket, bucketed by the token's position in the passage. The control is `{}` against its own second request of the same passages: 0 on a deterministic server, otherwise the server's own noise floor ({}).",
-        tokens.top_k,
-        passages(tokens.passages),
-        control.reference,
-        control.statement
-    ))])];
+    let mut body = vec![para(t(
+        &format!(
+            "Token-level evidence by position: each long item's passage (its text, no chat template) teacher-forced as plain text on every endpoint with prompt logprobs (top-{}), {}. KL is KL(reference ‖ other) in nats over the reference's top-k plus one tail bucket, bucketed by the token's position in the passage. The control is `$` against its own second request of the same passages, sent after the others: 0 on a deterministic server (or one that served it from its prompt cache), otherwise the server's own noise floor ({}).",
+            tokens.top_k,
+            passages(tokens.passages),
+            control.statement
+        ),
+        &[&control.reference],
+    ))];
     for pair in &tokens.pairs {
         body.push(para(t(
             &format!(
@@ -153,5 +155,6 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("mean KL is 0 at every position"), "{md}");
+        assert!(md.contains("The control is `ref` against its own"), "{md}");
     }
 }
