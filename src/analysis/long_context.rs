@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::families::{holm_adjusted, ALPHA};
 pub use super::long_figures::{LongBucket, LongCell, LongContext, LongPair};
+pub use super::long_tokens::{LongTokens, PositionBucket, PositionPair};
 use super::results::{AnswerResult, PromptResult};
 use super::same_model::{Answer, SameModel};
 use super::stats::{format_p, mcnemar_exact, wilson};
@@ -40,7 +41,11 @@ pub fn analyze(prompts: &[PromptResult], names: &[String]) -> LongContext {
             .collect(),
         None => Vec::new(),
     };
-    LongContext { cells, pairs }
+    LongContext {
+        cells,
+        pairs,
+        token_agreement: None,
+    }
 }
 
 fn cells_of(items: &[(LongId, &PromptResult)], endpoint: &str) -> Vec<LongCell> {

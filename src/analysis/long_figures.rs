@@ -1,8 +1,10 @@
 //! The types of results.json `long_context` (computed in `long_context.rs`): per endpoint,
-//! length and depth the needle accuracy; per pair and length the paired flips.
+//! length and depth the needle accuracy; per pair and length the paired flips; with `--logprobs`
+//! the passages' token-level figures by position (`long_tokens.rs`).
 
 use serde::{Deserialize, Serialize};
 
+use super::long_tokens::LongTokens;
 use super::stats::Proportion;
 
 /// The long suite's figures (empty when the run sent no long item).
@@ -10,6 +12,9 @@ use super::stats::Proportion;
 pub struct LongContext {
     pub cells: Vec<LongCell>,
     pub pairs: Vec<LongPair>,
+    /// With `--logprobs`: the passages' token-level figures by position (`long_tokens.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_agreement: Option<LongTokens>,
 }
 
 /// One endpoint's answers at one planned length and depth.

@@ -15,6 +15,7 @@ mod kind;
 mod load;
 pub mod long_context;
 mod long_figures;
+mod long_tokens;
 mod noise;
 mod overview;
 mod parity;
@@ -130,7 +131,13 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     if let Some(t) = &tool_calls {
         answer.refuted_by(t.reasons());
     }
-    let long = long_context::analyze(&answers.prompts, &names);
+    let mut long = long_context::analyze(&answers.prompts, &names);
+    long.token_agreement = long_tokens::analyze(&names, &manifest.prompts, &inputs.forcing);
+    let request_failures = request_failures
+        + long
+            .token_agreement
+            .as_ref()
+            .map_or(0, long_tokens::LongTokens::request_failures);
     long_context::amend(&mut answer, &long);
     let gate = gate_check::evaluate(
         gate,

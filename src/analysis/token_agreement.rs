@@ -72,6 +72,8 @@ pub fn analyze_forcing(
                 let prompt = p.passage.as_deref().unwrap_or_default();
                 latest.insert((prompt, &p.endpoint), Latest::Problem(p));
             }
+            // The long suite's passages: results.json `long_context.token_agreement`.
+            ForcedLine::PassageScored(_) | ForcedLine::PassageProblem(_) => {}
         }
     }
     let mut problems: Vec<Problem> = Vec::new();

@@ -1,7 +1,9 @@
 //! Teacher forcing for a compare run (`compare --logprobs`): every endpoint re-scores the
 //! reference's own completion of each prompt with prompt logprobs, one request per completion per
 //! endpoint within the run's concurrency (on `engine::drive`), journalled to `teacher_forcing.jsonl` so a killed run
-//! keeps what was scored and a resumed one sends only what is missing.
+//! keeps what was scored and a resumed one sends only what is missing. With `--suite long` the
+//! long items' passages go the same way (`passages`): each scored whole as plain text on every
+//! endpoint, and a second time on the reference as the control.
 //!
 //! A chat prompt is scored as the chat template's rendering of its messages followed by the
 //! completion (`--chat-template`, kept in the run folder as `chat_template.json`); the rendering
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::align::{lookup, predicted, suffix_span, Predicted};
 use super::mode::{score_counted, Mode};
+use super::passages::{long_passages, PassageProblem, ScoredPassage};
 use super::run::{establish, EndpointInfo, LogprobsSettings, Problem, SelfConsistency};
 use super::template::ChatTemplate;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
@@ -43,6 +46,55 @@ pub enum ForcedLine {
     },
     Scored(ScoredCompletion),
     Problem(Problem),
+    /// A long item's passage scored (`--suite long`).
+    PassageScored(ScoredPassage),
+    PassageProblem(PassageProblem),
+}
+
+/// A problem of this kind is tried again by the next invocation: a failed request, an endpoint
+/// that lacked prompt logprobs, a chat prompt without a template.
+fn retried(kind: &str) -> bool {
+    matches!(kind, "request" | "unsupported" | "no_template")
+}
+
+/// One text on one endpoint: (what it is scored for, prompt id, endpoint).
+type Slot = (Purpose, String, String);
+
+impl ForcedLine {
+    /// The slot a scored line fills, with the hash of the text it scored.
+    fn scored(&self) -> Option<(Slot, &str)> {
+        match self {
+            ForcedLine::Scored(s) => Some((
+                (Purpose::Completion, s.prompt.clone(), s.endpoint.clone()),
+                &s.text_hash,
+            )),
+            ForcedLine::PassageScored(s) => Some((
+                (
+                    Purpose::passage(s.control),
+                    s.passage.clone(),
+                    s.endpoint.clone(),
+                ),
+                &s.text_hash,
+            )),
+            _ => None,
+        }
+    }
+
+    /// The slot a problem line refuses for a reason a retry cannot change.
+    fn refused(&self) -> Option<Slot> {
+        let (purpose, p) = match self {
+            ForcedLine::Problem(p) => (Purpose::Completion, p),
+            ForcedLine::PassageProblem(x) => (Purpose::passage(x.control), &x.problem),
+            _ => return None,
+        };
+        (!retried(&p.kind)).then(|| {
+            (
+                purpose,
+                p.passage.clone().unwrap_or_default(),
+                p.endpoint.clone(),
+            )
+        })
+    }
 }
 
 /// The reference's completion of one prompt, scored by one endpoint.
@@ -59,15 +111,62 @@ pub struct ScoredCompletion {
     pub tokens: Vec<Predicted>,
 }
 
-/// One text to score: the reference's completion of a prompt behind its rendered prompt.
+/// What a text is scored for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Purpose {
+    /// The reference's completion of a prompt, behind its rendered prompt, on every endpoint.
+    Completion,
+    /// A long item's passage, whole, on every endpoint.
+    Passage,
+    /// The same passage a second time, on the reference only: its own noise floor.
+    Control,
+}
+
+impl Purpose {
+    fn passage(control: bool) -> Purpose {
+        if control {
+            Purpose::Control
+        } else {
+            Purpose::Passage
+        }
+    }
+}
+
+/// One text to score: the reference's completion of a prompt behind its rendered prompt, or a
+/// long item's passage.
 #[derive(Debug, Clone)]
 struct Text {
     prompt: String,
     text: String,
+    /// The end of the text whose tokens are compared: the completion, or the whole passage.
     completion: String,
     hash: String,
-    /// Rendered with the chat template, or a raw completions prompt.
+    /// Rendered with the chat template, or plain text.
     condition: PromptForm,
+    purpose: Purpose,
+}
+
+impl Text {
+    /// The line saying this text could not be scored on `endpoint`.
+    fn problem(&self, endpoint: &str, kind: &str, reason: String) -> ForcedLine {
+        let problem = Problem {
+            endpoint: endpoint.to_string(),
+            passage: Some(self.prompt.clone()),
+            kind: kind.into(),
+            reason,
+        };
+        match self.purpose {
+            Purpose::Completion => ForcedLine::Problem(problem),
+            Purpose::Passage | Purpose::Control => ForcedLine::PassageProblem(PassageProblem {
+                control: self.purpose == Purpose::Control,
+                problem,
+            }),
+        }
+    }
+
+    fn slot(&self, endpoint: &str) -> Slot {
+        (self.purpose, self.prompt.clone(), endpoint.to_string())
+    }
 }
 
 /// One scoring request: the text, how the endpoint is read for its condition, and the prompt
@@ -154,7 +253,29 @@ fn forced_text(
         completion: completion.to_string(),
         text,
         condition,
+        purpose: Purpose::Completion,
     })
+}
+
+/// Each long item's passage in scope as plain text, to score on every endpoint, then every
+/// passage again as the reference's control: queued after the others, so that a server that
+/// keeps only its last prompt's state (llama-cpp-python) computes the control afresh rather than
+/// reading back what it just computed.
+fn passage_texts(plan: &RunPlan) -> Vec<Text> {
+    let passages = long_passages(plan);
+    [Purpose::Passage, Purpose::Control]
+        .into_iter()
+        .flat_map(|purpose| {
+            passages.iter().map(move |(prompt, text)| Text {
+                prompt: prompt.clone(),
+                text: text.clone(),
+                completion: text.clone(),
+                hash: short_hash(text.as_bytes()),
+                condition: PromptForm::Plain,
+                purpose,
+            })
+        })
+        .collect()
 }
 
 /// The share of tokens listed in the top-k that predicts them: near 1 for a greedy completion
@@ -175,14 +296,7 @@ async fn score_one(
     t: &Text,
     chat_prompt_tokens: Option<u64>,
 ) -> ForcedLine {
-    let problem = |kind: &str, reason: String| {
-        ForcedLine::Problem(Problem {
-            endpoint: target.name.clone(),
-            passage: Some(t.prompt.clone()),
-            kind: kind.into(),
-            reason,
-        })
-    };
+    let problem = |kind: &str, reason: String| t.problem(&target.name, kind, reason);
     let scoring = match score_counted(&target.client, &target.model, mode, &t.text, TOP_K).await {
         Ok(s) => s,
         Err(e) => return problem("request", e),
@@ -217,45 +331,37 @@ async fn score_one(
             ),
         );
     }
-    ForcedLine::Scored(ScoredCompletion {
-        prompt: t.prompt.clone(),
-        endpoint: target.name.clone(),
-        text_hash: t.hash.clone(),
-        prompt_tokens,
-        tokens,
-    })
+    match t.purpose {
+        Purpose::Completion => ForcedLine::Scored(ScoredCompletion {
+            prompt: t.prompt.clone(),
+            endpoint: target.name.clone(),
+            text_hash: t.hash.clone(),
+            prompt_tokens,
+            tokens,
+        }),
+        Purpose::Passage | Purpose::Control => ForcedLine::PassageScored(ScoredPassage {
+            passage: t.prompt.clone(),
+            endpoint: target.name.clone(),
+            control: t.purpose == Purpose::Control,
+            text_hash: t.hash.clone(),
+            tokens,
+        }),
+    }
 }
 
-/// (prompt, endpoint, text hash) of every text already scored.
-type ScoredKey = (String, String, String);
-
-/// The texts already scored: they are done.
-fn scored_keys(lines: &[ForcedLine]) -> HashSet<ScoredKey> {
+/// The slots already scored, each with its text's hash: they are done.
+fn scored_keys(lines: &[ForcedLine]) -> HashSet<(Slot, String)> {
     lines
         .iter()
-        .filter_map(|l| match l {
-            ForcedLine::Scored(s) => {
-                Some((s.prompt.clone(), s.endpoint.clone(), s.text_hash.clone()))
-            }
-            _ => None,
-        })
+        .filter_map(ForcedLine::scored)
+        .map(|(slot, hash)| (slot, hash.to_string()))
         .collect()
 }
 
-/// (prompt, endpoint) refused for a reason a retry cannot change; failed requests (and endpoints
-/// that lacked prompt logprobs, or a chat template) are tried again.
-fn refused_keys(lines: &[ForcedLine]) -> HashSet<(String, String)> {
-    lines
-        .iter()
-        .filter_map(|l| match l {
-            ForcedLine::Problem(p)
-                if !matches!(p.kind.as_str(), "request" | "unsupported" | "no_template") =>
-            {
-                Some((p.passage.clone().unwrap_or_default(), p.endpoint.clone()))
-            }
-            _ => None,
-        })
-        .collect()
+/// The slots refused for a reason a retry cannot change; failed requests (and endpoints that
+/// lacked prompt logprobs, or a chat template) are tried again.
+fn refused_keys(lines: &[ForcedLine]) -> HashSet<Slot> {
+    lines.iter().filter_map(ForcedLine::refused).collect()
 }
 
 /// The text of every prompt in scope the reference answered; a prompt that cannot be
@@ -291,7 +397,8 @@ fn reference_texts(
     Ok(texts)
 }
 
-/// Per endpoint (in `names` order), the texts neither scored nor refused there yet.
+/// Per endpoint (in `names` order, the reference first), the texts neither scored nor refused
+/// there yet; the controls are the reference's only.
 fn still_to_score<'a>(
     names: &[&str],
     texts: &'a [Text],
@@ -300,12 +407,15 @@ fn still_to_score<'a>(
     let (done, refused) = (scored_keys(existing), refused_keys(existing));
     names
         .iter()
-        .map(|name| {
+        .enumerate()
+        .map(|(i, name)| {
             texts
                 .iter()
                 .filter(|t| {
-                    !done.contains(&(t.prompt.clone(), name.to_string(), t.hash.clone()))
-                        && !refused.contains(&(t.prompt.clone(), name.to_string()))
+                    let slot = t.slot(name);
+                    (i == 0 || t.purpose != Purpose::Control)
+                        && !refused.contains(&slot)
+                        && !done.contains(&(slot, t.hash.clone()))
                 })
                 .collect()
         })
@@ -338,7 +448,7 @@ pub async fn run(
     let mut journal = folder
         .append_to(CompareFolder::TEACHER_FORCING)
         .map_err(RunError::Folder)?;
-    let texts = reference_texts(
+    let mut texts = reference_texts(
         plan,
         &slots,
         reference,
@@ -347,6 +457,7 @@ pub async fn run(
         &mut journal,
     )
     .map_err(RunError::Send)?;
+    texts.extend(passage_texts(plan));
     let todo = still_to_score(&names, &texts, &existing.values);
     if todo.iter().all(Vec::is_empty) {
         return Ok(false);
@@ -358,8 +469,20 @@ pub async fn run(
         .collect();
     let mut progress = Progress::counting(plan.quiet, &work);
     let n: usize = todo.iter().map(Vec::len).sum();
+    let passages = todo
+        .iter()
+        .flatten()
+        .filter(|t| t.purpose != Purpose::Completion)
+        .count();
     progress.note(&format!(
-        "teacher forcing: {n} scoring requests (one per reference completion per endpoint)"
+        "teacher forcing: {n} scoring requests (one per reference completion per endpoint{})",
+        if passages > 0 {
+            format!(
+                "; {passages} of them long passages, one per passage per endpoint and the reference's control"
+            )
+        } else {
+            String::new()
+        }
     ));
     let forced = force(
         plan,
@@ -443,12 +566,11 @@ fn queue_jobs<'a>(
         })?;
         let (Some(mode), Some(offset)) = (mode, offset) else {
             for t in texts {
-                let line = ForcedLine::Problem(Problem {
-                    endpoint: target.name.clone(),
-                    passage: Some(t.prompt.clone()),
-                    kind: "unsupported".into(),
-                    reason: format!("no usable prompt logprobs: {unusable}"),
-                });
+                let line = t.problem(
+                    &target.name,
+                    "unsupported",
+                    format!("no usable prompt logprobs: {unusable}"),
+                );
                 journal.append(&line)?;
                 progress.record(&target.name, tally(&line));
             }
@@ -460,7 +582,9 @@ fn queue_jobs<'a>(
                 text,
                 mode,
                 offset,
-                chat_prompt_tokens: first_answer(slots, &text.prompt, &target.name)
+                chat_prompt_tokens: (text.purpose == Purpose::Completion)
+                    .then(|| first_answer(slots, &text.prompt, &target.name))
+                    .flatten()
                     .and_then(|r| r.completion.usage.as_ref())
                     .and_then(|u| u.prompt_tokens),
             }
@@ -513,7 +637,7 @@ async fn force(
 fn tally(line: &ForcedLine) -> Tally {
     Tally {
         planned: true,
-        failed: matches!(line, ForcedLine::Problem(_)),
+        failed: matches!(line, ForcedLine::Problem(_) | ForcedLine::PassageProblem(_)),
         line: None,
     }
 }

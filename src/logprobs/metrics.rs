@@ -97,6 +97,34 @@ pub fn compare_token(reference: &Predicted, other: &Predicted) -> Option<TokenFi
     })
 }
 
+/// Token by token in text order, the figures of a text scored by another endpoint against the
+/// reference's scoring of it (`None` where either side listed no distribution), or, when the two
+/// endpoints split the text into different tokens, where they first differ.
+pub fn compare_texts(
+    reference: &[Predicted],
+    other: &[Predicted],
+) -> Result<Vec<Option<TokenFigures>>, String> {
+    let rt: Vec<&str> = reference.iter().map(|x| x.token.as_str()).collect();
+    let ot: Vec<&str> = other.iter().map(|x| x.token.as_str()).collect();
+    if rt != ot {
+        let at = rt
+            .iter()
+            .zip(&ot)
+            .position(|(a, b)| a != b)
+            .unwrap_or(rt.len().min(ot.len()));
+        return Err(format!(
+            "at token {at} ({:?} vs {:?})",
+            rt.get(at),
+            ot.get(at)
+        ));
+    }
+    Ok(reference
+        .iter()
+        .zip(other)
+        .map(|(a, b)| compare_token(a, b))
+        .collect())
+}
+
 /// Summary of many tokens' figures. Figures are `None` when no token was compared.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

@@ -6,7 +6,8 @@
 //! finds the text's tokens and applies the server's offset (which `consistency` establishes),
 //! `metrics` compares two endpoints token by token, `run` drives it all, `report` renders it and `folder` writes it.
 //! `forced` teacher-forces a compare run's completions, rendering chat prompts with `template`
-//! (a Jinja template, from a file, a tokenizer_config.json or a GGUF model via `gguf`).
+//! (a Jinja template, from a file, a tokenizer_config.json or a GGUF model via `gguf`), and with
+//! `--suite long` the long items' passages as plain text (`passages`).
 
 pub mod align;
 pub mod consistency;
@@ -18,6 +19,7 @@ pub mod metrics;
 pub mod mode;
 pub mod near_tie;
 pub mod parse;
+pub mod passages;
 pub mod report;
 pub mod run;
 pub mod template;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::align::{predicted, span_of, Predicted};
 use super::consistency::{self, Alignment};
 use super::corpus::Passage;
-use super::metrics::{compare_token, summary_of, Summary, TokenFigures};
+use super::metrics::{compare_texts, summary_of, Summary, TokenFigures};
 use super::mode::{self, Mode};
 use crate::run::Target;
 
@@ -118,7 +118,7 @@ impl PairFigures {
 }
 
 /// A passage that could not be compared, and why.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Problem {
     pub endpoint: String,
     pub passage: Option<String>,
@@ -143,6 +143,17 @@ impl Evidence {
     pub fn incomplete(&self) -> bool {
         self.endpoints.iter().any(|e| !e.usable)
             || self.problems.iter().any(|p| p.kind == "request")
+    }
+}
+
+/// The problem of a text `other` split into other tokens than `reference` did (`at`: where, as
+/// [`compare_texts`] says): it is not compared.
+pub fn tokenization_problem(reference: &str, other: &str, passage: &str, at: &str) -> Problem {
+    Problem {
+        endpoint: other.to_string(),
+        passage: Some(passage.to_string()),
+        kind: "tokenization".into(),
+        reason: format!("tokens differ from {reference}'s {at}; not compared"),
     }
 }
 
@@ -370,31 +381,13 @@ pub fn pair(
     let mut by_category: Vec<(String, Vec<TokenFigures>)> = Vec::new();
     for ((p, r), o) in passages.iter().zip(rs).zip(os) {
         let (Ok(r), Ok(o)) = (r, o) else { continue };
-        let rt: Vec<&str> = r.iter().map(|x| x.token.as_str()).collect();
-        let ot: Vec<&str> = o.iter().map(|x| x.token.as_str()).collect();
-        if rt != ot {
-            let at = rt
-                .iter()
-                .zip(&ot)
-                .position(|(a, b)| a != b)
-                .unwrap_or(rt.len().min(ot.len()));
-            problems.push(Problem {
-                endpoint: other.to_string(),
-                passage: Some(p.id.clone()),
-                kind: "tokenization".into(),
-                reason: format!(
-                    "tokens differ from {reference}'s at token {at} ({:?} vs {:?}); not compared",
-                    rt.get(at),
-                    ot.get(at)
-                ),
-            });
-            continue;
-        }
-        let figures: Vec<TokenFigures> = r
-            .iter()
-            .zip(o)
-            .filter_map(|(a, b)| compare_token(a, b))
-            .collect();
+        let figures: Vec<TokenFigures> = match compare_texts(r, o) {
+            Ok(f) => f.into_iter().flatten().collect(),
+            Err(at) => {
+                problems.push(tokenization_problem(reference, other, &p.id, &at));
+                continue;
+            }
+        };
         out.passages.push(PassageFigures {
             id: p.id.clone(),
             category: p.category.clone(),

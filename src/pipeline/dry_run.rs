@@ -12,6 +12,10 @@
 //! Prompt processing is estimated apart: the planned prompt tokens of every request (characters
 //! over `CHARS_PER_TOKEN`, as the long suite plans its lengths) at `--assume-prefill-tps` tokens
 //! per second per request, the same requests in flight; long prompts dominate it.
+//!
+//! With `--logprobs` and long items, the passages' scoring requests (each long item's passage on
+//! every endpoint, and once more on the reference as the control) are counted apart, with their
+//! planned prompt tokens and their prompt processing on the reference, which sends the most.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,16 +24,63 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::catalogue::long::{planned_prompt_tokens, CHARS_PER_TOKEN};
+use crate::logprobs::passages::long_passages;
 use crate::run::{journal, pending_jobs, RunPlan};
 
 /// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
 /// prompt per endpoint (the reference's completion scored), and per endpoint and condition a mode
 /// probe and three self-consistency checks (a decode and a re-score each).
+/// The long passages' scoring requests are counted in it too.
 fn teacher_forcing_ceiling(plan: &RunPlan) -> usize {
     if !plan.sampling.logprobs || plan.replays() {
         return 0;
     }
     (plan.scope.len() + 2 * (1 + 3 * 2)) * plan.endpoints.len()
+        + PassageScoring::of(plan).requests() as usize
+}
+
+/// With `--logprobs`, the long passages to score: each on every endpoint, and once more on the
+/// reference (the control).
+#[derive(Debug, Clone, Copy, Default)]
+struct PassageScoring {
+    passages: u64,
+    /// Planned tokens of the passages, each counted once.
+    tokens: u64,
+    endpoints: u64,
+}
+
+impl PassageScoring {
+    fn of(plan: &RunPlan) -> PassageScoring {
+        if !plan.sampling.logprobs || plan.replays() {
+            return PassageScoring::default();
+        }
+        let passages = long_passages(plan);
+        PassageScoring {
+            passages: passages.len() as u64,
+            tokens: passages
+                .iter()
+                .filter_map(|(id, _)| plan.catalogue.get(id))
+                .map(planned_prompt_tokens)
+                .sum(),
+            endpoints: plan.endpoints.len() as u64,
+        }
+    }
+
+    /// Scoring requests, every endpoint together.
+    fn requests(&self) -> u64 {
+        self.passages * (self.endpoints + 1)
+    }
+
+    /// Planned prompt tokens of those requests.
+    fn prompt_tokens(&self) -> u64 {
+        self.tokens * (self.endpoints + 1)
+    }
+
+    /// The prompt processing on the reference, which scores each passage twice, the run's
+    /// concurrency in flight.
+    fn reference_prefill_seconds(&self, plan: &RunPlan, assume_prefill_tps: f64) -> f64 {
+        (2 * self.tokens) as f64 / assume_prefill_tps / in_flight(plan, 2 * self.passages)
+    }
 }
 
 /// What one endpoint would be sent.
@@ -136,6 +187,7 @@ impl DryRun {
 
     /// The plan as `--dry-run --json` prints it.
     pub fn json(&self, plan: &RunPlan) -> Value {
+        let passages = PassageScoring::of(plan);
         json!({
             "dry_run": true,
             "sent": 0,
@@ -147,6 +199,11 @@ impl DryRun {
             "assume_tps": self.assume_tps,
             "requests": self.requests(),
             "teacher_forcing_requests": teacher_forcing_ceiling(plan),
+            "long_passage_requests": passages.requests(),
+            "long_passage_prompt_tokens": passages.prompt_tokens(),
+            "estimated_long_passage_prefill_seconds": passages
+                .reference_prefill_seconds(plan, self.assume_prefill_tps)
+                .ceil(),
             "token_ceiling": self.token_ceiling(),
             "estimated_seconds": self.seconds().ceil(),
             "assume_prefill_tps": self.assume_prefill_tps,
@@ -189,6 +246,17 @@ impl DryRun {
             let _ = writeln!(
                 out,
                 "then, with --logprobs, at most {forcing} teacher-forcing requests (one per reference completion per endpoint, 1 token each, plus each endpoint's mode probe and self-checks; on --resume only what is missing)"
+            );
+        }
+        let passages = PassageScoring::of(plan);
+        if passages.requests() > 0 {
+            let _ = writeln!(
+                out,
+                "of them, {} score the long items' passages (each on every endpoint, and once more on the reference as the control): about {} prompt tokens, about {} of prompt processing on the reference at {} tokens/s per request",
+                passages.requests(),
+                passages.prompt_tokens(),
+                duration(passages.reference_prefill_seconds(plan, self.assume_prefill_tps)),
+                self.assume_prefill_tps
             );
         }
         let _ = writeln!(

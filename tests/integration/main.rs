@@ -22,6 +22,7 @@ mod limits;
 mod load;
 mod logprobs;
 mod long_context;
+mod long_tokens;
 mod offline;
 mod project;
 mod real_endpoints;

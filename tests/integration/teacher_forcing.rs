@@ -16,7 +16,7 @@ const TEMPLATE: &str = "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n
 
 /// How the fake lists prompt logprobs.
 #[derive(Clone, Copy, PartialEq)]
-enum Style {
+pub(crate) enum Style {
     /// OpenAI/vLLM: listed position i carries token i's distribution.
     Aligned,
     /// llama-cpp-python: the logits of position j (which predict token j + 1) listed beside
@@ -25,20 +25,23 @@ enum Style {
 }
 
 #[derive(Clone, Copy)]
-struct Fake {
-    style: Style,
+pub(crate) struct Fake {
+    pub(crate) style: Style,
     /// Logprob of the text's token, and of the one alternative, at every position.
-    token_lp: f64,
-    alt_lp: f64,
+    pub(crate) token_lp: f64,
+    pub(crate) alt_lp: f64,
     /// Added to the chat answer's `usage.prompt_tokens` (a server whose template differs).
-    chat_token_skew: u64,
+    pub(crate) chat_token_skew: u64,
+    /// From this position of the scored text on, the text's token has this logprob instead.
+    pub(crate) drift: Option<(usize, f64)>,
 }
 
-const BASE: Fake = Fake {
+pub(crate) const BASE: Fake = Fake {
     style: Style::Aligned,
     token_lp: -0.2,
     alt_lp: -2.0,
     chat_token_skew: 0,
+    drift: None,
 };
 
 /// The fake tokenizer: special tokens and line breaks alone, words with their leading space.
@@ -84,7 +87,11 @@ fn chatml(messages: &Value) -> String {
 
 /// The distribution predicting `token` at absolute position `pos`.
 fn dist(f: &Fake, pos: usize, token: &str) -> Value {
-    json!({token: f.token_lp, format!(" alt{pos}"): f.alt_lp})
+    let lp = match f.drift {
+        Some((from, lp)) if pos >= from => lp,
+        _ => f.token_lp,
+    };
+    json!({token: lp, format!(" alt{pos}"): f.alt_lp})
 }
 
 fn completion_reply(
@@ -111,7 +118,7 @@ fn echo(f: &Fake, prompt: &str) -> Reply {
             for (i, t) in all.iter().enumerate() {
                 toks.push(t.clone());
                 let d = (i > 0).then(|| dist(f, i, t));
-                lps.push(d.as_ref().map_or(Value::Null, |_| json!(f.token_lp)));
+                lps.push(d.as_ref().map_or(Value::Null, |d| d[t].clone()));
                 tops.push(d.unwrap_or(Value::Null));
             }
         }
@@ -176,25 +183,27 @@ fn chat(f: &Fake, body: &Value) -> Reply {
 }
 
 /// A fake server, and how many scoring (echo) requests it received.
-fn server(f: Fake) -> (FakeServer, Arc<Mutex<usize>>) {
+pub(crate) fn server(f: Fake) -> (FakeServer, Arc<Mutex<usize>>) {
     let scored = Arc::new(Mutex::new(0));
     let count = scored.clone();
-    let s = FakeServer::start("m", move |req| {
-        let body = &req.body;
-        if body.get("messages").is_some() {
-            return chat(&f, body);
-        }
-        let prompt = body["prompt"].as_str().unwrap_or_default();
-        if body["echo"] == json!(true) {
-            *count.lock().unwrap() += 1;
-            return echo(&f, prompt);
-        }
-        if body.get("prompt_logprobs").is_some() {
-            return Reply::status(400, "prompt_logprobs is not supported");
-        }
-        decode(&f, prompt)
-    });
+    let s = FakeServer::start("m", move |req| reply(&f, &req.body, &count));
     (s, scored)
+}
+
+/// The fake's answer to one request body; scoring (echo) requests are counted in `scored`.
+pub(crate) fn reply(f: &Fake, body: &Value, scored: &Mutex<usize>) -> Reply {
+    if body.get("messages").is_some() {
+        return chat(f, body);
+    }
+    let prompt = body["prompt"].as_str().unwrap_or_default();
+    if body["echo"] == json!(true) {
+        *scored.lock().unwrap() += 1;
+        return echo(f, prompt);
+    }
+    if body.get("prompt_logprobs").is_some() {
+        return Reply::status(400, "prompt_logprobs is not supported");
+    }
+    decode(f, prompt)
 }
 
 fn template_file(dir: &Path) -> PathBuf {

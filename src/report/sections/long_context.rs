@@ -1,6 +1,7 @@
 //! The long-context section (`--suite long`): per endpoint, a heat table of accuracy by planned
 //! prompt length (rows) and needle depth (columns); then per pair, the flips and exact McNemar
-//! test at each length and where the pair first parts.
+//! test at each length and where the pair first parts; with `--logprobs`, the passages' KL by
+//! position (`long_tokens.rs`).
 
 use std::collections::BTreeSet;
 
@@ -60,6 +61,9 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
             ]);
         }
         body.push(table.into());
+    }
+    if let Some(tokens) = &long.token_agreement {
+        body.extend(super::long_tokens::blocks(tokens));
     }
     vec![Part::section("long-context", vec![text("Long context")], body).into()]
 }
@@ -161,6 +165,7 @@ mod tests {
                 different_from_tokens: None,
                 statement: "answers first differ at 251 prompt tokens".into(),
             }],
+            token_agreement: None,
         });
         let md = to_markdown(&render(&results));
         assert!(md.contains("Long context"), "{md}");

@@ -18,6 +18,7 @@ mod families;
 mod headline;
 mod load;
 mod long_context;
+mod long_tokens;
 mod look;
 mod prompts;
 mod statistics;
