@@ -4,7 +4,8 @@
 //! 40,000 records (100 prompts x 2 endpoints x 200 repeats) built from the shipped catalogue's
 //! reference and wrong answers (JS unit tests included).
 //!
-//! Run with `cargo bench --bench pipeline` (`-- --scoring-only` for the offline part alone).
+//! Run with `cargo bench --bench pipeline` (`-- --scoring-only` for the offline part alone;
+//! `-- --keep DIR` writes the 40,000-record run into DIR once and scores it there on every run).
 //! Prints numbers; asserts nothing.
 
 use std::path::Path;
@@ -275,10 +276,19 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
     n
 }
 
-fn offline_scoring() {
+/// `score` and `report` of a synthetic 40,000-record run, in `keep` when given (written there once
+/// and reused, so a profiler can be pointed at the same folder), else in a temporary folder.
+fn offline_scoring(keep: Option<&Path>) {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    let records = synthetic_run(&run, 200);
+    let run = keep.map_or_else(|| dir.path().join("run"), Path::to_path_buf);
+    let records = if run.join("records.jsonl").exists() {
+        std::fs::read_to_string(run.join("records.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+    } else {
+        synthetic_run(&run, 200)
+    };
     for command in ["score", "report"] {
         let (wall, code, peak_kib) =
             run_measured(&[command.to_string(), run.display().to_string()]);
@@ -292,8 +302,14 @@ fn offline_scoring() {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--scoring-only") {
-        offline_scoring();
+    let args: Vec<String> = std::env::args().collect();
+    let keep = args
+        .iter()
+        .position(|a| a == "--keep")
+        .and_then(|i| args.get(i + 1))
+        .map(Path::new);
+    if args.iter().any(|a| a == "--scoring-only") {
+        offline_scoring(keep);
         return;
     }
     let plain = compare_throughput(false);
@@ -303,5 +319,5 @@ fn main() {
         (forced - plain).as_secs_f64(),
         100.0 * (forced.as_secs_f64() / plain.as_secs_f64() - 1.0)
     );
-    offline_scoring();
+    offline_scoring(keep);
 }
