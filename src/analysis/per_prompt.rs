@@ -17,7 +17,7 @@ use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::LogprobToken;
 use crate::run::journal::{effective, Slot};
-use crate::run::Record;
+use crate::run::record::{Answered, Line};
 use crate::score::{cut_off, score, Detail, Score, ScoreContext};
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
@@ -37,7 +37,7 @@ struct EndpointPrompt<'a> {
     outcomes: Vec<RepeatOutcome>,
     /// The most frequent usable answer key.
     modal: Option<String>,
-    representative: Option<&'a Record>,
+    representative: Option<&'a Answered>,
     /// The representative completion's tokens with their logprobs and top-k, parsed once
     /// (`--logprobs`).
     positions: Option<Vec<LogprobToken>>,
@@ -66,19 +66,19 @@ impl EndpointPrompt<'_> {
 }
 
 /// Where each record sat in what its endpoint was sent: its position and the prompt before it.
-type SendOrder = HashMap<*const Record, (usize, Option<String>)>;
+type SendOrder = HashMap<*const Answered, (usize, Option<String>)>;
 
-fn send_order(records: &[Record]) -> SendOrder {
-    let mut by_endpoint: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+fn send_order(records: &[Answered]) -> SendOrder {
+    let mut by_endpoint: BTreeMap<&str, Vec<&Answered>> = BTreeMap::new();
     for r in records {
-        by_endpoint.entry(&r.endpoint).or_default().push(r);
+        by_endpoint.entry(&*r.endpoint).or_default().push(r);
     }
     let mut order = SendOrder::new();
     for list in by_endpoint.values_mut() {
         list.sort_by_key(|r| r.started_at);
         for (i, r) in list.iter().enumerate() {
-            let before = i.checked_sub(1).map(|j| list[j].prompt.clone());
-            order.insert(*r as *const Record, (i, before));
+            let before = i.checked_sub(1).map(|j| list[j].prompt.to_string());
+            order.insert(*r as *const Answered, (i, before));
         }
     }
     order
@@ -107,7 +107,7 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
         let mut per_endpoint = Vec::new();
         for name in names {
             let planned = manifest.repeats_of(name);
-            let recs: Vec<Option<&Record>> = (0..planned)
+            let recs: Vec<Option<&Answered>> = (0..planned)
                 .map(|repeat| {
                     let slot = Slot {
                         prompt: id.clone(),
@@ -131,7 +131,7 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
 }
 
 /// Whether the completion was cut off at the budget.
-fn is_truncated(r: &Record) -> bool {
+fn is_truncated(r: &Answered) -> bool {
     r.completion.finish_reason.as_deref() == Some("length")
 }
 
@@ -143,7 +143,7 @@ fn is_truncated(r: &Record) -> bool {
 /// answer (`cut_off`).
 fn score_all<'a>(
     catalogue: &Catalogue,
-    slots: &'a BTreeMap<Slot, &Record>,
+    slots: &'a BTreeMap<Slot, &Answered>,
     ctx: &ScoreContext,
 ) -> HashMap<&'a Slot, Arc<Score>> {
     let mut distinct: HashMap<(&str, Cow<str>, bool), usize> = HashMap::new();
@@ -197,11 +197,11 @@ struct Repeats<'a> {
     outcomes: Vec<RepeatOutcome>,
     answers: Vec<RepeatAnswer>,
     scores: Vec<Option<Score>>,
-    present: Vec<&'a Record>,
+    present: Vec<&'a Answered>,
 }
 
 fn collect_repeats<'a>(
-    recs: &[Option<&'a Record>],
+    recs: &[Option<&'a Answered>],
     scored: &HashMap<&Slot, Arc<Score>>,
     order: &SendOrder,
 ) -> Repeats<'a> {
@@ -213,7 +213,7 @@ fn collect_repeats<'a>(
     };
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
-        let s = scored.get(&Slot::of(r)).map(|s| Score::clone(s));
+        let s = scored.get(&Slot::of(*r)).map(|s| Score::clone(s));
         let key = s.as_ref().map(|s| {
             s.extracted.clone().unwrap_or_else(|| {
                 r.completion
@@ -224,7 +224,7 @@ fn collect_repeats<'a>(
             })
         });
         let (sent, after) = order
-            .get(&(*r as *const Record))
+            .get(&(*r as *const Answered))
             .cloned()
             .unwrap_or((0, None));
         out.answers.push(RepeatAnswer {
@@ -257,7 +257,7 @@ fn collect_repeats<'a>(
 }
 
 fn endpoint_prompt<'a>(
-    recs: &[Option<&'a Record>],
+    recs: &[Option<&'a Answered>],
     planned: u32,
     scored: &HashMap<&Slot, Arc<Score>>,
     order: &SendOrder,

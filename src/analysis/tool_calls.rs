@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::inputs::Inputs;
 use super::stats::mcnemar_exact;
 use crate::run::journal::{effective, Slot};
+use crate::run::record::Line;
 use crate::score::tool_call::{score, ToolCallFound};
 use crate::score::{Detail, ScorerSpec};
 

@@ -1,9 +1,10 @@
 //! `records.jsonl`: appended and flushed one record at a time; loaded and merged newest-wins.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
-use super::record::{Record, RecordKey};
+use super::record::{Answered, Line, Record, RecordKey};
 use crate::endpoint::{Completion, Text};
 use crate::run_folder::{read_json_lines_as, CompareFolder, JsonLines};
 
@@ -41,31 +42,77 @@ pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
     })
 }
 
-/// Read every record for scoring: as `load`, with each record's raw response body dropped as it
-/// is read (its logprobs and tool calls are parsed into the completion first) and its texts
-/// shared with every earlier record that said the same. Scoring never reads the body, and repeats
-/// at temperature 0 mostly say the same thing, so memory grows with the distinct answers of a run
-/// rather than with its length.
-pub fn load_for_scoring(dir: &Path) -> anyhow::Result<Loaded> {
-    let mut texts = SharedTexts::default();
+/// What scoring reads back from a journal.
+#[derive(Debug, Default)]
+pub struct ForScoring {
+    /// Records in file order (oldest first), as scoring keeps them.
+    pub records: Vec<Answered>,
+    /// Lines that could not be read, as `file:line: reason` (a torn last line is one of them).
+    pub skipped: Vec<String>,
+}
+
+/// Read every record for scoring: as `load`, with each line turned into an [`Answered`] as it is
+/// read (its raw response body dropped once its logprobs and tool calls are parsed, its names,
+/// texts and completion shared with every earlier line that said the same). Scoring never reads
+/// the body, and repeats at temperature 0 mostly say the same thing, so memory grows with the
+/// distinct answers of a run and a small handle per line rather than with whole records.
+pub fn load_for_scoring(dir: &Path) -> anyhow::Result<ForScoring> {
+    let mut shared = Shared::default();
     let path = CompareFolder::new(dir).file(CompareFolder::RECORDS);
-    let lines = read_json_lines_as(&path, |mut record: Record| {
-        record.raw_body = None;
-        texts.share(&mut record.completion);
-        record
-    })?;
-    Ok(Loaded {
+    let lines = read_json_lines_as(&path, |record: Record| shared.answered(record))?;
+    Ok(ForScoring {
         records: lines.values,
         skipped: lines.skipped,
     })
 }
 
-/// One copy of each distinct completion text.
+/// One copy of each distinct name and text, and of each endpoint's distinct completions.
 #[derive(Default)]
-struct SharedTexts(HashSet<Text>);
+struct Shared {
+    strings: HashSet<Arc<str>>,
+    /// The last completion each endpoint gave with a given content: a repeat that matches it in
+    /// every field (usage, logprobs, tool calls…) shares it.
+    completions: HashMap<(Arc<str>, Option<Text>), Arc<Completion>>,
+}
 
-impl SharedTexts {
-    fn share(&mut self, completion: &mut Completion) {
+impl Shared {
+    fn answered(&mut self, record: Record) -> Answered {
+        let endpoint = self.string(&record.endpoint);
+        Answered {
+            prompt: self.string(&record.prompt),
+            completion: self.completion(&endpoint, record.completion),
+            endpoint,
+            max_tokens: record.max_tokens,
+            repeat: record.repeat,
+            started_at: record.started_at,
+            latency_ms: record.latency_ms,
+            server: record.server.as_deref().map(|s| self.string(s)),
+            error: record.error,
+            note: record.note,
+        }
+    }
+
+    fn string(&mut self, text: &str) -> Arc<str> {
+        match self.strings.get(text) {
+            Some(kept) => kept.clone(),
+            None => {
+                let kept: Arc<str> = text.into();
+                self.strings.insert(kept.clone());
+                kept
+            }
+        }
+    }
+
+    fn text(&mut self, text: &mut Text) {
+        match self.strings.get(&**text) {
+            Some(kept) => *text = kept.clone(),
+            None => {
+                self.strings.insert(text.clone());
+            }
+        }
+    }
+
+    fn completion(&mut self, endpoint: &Arc<str>, mut completion: Completion) -> Arc<Completion> {
         for text in [
             &mut completion.content,
             &mut completion.answer,
@@ -74,18 +121,22 @@ impl SharedTexts {
         .into_iter()
         .flatten()
         {
-            match self.0.get(text) {
-                Some(kept) => *text = kept.clone(),
-                None => {
-                    self.0.insert(text.clone());
-                }
+            self.text(text);
+        }
+        let key = (endpoint.clone(), completion.content.clone());
+        match self.completions.get(&key) {
+            Some(kept) if **kept == completion => kept.clone(),
+            _ => {
+                let kept = Arc::new(completion);
+                self.completions.insert(key, kept.clone());
+                kept
             }
         }
     }
 }
 
 /// Newest record per key (later lines win), with its position in the journal.
-pub fn merge(records: &[Record]) -> BTreeMap<RecordKey, (usize, &Record)> {
+pub fn merge<R: Line>(records: &[R]) -> BTreeMap<RecordKey, (usize, &R)> {
     let mut merged = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
         merged.insert(r.key(), (i, r));
@@ -102,11 +153,12 @@ pub struct Slot {
 }
 
 impl Slot {
-    pub fn of(r: &Record) -> Slot {
+    pub fn of(r: &impl Line) -> Slot {
+        let key = r.key();
         Slot {
-            prompt: r.prompt.clone(),
-            endpoint: r.endpoint.clone(),
-            repeat: r.repeat,
+            prompt: key.prompt,
+            endpoint: key.endpoint,
+            repeat: key.repeat,
         }
     }
 }
@@ -114,10 +166,14 @@ impl Slot {
 /// The record that answers each (prompt, endpoint, repeat): among the merged records at any
 /// budget, the newest usable one, else the newest one. A re-run at a larger budget therefore
 /// replaces the earlier answer.
-pub fn effective(records: &[Record]) -> BTreeMap<Slot, &Record> {
-    let mut best: BTreeMap<Slot, (usize, &Record)> = BTreeMap::new();
-    for (i, r) in merge(records).into_values() {
-        let slot = Slot::of(r);
+pub fn effective<R: Line>(records: &[R]) -> BTreeMap<Slot, &R> {
+    let mut best: BTreeMap<Slot, (usize, &R)> = BTreeMap::new();
+    for (key, (i, r)) in merge(records) {
+        let slot = Slot {
+            prompt: key.prompt,
+            endpoint: key.endpoint,
+            repeat: key.repeat,
+        };
         let better = match best.get(&slot) {
             None => true,
             Some((j, cur)) => match (r.is_usable(), cur.is_usable()) {
@@ -142,10 +198,10 @@ mod tests {
     use super::*;
     use crate::endpoint::{parse_completion, Exchange};
 
-    fn record(repeat: u32, text: &str) -> Record {
+    fn record(repeat: u32, text: &str, logprob: f64) -> Record {
         let body = serde_json::json!({
             "choices": [{"message": {"content": text}, "finish_reason": "stop",
-                         "logprobs": {"content": [{"token": text, "logprob": -0.5}]}}]
+                         "logprobs": {"content": [{"token": text, "logprob": logprob}]}}]
         })
         .to_string();
         let ex = Exchange {
@@ -164,11 +220,16 @@ mod tests {
     }
 
     #[test]
-    fn scoring_reads_share_equal_texts_and_drop_the_bodies_but_keep_their_logprobs() {
+    fn scoring_reads_share_names_texts_and_equal_completions_and_keep_their_logprobs() {
         let dir = tempfile::tempdir().unwrap();
         let mut journal = Journal::open(dir.path()).unwrap();
-        for (repeat, text) in [(0, "42"), (1, "42"), (2, "41")] {
-            journal.append(&record(repeat, text)).unwrap();
+        for (repeat, text, logprob) in [
+            (0, "42", -0.5),
+            (1, "42", -0.5),
+            (2, "41", -0.5),
+            (3, "42", -0.7),
+        ] {
+            journal.append(&record(repeat, text, logprob)).unwrap();
         }
         let full = load(dir.path()).unwrap().records;
         assert!(
@@ -176,21 +237,41 @@ mod tests {
             "load keeps bodies"
         );
         let read = load_for_scoring(dir.path()).unwrap().records;
-        assert_eq!(read.len(), 3);
-        assert!(read.iter().all(|r| r.raw_body.is_none()));
+        assert_eq!(read.len(), 4);
         assert_eq!(read[0].completion.token_texts().unwrap(), ["42"]);
+        assert!(
+            Arc::ptr_eq(&read[0].completion, &read[1].completion),
+            "one copy of a repeated completion"
+        );
+        assert!(
+            !Arc::ptr_eq(&read[0].completion, &read[3].completion),
+            "the same text with other logprobs is another completion"
+        );
         let text = |i: usize| read[i].completion.answer.clone().unwrap();
         assert!(
-            Arc::ptr_eq(&text(0), &text(1)),
+            Arc::ptr_eq(&text(0), &text(3)),
             "one copy of a repeated answer"
         );
         assert!(Arc::ptr_eq(
             &text(0),
             read[0].completion.content.as_ref().unwrap()
         ));
+        assert!(Arc::ptr_eq(&read[0].prompt, &read[2].prompt));
+        assert!(Arc::ptr_eq(&read[0].endpoint, &read[3].endpoint));
         assert_eq!(&*text(2), "41");
-        for (shared, whole) in read.iter().zip(&full) {
-            assert_eq!(shared.completion, whole.completion);
+        for (kept, whole) in read.iter().zip(&full) {
+            assert_eq!(*kept.completion, whole.completion);
+            assert_eq!(kept.key(), whole.key());
+            assert_eq!(
+                (kept.started_at, kept.latency_ms, &kept.error, &kept.note),
+                (
+                    whole.started_at,
+                    whole.latency_ms,
+                    &whole.error,
+                    &whole.note
+                )
+            );
+            assert_eq!(kept.server.as_deref(), whole.server.as_deref());
         }
     }
 }
