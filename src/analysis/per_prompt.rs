@@ -205,11 +205,14 @@ fn collect_repeats<'a>(
     scored: &HashMap<&Slot, Arc<Score>>,
     order: &SendOrder,
 ) -> Repeats<'a> {
+    // Sized once: `answers` is kept in the results, where growth by doubling would leave up to
+    // a quarter of every endpoint's repeat list unused (200 repeats in room for 256).
+    let n = recs.iter().flatten().count();
     let mut out = Repeats {
-        outcomes: Vec::new(),
-        answers: Vec::new(),
-        scores: Vec::new(),
-        present: Vec::new(),
+        outcomes: Vec::with_capacity(n),
+        answers: Vec::with_capacity(n),
+        scores: Vec::with_capacity(n),
+        present: Vec::with_capacity(n),
     };
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
