@@ -92,7 +92,6 @@ struct Checked {
 
 /// The section for the run's tool items, or `None` when it has none.
 pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
-    let slots = effective(&inputs.records);
     let items: Vec<_> = inputs
         .manifest
         .prompts
@@ -103,6 +102,7 @@ pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
     if items.is_empty() {
         return None;
     }
+    let slots = effective(&inputs.records);
     let per_endpoint: Vec<Vec<Option<Checked>>> = names
         .iter()
         .map(|name| {
