@@ -16,7 +16,7 @@ use super::verdict::{pair_verdict, Side, Verdict};
 use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::LogprobToken;
-use crate::run::journal::{effective, Slot};
+use crate::run::journal::{effective_in, Slot};
 use crate::run::record::{Answered, Line};
 use crate::score::{cut_off, score, Detail, Score, ScoreContext};
 
@@ -66,9 +66,9 @@ impl EndpointPrompt<'_> {
 }
 
 /// Where each record sat in what its endpoint was sent: its position and the prompt before it.
-type SendOrder = HashMap<*const Answered, (usize, Option<String>)>;
+type SendOrder<'a> = HashMap<*const Answered, (usize, Option<&'a str>)>;
 
-fn send_order(records: &[Answered]) -> SendOrder {
+fn send_order(records: &[Answered]) -> SendOrder<'_> {
     let mut by_endpoint: BTreeMap<&str, Vec<&Answered>> = BTreeMap::new();
     for r in records {
         by_endpoint.entry(&*r.endpoint).or_default().push(r);
@@ -77,7 +77,7 @@ fn send_order(records: &[Answered]) -> SendOrder {
     for list in by_endpoint.values_mut() {
         list.sort_by_key(|r| r.started_at);
         for (i, r) in list.iter().enumerate() {
-            let before = i.checked_sub(1).map(|j| list[j].prompt.to_string());
+            let before = i.checked_sub(1).map(|j| &*list[j].prompt);
             order.insert(*r as *const Answered, (i, before));
         }
     }
@@ -87,7 +87,7 @@ fn send_order(records: &[Answered]) -> SendOrder {
 /// Score and compare everything the journal holds for the run's scope, prompt by prompt.
 pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> PromptResults {
     let (catalogue, manifest) = (inputs.catalogue, inputs.manifest);
-    let slots = effective(&inputs.records);
+    let slots = effective_in(&inputs.records);
     let scores = score_all(catalogue, &slots, ctx);
     let order = send_order(&inputs.records);
     let mut out = PromptResults {
@@ -110,8 +110,8 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
             let recs: Vec<Option<&Answered>> = (0..planned)
                 .map(|repeat| {
                     let slot = Slot {
-                        prompt: id.clone(),
-                        endpoint: name.clone(),
+                        prompt: id.as_str(),
+                        endpoint: name.as_str(),
                         repeat,
                     };
                     slots.get(&slot).copied()
@@ -143,14 +143,14 @@ fn is_truncated(r: &Answered) -> bool {
 /// answer (`cut_off`).
 fn score_all<'a>(
     catalogue: &Catalogue,
-    slots: &'a BTreeMap<Slot, &Answered>,
+    slots: &'a BTreeMap<Slot<&str>, &Answered>,
     ctx: &ScoreContext,
-) -> HashMap<&'a Slot, Arc<Score>> {
+) -> HashMap<&'a Slot<&'a str>, Arc<Score>> {
     let mut distinct: HashMap<(&str, Cow<str>, bool), usize> = HashMap::new();
     let mut work: Vec<(&Prompt, Cow<str>, bool)> = Vec::new();
-    let mut slot_work: Vec<(&Slot, usize)> = Vec::with_capacity(slots.len());
+    let mut slot_work: Vec<(&Slot<&str>, usize)> = Vec::with_capacity(slots.len());
     for (slot, r) in slots.iter().filter(|(_, r)| r.is_usable()) {
-        let Some(prompt) = catalogue.get(&slot.prompt) else {
+        let Some(prompt) = catalogue.get(slot.prompt) else {
             continue;
         };
         let answer = r.scored_text(&prompt.score);
@@ -202,7 +202,7 @@ struct Repeats<'a> {
 
 fn collect_repeats<'a>(
     recs: &[Option<&'a Answered>],
-    scored: &HashMap<&Slot, Arc<Score>>,
+    scored: &HashMap<&Slot<&str>, Arc<Score>>,
     order: &SendOrder,
 ) -> Repeats<'a> {
     // Sized once: `answers` is kept in the results, where growth by doubling would leave up to
@@ -228,8 +228,9 @@ fn collect_repeats<'a>(
         });
         let (sent, after) = order
             .get(&(*r as *const Answered))
-            .cloned()
-            .unwrap_or((0, None));
+            .map_or((0, None), |&(sent, after)| {
+                (sent, after.map(str::to_string))
+            });
         out.answers.push(RepeatAnswer {
             repeat: repeat as u32,
             answer: key.clone(),
@@ -262,7 +263,7 @@ fn collect_repeats<'a>(
 fn endpoint_prompt<'a>(
     recs: &[Option<&'a Answered>],
     planned: u32,
-    scored: &HashMap<&Slot, Arc<Score>>,
+    scored: &HashMap<&Slot<&str>, Arc<Score>>,
     order: &SendOrder,
 ) -> EndpointPrompt<'a> {
     let Repeats {

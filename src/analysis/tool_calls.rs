@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::inputs::Inputs;
 use super::stats::mcnemar_exact;
-use crate::run::journal::{effective, Slot};
+use crate::run::journal::{effective_in, Slot};
 use crate::run::record::Line;
 use crate::score::tool_call::{score, ToolCallFound};
 use crate::score::{Detail, ScorerSpec};
@@ -102,7 +102,7 @@ pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
     if items.is_empty() {
         return None;
     }
-    let slots = effective(&inputs.records);
+    let slots = effective_in(&inputs.records);
     let per_endpoint: Vec<Vec<Option<Checked>>> = names
         .iter()
         .map(|name| {
@@ -110,8 +110,8 @@ pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
                 .iter()
                 .map(|p| {
                     let slot = Slot {
-                        prompt: p.id.clone(),
-                        endpoint: name.clone(),
+                        prompt: p.id.as_str(),
+                        endpoint: name.as_str(),
                         repeat: 0,
                     };
                     let r = slots.get(&slot).filter(|r| r.is_usable())?;

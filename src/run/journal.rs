@@ -137,28 +137,49 @@ impl Shared {
 
 /// Newest record per key (later lines win), with its position in the journal.
 pub fn merge<R: Line>(records: &[R]) -> BTreeMap<RecordKey, (usize, &R)> {
+    merged(records)
+        .into_iter()
+        .map(|((prompt, endpoint, max_tokens, repeat), line)| {
+            let key = RecordKey {
+                prompt: prompt.to_string(),
+                endpoint: endpoint.to_string(),
+                max_tokens,
+                repeat,
+            };
+            (key, line)
+        })
+        .collect()
+}
+
+/// As `merge`, keyed by the lines' own names (prompt, endpoint, max_tokens, repeat), in the same
+/// order, without copying them.
+fn merged<R: Line>(records: &[R]) -> BTreeMap<(&str, &str, u32, u32), (usize, &R)> {
     let mut merged = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
-        merged.insert(r.key(), (i, r));
+        merged.insert(
+            (r.prompt(), r.endpoint(), r.max_tokens(), r.repeat()),
+            (i, r),
+        );
     }
     merged
 }
 
-/// Where one answer belongs: a repeat of a prompt on an endpoint, at whatever budget.
+/// Where one answer belongs: a repeat of a prompt on an endpoint, at whatever budget. Its names
+/// are owned (`String`) or borrowed from the journal's lines (`&str`, see [`effective_in`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Slot {
-    pub prompt: String,
-    pub endpoint: String,
+pub struct Slot<S = String> {
+    pub prompt: S,
+    pub endpoint: S,
     pub repeat: u32,
 }
 
-impl Slot {
-    pub fn of(r: &impl Line) -> Slot {
-        let key = r.key();
+impl<'a> Slot<&'a str> {
+    /// The slot `r` answers.
+    pub fn of(r: &'a impl Line) -> Self {
         Slot {
-            prompt: key.prompt,
-            endpoint: key.endpoint,
-            repeat: key.repeat,
+            prompt: r.prompt(),
+            endpoint: r.endpoint(),
+            repeat: r.repeat(),
         }
     }
 }
@@ -167,12 +188,27 @@ impl Slot {
 /// budget, the newest usable one, else the newest one. A re-run at a larger budget therefore
 /// replaces the earlier answer.
 pub fn effective<R: Line>(records: &[R]) -> BTreeMap<Slot, &R> {
-    let mut best: BTreeMap<Slot, (usize, &R)> = BTreeMap::new();
-    for (key, (i, r)) in merge(records) {
+    effective_in(records)
+        .into_iter()
+        .map(|(slot, r)| {
+            let slot = Slot {
+                prompt: slot.prompt.to_string(),
+                endpoint: slot.endpoint.to_string(),
+                repeat: slot.repeat,
+            };
+            (slot, r)
+        })
+        .collect()
+}
+
+/// As `effective`, keyed by slots that borrow the records' names: no copy of them per record.
+pub fn effective_in<R: Line>(records: &[R]) -> BTreeMap<Slot<&str>, &R> {
+    let mut best: BTreeMap<Slot<&str>, (usize, &R)> = BTreeMap::new();
+    for ((prompt, endpoint, _, repeat), (i, r)) in merged(records) {
         let slot = Slot {
-            prompt: key.prompt,
-            endpoint: key.endpoint,
-            repeat: key.repeat,
+            prompt,
+            endpoint,
+            repeat,
         };
         let better = match best.get(&slot) {
             None => true,
@@ -273,5 +309,40 @@ mod tests {
             );
             assert_eq!(kept.server.as_deref(), whole.server.as_deref());
         }
+    }
+
+    #[test]
+    fn the_effective_answer_is_the_newest_usable_one_at_any_budget_whichever_keys_name_it() {
+        let mut failed = record(0, "x", -0.5);
+        failed.max_tokens = 16;
+        failed.error = Some(crate::endpoint::Failure::new(
+            crate::endpoint::FailureKind::Timeout,
+            "timed out",
+        ));
+        let records = [
+            record(0, "first", -0.5),
+            failed,
+            record(0, "second", -0.5),
+            record(1, "other", -0.5),
+        ];
+        let owned = effective(&records);
+        let borrowed = effective_in(&records);
+        assert_eq!(owned.len(), 2);
+        let answer = |r: &Record| r.completion.answer.as_deref().unwrap().to_string();
+        let slot = Slot {
+            prompt: "p".to_string(),
+            endpoint: "e".to_string(),
+            repeat: 0,
+        };
+        assert_eq!(answer(owned[&slot]), "second");
+        assert_eq!(answer(borrowed[&Slot::of(&records[0])]), "second");
+        for ((o, a), (b, c)) in owned.iter().zip(&borrowed) {
+            assert_eq!(
+                (o.prompt.as_str(), o.endpoint.as_str(), o.repeat),
+                (b.prompt, b.endpoint, b.repeat)
+            );
+            assert!(std::ptr::eq(*a, *c));
+        }
+        assert_eq!(merge(&records).len(), 3, "one per budget and repeat");
     }
 }

@@ -99,16 +99,12 @@ impl Record {
         }
     }
 
-    pub fn key(&self) -> RecordKey {
-        RecordKey {
-            prompt: self.prompt.clone(),
-            endpoint: self.endpoint.clone(),
-            max_tokens: self.max_tokens,
-            repeat: self.repeat,
-        }
-    }
-
     // The readers below are `Line`'s, kept here so that callers need not import it.
+
+    /// As [`Line::key`].
+    pub fn key(&self) -> RecordKey {
+        Line::key(self)
+    }
 
     /// As [`Line::scored_text`].
     pub fn scored_text(&self, spec: &ScorerSpec) -> Cow<'_, str> {
@@ -134,9 +130,22 @@ impl Record {
 /// What readers ask of a journal line in either form (a whole [`Record`], or the [`Answered`]
 /// scoring keeps): where it belongs and what it answered.
 pub trait Line {
-    fn key(&self) -> RecordKey;
+    fn prompt(&self) -> &str;
+    fn endpoint(&self) -> &str;
+    fn max_tokens(&self) -> u32;
+    fn repeat(&self) -> u32;
     fn completion(&self) -> &Completion;
     fn error(&self) -> Option<&Failure>;
+
+    /// What it is merged on: the newest line per key wins.
+    fn key(&self) -> RecordKey {
+        RecordKey {
+            prompt: self.prompt().to_string(),
+            endpoint: self.endpoint().to_string(),
+            max_tokens: self.max_tokens(),
+            repeat: self.repeat(),
+        }
+    }
 
     /// The text a scorer reads of this line: the answer, or for a `tool_call` score the whole
     /// reply (its text, tool calls and finish reason, as `tool_call::Reply::text` renders it).
@@ -176,18 +185,6 @@ pub trait Line {
     }
 }
 
-impl Line for Record {
-    fn key(&self) -> RecordKey {
-        Record::key(self)
-    }
-    fn completion(&self) -> &Completion {
-        &self.completion
-    }
-    fn error(&self) -> Option<&Failure> {
-        self.error.as_ref()
-    }
-}
-
 /// A record as scoring keeps it (`journal::load_for_scoring`): what the analysis reads of one
 /// line, without the raw body, with its names and completion shared with every earlier line
 /// that had the same. Repeats at temperature 0 mostly say the same thing, so a long run holds one
@@ -210,22 +207,33 @@ pub struct Answered {
     pub note: Option<String>,
 }
 
-impl Line for Answered {
-    fn key(&self) -> RecordKey {
-        RecordKey {
-            prompt: self.prompt.to_string(),
-            endpoint: self.endpoint.to_string(),
-            max_tokens: self.max_tokens,
-            repeat: self.repeat,
+/// Both forms name their fields alike.
+macro_rules! line_of_fields {
+    ($($form:ty),*) => {$(
+        impl Line for $form {
+            fn prompt(&self) -> &str {
+                &self.prompt
+            }
+            fn endpoint(&self) -> &str {
+                &self.endpoint
+            }
+            fn max_tokens(&self) -> u32 {
+                self.max_tokens
+            }
+            fn repeat(&self) -> u32 {
+                self.repeat
+            }
+            fn completion(&self) -> &Completion {
+                &self.completion
+            }
+            fn error(&self) -> Option<&Failure> {
+                self.error.as_ref()
+            }
         }
-    }
-    fn completion(&self) -> &Completion {
-        &self.completion
-    }
-    fn error(&self) -> Option<&Failure> {
-        self.error.as_ref()
-    }
+    )*};
 }
+
+line_of_fields!(Record, Answered);
 
 #[cfg(test)]
 mod tests {
