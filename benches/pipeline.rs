@@ -4,7 +4,8 @@
 //! 40,000 records (100 prompts x 2 endpoints x 200 repeats) built from the shipped catalogue's
 //! reference and wrong answers (JS unit tests included).
 //!
-//! Run with `cargo bench --bench pipeline` (`-- --scoring-only` for the offline part alone).
+//! Run with `cargo bench --bench pipeline` (`-- --scoring-only` for the offline part alone;
+//! `-- --keep DIR` writes the 40,000-record run into DIR once and scores it there on every run).
 //! Prints numbers; asserts nothing.
 
 use std::path::Path;
@@ -35,20 +36,68 @@ fn write_catalogue(dir: &Path, n: usize) {
     std::fs::write(dir.join("deterministic_math.toml"), body).unwrap();
 }
 
-/// Run the binary, returning (wall time, exit code, peak resident memory in KiB).
+/// What one run of the binary cost.
+struct Measured {
+    wall: Duration,
+    code: i32,
+    /// The process's own peak resident memory (its VmHWM, read every 2 ms until it exits).
+    own_kib: i64,
+    /// The peak of the process and every child it waited for (`score`'s JS sandbox workers).
+    with_children_kib: i64,
+}
+
+impl Measured {
+    /// "peak RSS X MiB", with the children's peak when one of them went higher.
+    fn peak(&self) -> String {
+        let mib = |kib: i64| kib as f64 / 1024.0;
+        let mut text = format!("peak RSS {:.1} MiB", mib(self.own_kib));
+        if self.with_children_kib > self.own_kib {
+            text += &format!(
+                " ({:.1} MiB with its child processes)",
+                mib(self.with_children_kib)
+            );
+        }
+        text
+    }
+}
+
+/// The high-water mark of `pid`'s resident memory, in KiB (None once it has exited).
+fn vm_hwm_kib(pid: u32) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Run the binary and measure it.
 #[allow(clippy::zombie_processes)] // reaped by wait4, which also reports the peak memory
-fn run_measured(args: &[String]) -> (Duration, i32, i64) {
+fn run_measured(args: &[String]) -> Measured {
     let start = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_coherence"))
         .args(args)
         .env_remove("OPENAI_API_KEY")
         .spawn()
         .expect("spawn coherence");
+    let pid = child.id();
     let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child with valid out-pointers.
-    unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    (start.elapsed(), libc::WEXITSTATUS(status), usage.ru_maxrss)
+    let mut own_kib = 0;
+    loop {
+        // Read before asking whether it ended: the last reading is taken after all but the
+        // last 2 ms of its life, and the mark never goes down.
+        own_kib = vm_hwm_kib(pid).unwrap_or(own_kib);
+        // SAFETY: waiting for our own child with valid out-pointers.
+        let done = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut usage) };
+        if done != 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Measured {
+        wall: start.elapsed(),
+        code: libc::WEXITSTATUS(status),
+        own_kib,
+        with_children_kib: usage.ru_maxrss,
+    }
 }
 
 /// Tokens that keep their leading space, with each line break a token of its own.
@@ -138,7 +187,8 @@ fn compare_throughput(logprobs: bool) -> Duration {
             template.display().to_string(),
         ]);
     }
-    let (wall, code, peak_kib) = run_measured(&args);
+    let run = run_measured(&args);
+    let wall = run.wall;
     let sent: usize = [&a, &b].iter().map(|s| s.completion_requests().len()).sum();
     let label = if logprobs {
         "compare --logprobs"
@@ -155,11 +205,12 @@ fn compare_throughput(logprobs: bool) -> Duration {
     };
     println!(
         "{label}: {sent} requests, 2 endpoints x concurrency {CONCURRENCY}, {} ms latency: \
-         wall {:.2} s, ideal {ideal:.2} s, wall/ideal {:.2}, peak RSS {:.1} MiB, exit {code}",
+         wall {:.2} s, ideal {ideal:.2} s, wall/ideal {:.2}, {}, exit {}",
         LATENCY.as_millis(),
         wall.as_secs_f64(),
         wall.as_secs_f64() / ideal,
-        peak_kib as f64 / 1024.0
+        run.peak(),
+        run.code
     );
     wall
 }
@@ -275,25 +326,40 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
     n
 }
 
-fn offline_scoring() {
+/// `score` and `report` of a synthetic 40,000-record run, in `keep` when given (written there once
+/// and reused, so a profiler can be pointed at the same folder), else in a temporary folder.
+fn offline_scoring(keep: Option<&Path>) {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    let records = synthetic_run(&run, 200);
+    let run = keep.map_or_else(|| dir.path().join("run"), Path::to_path_buf);
+    let records = if run.join("records.jsonl").exists() {
+        std::fs::read_to_string(run.join("records.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+    } else {
+        synthetic_run(&run, 200)
+    };
     for command in ["score", "report"] {
-        let (wall, code, peak_kib) =
-            run_measured(&[command.to_string(), run.display().to_string()]);
+        let m = run_measured(&[command.to_string(), run.display().to_string()]);
         println!(
-            "{command}: {records} records ({} prompts x 2 endpoints x 200 repeats, 1,200 distinct JS candidates): wall {:.2} s, peak RSS {:.1} MiB, exit {code}",
+            "{command}: {records} records ({} prompts x 2 endpoints x 200 repeats, 1,200 distinct JS candidates): wall {:.2} s, {}, exit {}",
             records / 400,
-            wall.as_secs_f64(),
-            peak_kib as f64 / 1024.0
+            m.wall.as_secs_f64(),
+            m.peak(),
+            m.code
         );
     }
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--scoring-only") {
-        offline_scoring();
+    let args: Vec<String> = std::env::args().collect();
+    let keep = args
+        .iter()
+        .position(|a| a == "--keep")
+        .and_then(|i| args.get(i + 1))
+        .map(Path::new);
+    if args.iter().any(|a| a == "--scoring-only") {
+        offline_scoring(keep);
         return;
     }
     let plain = compare_throughput(false);
@@ -303,5 +369,5 @@ fn main() {
         (forced - plain).as_secs_f64(),
         100.0 * (forced.as_secs_f64() / plain.as_secs_f64() - 1.0)
     );
-    offline_scoring();
+    offline_scoring(keep);
 }

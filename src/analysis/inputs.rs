@@ -10,7 +10,8 @@ use crate::load::journal::LoadRecord;
 use crate::load::LoadPlan;
 use crate::logprobs::forced::ForcedLine;
 use crate::run::journal;
-use crate::run::{Manifest, Record};
+use crate::run::record::Answered;
+use crate::run::Manifest;
 use crate::run_folder::CompareFolder;
 
 /// Everything the results of one run are built from.
@@ -19,8 +20,8 @@ pub struct Inputs<'a> {
     pub manifest: &'a Manifest,
     /// The catalogue the answers are scored with (the run's own, or the one given now).
     pub catalogue: &'a Catalogue,
-    /// `records.jsonl`, in file order.
-    pub records: Vec<Record>,
+    /// `records.jsonl`, in file order, as scoring keeps it.
+    pub records: Vec<Answered>,
     /// `load.jsonl` (the load, cache-state and samples phases; empty for most runs).
     pub probes: Vec<LoadRecord>,
     /// Probes that `load-plan.json` plans and `load.jsonl` does not answer (a load, cache-state
@@ -130,7 +131,7 @@ impl Outside {
 
 /// One note per kind of record that names no slot of the run (a prompt, endpoint or repeat the
 /// manifest does not have): such records are not scored, and the note says how many and which.
-fn outside_the_run(manifest: &Manifest, records: &[Record]) -> Vec<String> {
+fn outside_the_run(manifest: &Manifest, records: &[Answered]) -> Vec<String> {
     let prompts: BTreeSet<&str> = manifest.prompts.iter().map(String::as_str).collect();
     let endpoints: BTreeSet<&str> = manifest
         .endpoints
@@ -139,9 +140,9 @@ fn outside_the_run(manifest: &Manifest, records: &[Record]) -> Vec<String> {
         .collect();
     let mut unknown: BTreeMap<Outside, BTreeMap<String, usize>> = BTreeMap::new();
     for r in records {
-        let (what, value) = if !prompts.contains(r.prompt.as_str()) {
+        let (what, value) = if !prompts.contains(&*r.prompt) {
             (Outside::Prompt, format!("`{}`", r.prompt))
-        } else if !endpoints.contains(r.endpoint.as_str()) {
+        } else if !endpoints.contains(&*r.endpoint) {
             (Outside::Endpoint, format!("`{}`", r.endpoint))
         } else if r.repeat >= manifest.repeats_of(&r.endpoint) {
             (Outside::Repeat, (u64::from(r.repeat) + 1).to_string())

@@ -16,8 +16,8 @@ use super::verdict::{pair_verdict, Side, Verdict};
 use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::LogprobToken;
-use crate::run::journal::{effective, Slot};
-use crate::run::Record;
+use crate::run::journal::{effective_in, Slot};
+use crate::run::record::{Answered, Line};
 use crate::score::{cut_off, score, Detail, Score, ScoreContext};
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
@@ -37,7 +37,7 @@ struct EndpointPrompt<'a> {
     outcomes: Vec<RepeatOutcome>,
     /// The most frequent usable answer key.
     modal: Option<String>,
-    representative: Option<&'a Record>,
+    representative: Option<&'a Answered>,
     /// The representative completion's tokens with their logprobs and top-k, parsed once
     /// (`--logprobs`).
     positions: Option<Vec<LogprobToken>>,
@@ -66,19 +66,19 @@ impl EndpointPrompt<'_> {
 }
 
 /// Where each record sat in what its endpoint was sent: its position and the prompt before it.
-type SendOrder = HashMap<*const Record, (usize, Option<String>)>;
+type SendOrder<'a> = HashMap<*const Answered, (usize, Option<&'a str>)>;
 
-fn send_order(records: &[Record]) -> SendOrder {
-    let mut by_endpoint: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+fn send_order(records: &[Answered]) -> SendOrder<'_> {
+    let mut by_endpoint: BTreeMap<&str, Vec<&Answered>> = BTreeMap::new();
     for r in records {
-        by_endpoint.entry(&r.endpoint).or_default().push(r);
+        by_endpoint.entry(&*r.endpoint).or_default().push(r);
     }
     let mut order = SendOrder::new();
     for list in by_endpoint.values_mut() {
         list.sort_by_key(|r| r.started_at);
         for (i, r) in list.iter().enumerate() {
-            let before = i.checked_sub(1).map(|j| list[j].prompt.clone());
-            order.insert(*r as *const Record, (i, before));
+            let before = i.checked_sub(1).map(|j| &*list[j].prompt);
+            order.insert(*r as *const Answered, (i, before));
         }
     }
     order
@@ -87,7 +87,7 @@ fn send_order(records: &[Record]) -> SendOrder {
 /// Score and compare everything the journal holds for the run's scope, prompt by prompt.
 pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> PromptResults {
     let (catalogue, manifest) = (inputs.catalogue, inputs.manifest);
-    let slots = effective(&inputs.records);
+    let slots = effective_in(&inputs.records);
     let scores = score_all(catalogue, &slots, ctx);
     let order = send_order(&inputs.records);
     let mut out = PromptResults {
@@ -107,11 +107,11 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
         let mut per_endpoint = Vec::new();
         for name in names {
             let planned = manifest.repeats_of(name);
-            let recs: Vec<Option<&Record>> = (0..planned)
+            let recs: Vec<Option<&Answered>> = (0..planned)
                 .map(|repeat| {
                     let slot = Slot {
-                        prompt: id.clone(),
-                        endpoint: name.clone(),
+                        prompt: id.as_str(),
+                        endpoint: name.as_str(),
                         repeat,
                     };
                     slots.get(&slot).copied()
@@ -131,7 +131,7 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
 }
 
 /// Whether the completion was cut off at the budget.
-fn is_truncated(r: &Record) -> bool {
+fn is_truncated(r: &Answered) -> bool {
     r.completion.finish_reason.as_deref() == Some("length")
 }
 
@@ -143,14 +143,14 @@ fn is_truncated(r: &Record) -> bool {
 /// answer (`cut_off`).
 fn score_all<'a>(
     catalogue: &Catalogue,
-    slots: &'a BTreeMap<Slot, &Record>,
+    slots: &'a BTreeMap<Slot<&str>, &Answered>,
     ctx: &ScoreContext,
-) -> HashMap<&'a Slot, Arc<Score>> {
+) -> HashMap<&'a Slot<&'a str>, Arc<Score>> {
     let mut distinct: HashMap<(&str, Cow<str>, bool), usize> = HashMap::new();
     let mut work: Vec<(&Prompt, Cow<str>, bool)> = Vec::new();
-    let mut slot_work: Vec<(&Slot, usize)> = Vec::with_capacity(slots.len());
+    let mut slot_work: Vec<(&Slot<&str>, usize)> = Vec::with_capacity(slots.len());
     for (slot, r) in slots.iter().filter(|(_, r)| r.is_usable()) {
-        let Some(prompt) = catalogue.get(&slot.prompt) else {
+        let Some(prompt) = catalogue.get(slot.prompt) else {
             continue;
         };
         let answer = r.scored_text(&prompt.score);
@@ -197,23 +197,26 @@ struct Repeats<'a> {
     outcomes: Vec<RepeatOutcome>,
     answers: Vec<RepeatAnswer>,
     scores: Vec<Option<Score>>,
-    present: Vec<&'a Record>,
+    present: Vec<&'a Answered>,
 }
 
 fn collect_repeats<'a>(
-    recs: &[Option<&'a Record>],
-    scored: &HashMap<&Slot, Arc<Score>>,
+    recs: &[Option<&'a Answered>],
+    scored: &HashMap<&Slot<&str>, Arc<Score>>,
     order: &SendOrder,
 ) -> Repeats<'a> {
+    // Sized once: `answers` is kept in the results, where growth by doubling would leave up to
+    // a quarter of every endpoint's repeat list unused (200 repeats in room for 256).
+    let n = recs.iter().flatten().count();
     let mut out = Repeats {
-        outcomes: Vec::new(),
-        answers: Vec::new(),
-        scores: Vec::new(),
-        present: Vec::new(),
+        outcomes: Vec::with_capacity(n),
+        answers: Vec::with_capacity(n),
+        scores: Vec::with_capacity(n),
+        present: Vec::with_capacity(n),
     };
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
-        let s = scored.get(&Slot::of(r)).map(|s| Score::clone(s));
+        let s = scored.get(&Slot::of(*r)).map(|s| Score::clone(s));
         let key = s.as_ref().map(|s| {
             s.extracted.clone().unwrap_or_else(|| {
                 r.completion
@@ -224,9 +227,10 @@ fn collect_repeats<'a>(
             })
         });
         let (sent, after) = order
-            .get(&(*r as *const Record))
-            .cloned()
-            .unwrap_or((0, None));
+            .get(&(*r as *const Answered))
+            .map_or((0, None), |&(sent, after)| {
+                (sent, after.map(str::to_string))
+            });
         out.answers.push(RepeatAnswer {
             repeat: repeat as u32,
             answer: key.clone(),
@@ -257,9 +261,9 @@ fn collect_repeats<'a>(
 }
 
 fn endpoint_prompt<'a>(
-    recs: &[Option<&'a Record>],
+    recs: &[Option<&'a Answered>],
     planned: u32,
-    scored: &HashMap<&Slot, Arc<Score>>,
+    scored: &HashMap<&Slot<&str>, Arc<Score>>,
     order: &SendOrder,
 ) -> EndpointPrompt<'a> {
     let Repeats {

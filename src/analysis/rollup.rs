@@ -7,7 +7,8 @@ use super::results::{
 };
 use super::stats::{format_p, mcnemar_exact, wilson};
 use crate::catalogue::CATEGORIES;
-use crate::run::{EndpointInfo, Record};
+use crate::run::record::Answered;
+use crate::run::EndpointInfo;
 
 pub fn pair_statistics(prompts: &[PromptResult], reference: &str, other: &str) -> PairStatistics {
     let count = |category: Option<&str>| {
@@ -91,11 +92,11 @@ fn statement(c: &PairedCounts, reference: &str, other: &str) -> String {
 
 pub fn endpoint_summary(
     e: &EndpointInfo,
-    records: &[Record],
+    records: &[Answered],
     prompts: &[PromptResult],
 ) -> EndpointSummary {
-    let mine = || records.iter().filter(|r| r.endpoint == e.spec.name);
-    let distinct = |f: fn(&Record) -> Option<&String>| -> Vec<String> {
+    let mine = || records.iter().filter(|r| *r.endpoint == *e.spec.name);
+    let distinct = |f: fn(&Answered) -> Option<&String>| -> Vec<String> {
         mine()
             .filter_map(f)
             .cloned()
@@ -103,7 +104,9 @@ pub fn endpoint_summary(
             .into_iter()
             .collect()
     };
-    let mut servers: BTreeSet<String> = mine().filter_map(|r| r.server.clone()).collect();
+    let mut servers: BTreeSet<String> = mine()
+        .filter_map(|r| r.server.as_deref().map(str::to_string))
+        .collect();
     servers.extend(e.models.as_ref().and_then(|m| m.server.clone()));
     let mut s = EndpointSummary {
         name: e.spec.name.clone(),

@@ -15,7 +15,8 @@ use super::results::{
 use super::rollup::{endpoint_summary, pair_statistics, rollup};
 use super::{overview, parity, token_divergence};
 use crate::catalogue::Catalogue;
-use crate::run::{Manifest, Record};
+use crate::run::record::Answered;
+use crate::run::Manifest;
 
 /// Everything results.json says about the run as a whole that follows from its prompts.
 pub struct RunFigures {
@@ -36,7 +37,7 @@ pub struct RunFigures {
 pub fn roll_up(
     prompts: &[PromptResult],
     manifest: &Manifest,
-    records: &[Record],
+    records: &[Answered],
     names: &[String],
     margin: f64,
 ) -> RunFigures {

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::inputs::Inputs;
 use super::stats::mcnemar_exact;
-use crate::run::journal::{effective, Slot};
+use crate::run::journal::{effective_in, Slot};
+use crate::run::record::Line;
 use crate::score::tool_call::{score, ToolCallFound};
 use crate::score::{Detail, ScorerSpec};
 
@@ -91,7 +92,6 @@ struct Checked {
 
 /// The section for the run's tool items, or `None` when it has none.
 pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
-    let slots = effective(&inputs.records);
     let items: Vec<_> = inputs
         .manifest
         .prompts
@@ -102,6 +102,7 @@ pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
     if items.is_empty() {
         return None;
     }
+    let slots = effective_in(&inputs.records);
     let per_endpoint: Vec<Vec<Option<Checked>>> = names
         .iter()
         .map(|name| {
@@ -109,8 +110,8 @@ pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
                 .iter()
                 .map(|p| {
                     let slot = Slot {
-                        prompt: p.id.clone(),
-                        endpoint: name.clone(),
+                        prompt: p.id.as_str(),
+                        endpoint: name.as_str(),
                         repeat: 0,
                     };
                     let r = slots.get(&slot).filter(|r| r.is_usable())?;

@@ -1,9 +1,10 @@
 //! `records.jsonl`: appended and flushed one record at a time; loaded and merged newest-wins.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
-use super::record::{Record, RecordKey};
+use super::record::{Answered, Line, Record, RecordKey};
 use crate::endpoint::{Completion, Text};
 use crate::run_folder::{read_json_lines_as, CompareFolder, JsonLines};
 
@@ -41,31 +42,77 @@ pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
     })
 }
 
-/// Read every record for scoring: as `load`, with each record's raw response body dropped as it
-/// is read (its logprobs and tool calls are parsed into the completion first) and its texts
-/// shared with every earlier record that said the same. Scoring never reads the body, and repeats
-/// at temperature 0 mostly say the same thing, so memory grows with the distinct answers of a run
-/// rather than with its length.
-pub fn load_for_scoring(dir: &Path) -> anyhow::Result<Loaded> {
-    let mut texts = SharedTexts::default();
+/// What scoring reads back from a journal.
+#[derive(Debug, Default)]
+pub struct ForScoring {
+    /// Records in file order (oldest first), as scoring keeps them.
+    pub records: Vec<Answered>,
+    /// Lines that could not be read, as `file:line: reason` (a torn last line is one of them).
+    pub skipped: Vec<String>,
+}
+
+/// Read every record for scoring: as `load`, with each line turned into an [`Answered`] as it is
+/// read (its raw response body dropped once its logprobs and tool calls are parsed, its names,
+/// texts and completion shared with every earlier line that said the same). Scoring never reads
+/// the body, and repeats at temperature 0 mostly say the same thing, so memory grows with the
+/// distinct answers of a run and a small handle per line rather than with whole records.
+pub fn load_for_scoring(dir: &Path) -> anyhow::Result<ForScoring> {
+    let mut shared = Shared::default();
     let path = CompareFolder::new(dir).file(CompareFolder::RECORDS);
-    let lines = read_json_lines_as(&path, |mut record: Record| {
-        record.raw_body = None;
-        texts.share(&mut record.completion);
-        record
-    })?;
-    Ok(Loaded {
+    let lines = read_json_lines_as(&path, |record: Record| shared.answered(record))?;
+    Ok(ForScoring {
         records: lines.values,
         skipped: lines.skipped,
     })
 }
 
-/// One copy of each distinct completion text.
+/// One copy of each distinct name and text, and of each endpoint's distinct completions.
 #[derive(Default)]
-struct SharedTexts(HashSet<Text>);
+struct Shared {
+    strings: HashSet<Arc<str>>,
+    /// The last completion each endpoint gave with a given content: a repeat that matches it in
+    /// every field (usage, logprobs, tool calls…) shares it.
+    completions: HashMap<(Arc<str>, Option<Text>), Arc<Completion>>,
+}
 
-impl SharedTexts {
-    fn share(&mut self, completion: &mut Completion) {
+impl Shared {
+    fn answered(&mut self, record: Record) -> Answered {
+        let endpoint = self.string(&record.endpoint);
+        Answered {
+            prompt: self.string(&record.prompt),
+            completion: self.completion(&endpoint, record.completion),
+            endpoint,
+            max_tokens: record.max_tokens,
+            repeat: record.repeat,
+            started_at: record.started_at,
+            latency_ms: record.latency_ms,
+            server: record.server.as_deref().map(|s| self.string(s)),
+            error: record.error,
+            note: record.note,
+        }
+    }
+
+    fn string(&mut self, text: &str) -> Arc<str> {
+        match self.strings.get(text) {
+            Some(kept) => kept.clone(),
+            None => {
+                let kept: Arc<str> = text.into();
+                self.strings.insert(kept.clone());
+                kept
+            }
+        }
+    }
+
+    fn text(&mut self, text: &mut Text) {
+        match self.strings.get(&**text) {
+            Some(kept) => *text = kept.clone(),
+            None => {
+                self.strings.insert(text.clone());
+            }
+        }
+    }
+
+    fn completion(&mut self, endpoint: &Arc<str>, mut completion: Completion) -> Arc<Completion> {
         for text in [
             &mut completion.content,
             &mut completion.answer,
@@ -74,39 +121,65 @@ impl SharedTexts {
         .into_iter()
         .flatten()
         {
-            match self.0.get(text) {
-                Some(kept) => *text = kept.clone(),
-                None => {
-                    self.0.insert(text.clone());
-                }
+            self.text(text);
+        }
+        let key = (endpoint.clone(), completion.content.clone());
+        match self.completions.get(&key) {
+            Some(kept) if **kept == completion => kept.clone(),
+            _ => {
+                let kept = Arc::new(completion);
+                self.completions.insert(key, kept.clone());
+                kept
             }
         }
     }
 }
 
 /// Newest record per key (later lines win), with its position in the journal.
-pub fn merge(records: &[Record]) -> BTreeMap<RecordKey, (usize, &Record)> {
+pub fn merge<R: Line>(records: &[R]) -> BTreeMap<RecordKey, (usize, &R)> {
+    merged(records)
+        .into_iter()
+        .map(|((prompt, endpoint, max_tokens, repeat), line)| {
+            let key = RecordKey {
+                prompt: prompt.to_string(),
+                endpoint: endpoint.to_string(),
+                max_tokens,
+                repeat,
+            };
+            (key, line)
+        })
+        .collect()
+}
+
+/// As `merge`, keyed by the lines' own names (prompt, endpoint, max_tokens, repeat), in the same
+/// order, without copying them.
+fn merged<R: Line>(records: &[R]) -> BTreeMap<(&str, &str, u32, u32), (usize, &R)> {
     let mut merged = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
-        merged.insert(r.key(), (i, r));
+        merged.insert(
+            (r.prompt(), r.endpoint(), r.max_tokens(), r.repeat()),
+            (i, r),
+        );
     }
     merged
 }
 
-/// Where one answer belongs: a repeat of a prompt on an endpoint, at whatever budget.
+/// Where one answer belongs: a repeat of a prompt on an endpoint, at whatever budget. Its names
+/// are owned (`String`) or borrowed from the journal's lines (`&str`, see [`effective_in`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Slot {
-    pub prompt: String,
-    pub endpoint: String,
+pub struct Slot<S = String> {
+    pub prompt: S,
+    pub endpoint: S,
     pub repeat: u32,
 }
 
-impl Slot {
-    pub fn of(r: &Record) -> Slot {
+impl<'a> Slot<&'a str> {
+    /// The slot `r` answers.
+    pub fn of(r: &'a impl Line) -> Self {
         Slot {
-            prompt: r.prompt.clone(),
-            endpoint: r.endpoint.clone(),
-            repeat: r.repeat,
+            prompt: r.prompt(),
+            endpoint: r.endpoint(),
+            repeat: r.repeat(),
         }
     }
 }
@@ -114,10 +187,29 @@ impl Slot {
 /// The record that answers each (prompt, endpoint, repeat): among the merged records at any
 /// budget, the newest usable one, else the newest one. A re-run at a larger budget therefore
 /// replaces the earlier answer.
-pub fn effective(records: &[Record]) -> BTreeMap<Slot, &Record> {
-    let mut best: BTreeMap<Slot, (usize, &Record)> = BTreeMap::new();
-    for (i, r) in merge(records).into_values() {
-        let slot = Slot::of(r);
+pub fn effective<R: Line>(records: &[R]) -> BTreeMap<Slot, &R> {
+    effective_in(records)
+        .into_iter()
+        .map(|(slot, r)| {
+            let slot = Slot {
+                prompt: slot.prompt.to_string(),
+                endpoint: slot.endpoint.to_string(),
+                repeat: slot.repeat,
+            };
+            (slot, r)
+        })
+        .collect()
+}
+
+/// As `effective`, keyed by slots that borrow the records' names: no copy of them per record.
+pub fn effective_in<R: Line>(records: &[R]) -> BTreeMap<Slot<&str>, &R> {
+    let mut best: BTreeMap<Slot<&str>, (usize, &R)> = BTreeMap::new();
+    for ((prompt, endpoint, _, repeat), (i, r)) in merged(records) {
+        let slot = Slot {
+            prompt,
+            endpoint,
+            repeat,
+        };
         let better = match best.get(&slot) {
             None => true,
             Some((j, cur)) => match (r.is_usable(), cur.is_usable()) {
@@ -142,10 +234,10 @@ mod tests {
     use super::*;
     use crate::endpoint::{parse_completion, Exchange};
 
-    fn record(repeat: u32, text: &str) -> Record {
+    fn record(repeat: u32, text: &str, logprob: f64) -> Record {
         let body = serde_json::json!({
             "choices": [{"message": {"content": text}, "finish_reason": "stop",
-                         "logprobs": {"content": [{"token": text, "logprob": -0.5}]}}]
+                         "logprobs": {"content": [{"token": text, "logprob": logprob}]}}]
         })
         .to_string();
         let ex = Exchange {
@@ -164,11 +256,16 @@ mod tests {
     }
 
     #[test]
-    fn scoring_reads_share_equal_texts_and_drop_the_bodies_but_keep_their_logprobs() {
+    fn scoring_reads_share_names_texts_and_equal_completions_and_keep_their_logprobs() {
         let dir = tempfile::tempdir().unwrap();
         let mut journal = Journal::open(dir.path()).unwrap();
-        for (repeat, text) in [(0, "42"), (1, "42"), (2, "41")] {
-            journal.append(&record(repeat, text)).unwrap();
+        for (repeat, text, logprob) in [
+            (0, "42", -0.5),
+            (1, "42", -0.5),
+            (2, "41", -0.5),
+            (3, "42", -0.7),
+        ] {
+            journal.append(&record(repeat, text, logprob)).unwrap();
         }
         let full = load(dir.path()).unwrap().records;
         assert!(
@@ -176,21 +273,76 @@ mod tests {
             "load keeps bodies"
         );
         let read = load_for_scoring(dir.path()).unwrap().records;
-        assert_eq!(read.len(), 3);
-        assert!(read.iter().all(|r| r.raw_body.is_none()));
+        assert_eq!(read.len(), 4);
         assert_eq!(read[0].completion.token_texts().unwrap(), ["42"]);
+        assert!(
+            Arc::ptr_eq(&read[0].completion, &read[1].completion),
+            "one copy of a repeated completion"
+        );
+        assert!(
+            !Arc::ptr_eq(&read[0].completion, &read[3].completion),
+            "the same text with other logprobs is another completion"
+        );
         let text = |i: usize| read[i].completion.answer.clone().unwrap();
         assert!(
-            Arc::ptr_eq(&text(0), &text(1)),
+            Arc::ptr_eq(&text(0), &text(3)),
             "one copy of a repeated answer"
         );
         assert!(Arc::ptr_eq(
             &text(0),
             read[0].completion.content.as_ref().unwrap()
         ));
+        assert!(Arc::ptr_eq(&read[0].prompt, &read[2].prompt));
+        assert!(Arc::ptr_eq(&read[0].endpoint, &read[3].endpoint));
         assert_eq!(&*text(2), "41");
-        for (shared, whole) in read.iter().zip(&full) {
-            assert_eq!(shared.completion, whole.completion);
+        for (kept, whole) in read.iter().zip(&full) {
+            assert_eq!(*kept.completion, whole.completion);
+            assert_eq!(kept.key(), whole.key());
+            assert_eq!(
+                (kept.started_at, kept.latency_ms, &kept.error, &kept.note),
+                (
+                    whole.started_at,
+                    whole.latency_ms,
+                    &whole.error,
+                    &whole.note
+                )
+            );
+            assert_eq!(kept.server.as_deref(), whole.server.as_deref());
         }
+    }
+
+    #[test]
+    fn the_effective_answer_is_the_newest_usable_one_at_any_budget_whichever_keys_name_it() {
+        let mut failed = record(0, "x", -0.5);
+        failed.max_tokens = 16;
+        failed.error = Some(crate::endpoint::Failure::new(
+            crate::endpoint::FailureKind::Timeout,
+            "timed out",
+        ));
+        let records = [
+            record(0, "first", -0.5),
+            failed,
+            record(0, "second", -0.5),
+            record(1, "other", -0.5),
+        ];
+        let owned = effective(&records);
+        let borrowed = effective_in(&records);
+        assert_eq!(owned.len(), 2);
+        let answer = |r: &Record| r.completion.answer.as_deref().unwrap().to_string();
+        let slot = Slot {
+            prompt: "p".to_string(),
+            endpoint: "e".to_string(),
+            repeat: 0,
+        };
+        assert_eq!(answer(owned[&slot]), "second");
+        assert_eq!(answer(borrowed[&Slot::of(&records[0])]), "second");
+        for ((o, a), (b, c)) in owned.iter().zip(&borrowed) {
+            assert_eq!(
+                (o.prompt.as_str(), o.endpoint.as_str(), o.repeat),
+                (b.prompt, b.endpoint, b.repeat)
+            );
+            assert!(std::ptr::eq(*a, *c));
+        }
+        assert_eq!(merge(&records).len(), 3, "one per budget and repeat");
     }
 }

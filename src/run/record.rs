@@ -1,6 +1,8 @@
-//! One line of `records.jsonl`: the full outcome of one request, success or failure.
+//! One line of `records.jsonl`: the full outcome of one request, success or failure; and
+//! `Answered`, the smaller form scoring keeps of it.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -97,27 +99,66 @@ impl Record {
         }
     }
 
+    // The readers below are `Line`'s, kept here so that callers need not import it.
+
+    /// As [`Line::key`].
     pub fn key(&self) -> RecordKey {
+        Line::key(self)
+    }
+
+    /// As [`Line::scored_text`].
+    pub fn scored_text(&self, spec: &ScorerSpec) -> Cow<'_, str> {
+        Line::scored_text(self, spec)
+    }
+
+    /// As [`Line::reply`].
+    pub fn reply(&self) -> Reply {
+        Line::reply(self)
+    }
+
+    /// As [`Line::is_usable`].
+    pub fn is_usable(&self) -> bool {
+        Line::is_usable(self)
+    }
+
+    /// As [`Line::is_request_failure`].
+    pub fn is_request_failure(&self) -> bool {
+        Line::is_request_failure(self)
+    }
+}
+
+/// What readers ask of a journal line in either form (a whole [`Record`], or the [`Answered`]
+/// scoring keeps): where it belongs and what it answered.
+pub trait Line {
+    fn prompt(&self) -> &str;
+    fn endpoint(&self) -> &str;
+    fn max_tokens(&self) -> u32;
+    fn repeat(&self) -> u32;
+    fn completion(&self) -> &Completion;
+    fn error(&self) -> Option<&Failure>;
+
+    /// What it is merged on: the newest line per key wins.
+    fn key(&self) -> RecordKey {
         RecordKey {
-            prompt: self.prompt.clone(),
-            endpoint: self.endpoint.clone(),
-            max_tokens: self.max_tokens,
-            repeat: self.repeat,
+            prompt: self.prompt().to_string(),
+            endpoint: self.endpoint().to_string(),
+            max_tokens: self.max_tokens(),
+            repeat: self.repeat(),
         }
     }
 
-    /// The text a scorer reads of this record: the answer, or for a `tool_call` score the whole
+    /// The text a scorer reads of this line: the answer, or for a `tool_call` score the whole
     /// reply (its text, tool calls and finish reason, as `tool_call::Reply::text` renders it).
-    pub fn scored_text(&self, spec: &ScorerSpec) -> Cow<'_, str> {
+    fn scored_text(&self, spec: &ScorerSpec) -> Cow<'_, str> {
         match spec {
             ScorerSpec::ToolCall { .. } => Cow::Owned(self.reply().text()),
-            _ => Cow::Borrowed(self.completion.answer.as_deref().unwrap_or("")),
+            _ => Cow::Borrowed(self.completion().answer.as_deref().unwrap_or("")),
         }
     }
 
-    /// What the tool-call scorer reads of this record.
-    pub fn reply(&self) -> Reply {
-        let c = &self.completion;
+    /// What the tool-call scorer reads of this line.
+    fn reply(&self) -> Reply {
+        let c = self.completion();
         Reply {
             content: c.answer.as_deref().map(str::to_string),
             tool_calls: c
@@ -134,17 +175,65 @@ impl Record {
     }
 
     /// A response was received and holds an answer to score.
-    pub fn is_usable(&self) -> bool {
-        self.error.is_none()
+    fn is_usable(&self) -> bool {
+        self.error().is_none()
     }
 
     /// The request itself failed (as opposed to the model leaving no answer): re-sent on resume.
-    pub fn is_request_failure(&self) -> bool {
-        self.error
-            .as_ref()
-            .is_some_and(|e| e.kind.is_request_failure())
+    fn is_request_failure(&self) -> bool {
+        self.error().is_some_and(|e| e.kind.is_request_failure())
     }
 }
+
+/// A record as scoring keeps it (`journal::load_for_scoring`): what the analysis reads of one
+/// line, without the raw body, with its names and completion shared with every earlier line
+/// that had the same. Repeats at temperature 0 mostly say the same thing, so a long run holds one
+/// small handle per line and one copy of each distinct completion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    pub prompt: Arc<str>,
+    pub endpoint: Arc<str>,
+    pub max_tokens: u32,
+    pub repeat: u32,
+    pub started_at: DateTime<Utc>,
+    /// The final attempt, from sending the request to the last body byte.
+    pub latency_ms: f64,
+    /// Its logprobs and tool calls parsed from the raw body as the line was read.
+    pub completion: Arc<Completion>,
+    /// The `Server` response header.
+    pub server: Option<Arc<str>>,
+    pub error: Option<Failure>,
+    /// Why this request was made, when not part of the plan (e.g. a reasoning retry).
+    pub note: Option<String>,
+}
+
+/// Both forms name their fields alike.
+macro_rules! line_of_fields {
+    ($($form:ty),*) => {$(
+        impl Line for $form {
+            fn prompt(&self) -> &str {
+                &self.prompt
+            }
+            fn endpoint(&self) -> &str {
+                &self.endpoint
+            }
+            fn max_tokens(&self) -> u32 {
+                self.max_tokens
+            }
+            fn repeat(&self) -> u32 {
+                self.repeat
+            }
+            fn completion(&self) -> &Completion {
+                &self.completion
+            }
+            fn error(&self) -> Option<&Failure> {
+                self.error.as_ref()
+            }
+        }
+    )*};
+}
+
+line_of_fields!(Record, Answered);
 
 #[cfg(test)]
 mod tests {
