@@ -10,10 +10,15 @@ use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
 /// The document as an HTML fragment (the page around it is the caller's).
 pub fn to_html(blocks: &[Block]) -> String {
     let mut out = String::new();
-    for b in blocks {
-        block(&mut out, b);
-    }
+    write_html(&mut out, blocks);
     out
+}
+
+/// The blocks as HTML, appended to `out` (a page writes its body in place, with no copy).
+pub fn write_html(out: &mut String, blocks: &[Block]) {
+    for b in blocks {
+        block(out, b);
+    }
 }
 
 fn block(out: &mut String, b: &Block) {

@@ -13,7 +13,7 @@ mod markdown;
 mod template;
 
 pub use chart::{fmt_num, fmt_signed, quartiles, Quartiles};
-pub use html::{html_text, to_html};
+pub use html::{html_text, to_html, write_html};
 pub use markdown::to_markdown;
 pub use template::t;
 

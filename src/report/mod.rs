@@ -61,8 +61,11 @@ pub fn write_all(dir: &Path, results: &Results) -> anyhow::Result<()> {
 pub fn write_rendered(dir: &Path, results: &Results) -> anyhow::Result<()> {
     let document = sections::document(results);
     let folder = CompareFolder::new(dir);
-    let markdown = crate::doc::to_markdown(&document);
-    folder.write(CompareFolder::REPORT_MD, markdown.as_bytes())?;
+    {
+        // Dropped before the page is built: the two long strings are never held at once.
+        let markdown = crate::doc::to_markdown(&document);
+        folder.write(CompareFolder::REPORT_MD, markdown.as_bytes())?;
+    }
     let html = html_page(results, &document);
     folder.write(CompareFolder::REPORT_HTML, html.as_bytes())?;
     folder.write(CompareFolder::TABLE, render_table(results).as_bytes())?;

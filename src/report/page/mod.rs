@@ -8,15 +8,14 @@ use std::fmt::Write;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-use crate::doc::{html_text, to_html, Block};
+use crate::doc::{html_text, write_html, Block};
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
 
 /// The page around a document: `title` in the tab, `footer` at the end.
 pub(crate) fn page(title: &str, blocks: &[Block], footer: &str) -> String {
-    let body = to_html(blocks);
-    let mut out = String::with_capacity(body.len() + STYLE.len() + SCRIPT.len() + 1024);
+    let mut out = String::new();
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -28,7 +27,7 @@ pub(crate) fn page(title: &str, blocks: &[Block], footer: &str) -> String {
         csp_hash(SCRIPT),
         html_text(title),
     );
-    out.push_str(&body);
+    write_html(&mut out, blocks);
     let _ = write!(
         out,
         "<footer>{}</footer>\n</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
