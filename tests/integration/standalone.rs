@@ -284,7 +284,17 @@ fn a_server_that_cannot_be_reached_is_not_answered_with_name_the_model() {
         &[],
     );
     let err = stderr(&out);
-    assert!(err.contains("is the server running"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "endpoint a is not reachable at http://127.0.0.1:{port}/v1"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.trim_end()
+            .ends_with("start the server, or fix the URL (scheme, host, port, /v1)"),
+        "{err}"
+    );
     assert!(!err.contains("--model a=MODEL"), "{err}");
 }
 
