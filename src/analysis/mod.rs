@@ -115,11 +115,6 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     };
     let (token_agreement, teacher_forcing) =
         analyze_forcing(catalogue, &names, &manifest.prompts, &inputs.forcing);
-    let request_failures = answers.request_failures
-        + load.probe_failures
-        + teacher_forcing
-            .as_ref()
-            .map_or(0, TeacherForcing::request_failures);
     let mut warnings = inputs.warnings.clone();
     warnings.extend(answers.warnings);
     warnings.extend(back_to_back_warning(&answers.prompts));
@@ -133,11 +128,12 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     }
     let mut long = long_context::analyze(&answers.prompts, &names);
     long.token_agreement = long_tokens::analyze(&names, &manifest.prompts, &inputs.forcing);
-    let request_failures = request_failures
-        + long
-            .token_agreement
+    let request_failures = answers.request_failures
+        + load.probe_failures
+        + teacher_forcing
             .as_ref()
-            .map_or(0, long_tokens::LongTokens::request_failures);
+            .map_or(0, TeacherForcing::request_failures)
+        + (long.token_agreement.as_ref()).map_or(0, long_tokens::LongTokens::request_failures);
     long_context::amend(&mut answer, &long);
     let gate = gate_check::evaluate(
         gate,
