@@ -35,6 +35,10 @@ pub struct LongTokens {
     /// Passages not compared: `request` (a failed scoring request, sent again on `--resume`),
     /// `unsupported`, `text_mismatch`, `alignment`, `tokenization`.
     pub problems: Vec<Problem>,
+    /// Scoring requests of the run's long items never answered (an interrupted run): one per
+    /// item per endpoint, and the reference's control; `--resume` sends them.
+    #[serde(default)]
+    pub missing: usize,
 }
 
 /// One pair's figures by position.
@@ -122,6 +126,19 @@ pub fn analyze(names: &[String], prompts: &[String], lines: &[ForcedLine]) -> Op
     if latest.is_empty() {
         return None;
     }
+    let missing = prompts
+        .iter()
+        .filter(|id| crate::catalogue::long::is_long(id))
+        .flat_map(|id| {
+            let sides = names.iter().map(|n| (n.as_str(), false));
+            sides
+                .chain([(reference.as_str(), true)])
+                .map(move |side| (id, side))
+        })
+        .filter(|(id, (endpoint, control))| {
+            !latest.contains_key(&(id.as_str(), *endpoint, *control))
+        })
+        .count();
     let mut problems: Vec<Problem> = latest
         .iter()
         .filter_map(|((_, _, control), l)| match l {
@@ -173,6 +190,7 @@ pub fn analyze(names: &[String], prompts: &[String], lines: &[ForcedLine]) -> Op
         pairs,
         control,
         problems,
+        missing,
     })
 }
 
@@ -290,6 +308,16 @@ mod tests {
 
     fn ids() -> Vec<String> {
         vec!["long.1024.d050.00".into()]
+    }
+
+    #[test]
+    fn requests_never_answered_are_missing_until_scored() {
+        // The reference's passage alone: the other endpoint's and the control are missing.
+        let mut lines = vec![scored("a", false, 10, usize::MAX)];
+        assert_eq!(analyze(&names(), &ids(), &lines).unwrap().missing, 2);
+        lines.push(scored("b", false, 10, usize::MAX));
+        lines.push(scored("a", true, 10, usize::MAX));
+        assert_eq!(analyze(&names(), &ids(), &lines).unwrap().missing, 0);
     }
 
     #[test]

@@ -134,6 +134,9 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
             .as_ref()
             .map_or(0, TeacherForcing::request_failures)
         + (long.token_agreement.as_ref()).map_or(0, long_tokens::LongTokens::request_failures);
+    let missing = answers.missing
+        + inputs.probes_missing
+        + long.token_agreement.as_ref().map_or(0, |t| t.missing);
     long_context::amend(&mut answer, &long);
     let gate = gate_check::evaluate(
         gate,
@@ -158,9 +161,9 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         summary: figures.summary,
         nondeterministic: figures.nondeterministic,
         deployment_differences: figures.deployment_differences,
-        complete: request_failures == 0 && answers.missing == 0 && inputs.probes_missing == 0,
+        complete: request_failures == 0 && missing == 0,
         request_failures,
-        missing: answers.missing + inputs.probes_missing,
+        missing,
         categories: figures.categories,
         quality: figures.quality,
         stability: figures.stability,

@@ -138,6 +138,7 @@ mod tests {
             pairs: vec![pair],
             control,
             problems: Vec::new(),
+            missing: 0,
         };
         let md = to_markdown(&blocks(&tokens));
         assert!(
