@@ -87,6 +87,29 @@ impl LongTokens {
     }
 }
 
+/// The scorings the run's long items plan (one per endpoint, and the reference's control) that
+/// `answered` has no line for.
+fn never_answered<'a>(
+    names: &'a [String],
+    prompts: &'a [String],
+    answered: impl Fn((&'a str, &'a str, bool)) -> bool,
+) -> usize {
+    let Some(reference) = names.first() else {
+        return 0;
+    };
+    prompts
+        .iter()
+        .filter(|id| crate::catalogue::long::is_long(id))
+        .flat_map(|id| {
+            let sides = names.iter().map(|n| (n.as_str(), false));
+            sides
+                .chain([(reference.as_str(), true)])
+                .map(move |(endpoint, control)| (id.as_str(), endpoint, control))
+        })
+        .filter(|key| !answered(*key))
+        .count()
+}
+
 /// The index in [`BUCKET_STARTS`] of the bucket holding `position`.
 fn bucket_of(position: usize) -> usize {
     BUCKET_STARTS
@@ -126,19 +149,7 @@ pub fn analyze(names: &[String], prompts: &[String], lines: &[ForcedLine]) -> Op
     if latest.is_empty() {
         return None;
     }
-    let missing = prompts
-        .iter()
-        .filter(|id| crate::catalogue::long::is_long(id))
-        .flat_map(|id| {
-            let sides = names.iter().map(|n| (n.as_str(), false));
-            sides
-                .chain([(reference.as_str(), true)])
-                .map(move |side| (id, side))
-        })
-        .filter(|(id, (endpoint, control))| {
-            !latest.contains_key(&(id.as_str(), *endpoint, *control))
-        })
-        .count();
+    let missing = never_answered(names, prompts, |key| latest.contains_key(&key));
     let mut problems: Vec<Problem> = latest
         .iter()
         .filter_map(|((_, _, control), l)| match l {
