@@ -46,6 +46,15 @@ pub fn create_run_dir(dir: &Path) -> anyhow::Result<()> {
 /// Write `bytes` to a temp file next to `path` (named after it and this process), then rename it
 /// over `path`, so a kill never leaves half a file. Errors name the file that could not be written.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_atomic`] for a file written piece by piece: `write` streams it into a buffered temp
+/// file, so the whole text is never held in memory (a long run's results.json and reports).
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let name = path
         .file_name()
         .with_context(|| format!("cannot write {}: not a file path", path.display()))?;
@@ -54,7 +63,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
-    let written = std::fs::write(&tmp, bytes)
+    let written = File::create(&tmp)
+        .and_then(|file| {
+            let mut out = std::io::BufWriter::new(file);
+            write(&mut out)?;
+            out.flush()
+        })
         .with_context(|| format!("cannot write {}", tmp.display()))
         .and_then(|()| {
             std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
@@ -147,6 +161,15 @@ impl CompareFolder {
     /// Write one whole file of the folder atomically ([`write_atomic`]).
     pub fn write(&self, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
         write_atomic(&self.file(name), bytes)
+    }
+
+    /// Write one of the folder's files atomically, streamed by `write` (see [`write_atomic_with`]).
+    pub fn write_with(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        write_atomic_with(&self.file(name), write)
     }
 
     /// Open one of the folder's journals for appending (mending a torn last line).
@@ -356,6 +379,24 @@ mod tests {
             format!("{err:#}").contains(".x.json."),
             "the error names the file: {err:#}"
         );
+    }
+
+    #[test]
+    fn a_streamed_write_that_fails_keeps_the_old_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        write_atomic_with(&path, |out| out.write_all(b"{\"whole\": true}\n")).unwrap();
+        let err = write_atomic_with(&path, |out| {
+            out.write_all(b"{\"half")?;
+            Err(std::io::Error::other("killed half-way"))
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("killed half-way"), "{err:#}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"whole\": true}\n"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -9,21 +9,78 @@ use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
 
 /// The document as an HTML fragment (the page around it is the caller's).
 pub fn to_html(blocks: &[Block]) -> String {
-    let mut out = String::new();
-    write_html(&mut out, blocks);
-    out
+    let mut bytes = Vec::new();
+    // Writing into memory cannot fail, and every piece is a String: the bytes are UTF-8.
+    let _ = write_html(&mut bytes, blocks);
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
-/// The blocks as HTML, appended to `out` (a page writes its body in place, with no copy).
-pub fn write_html(out: &mut String, blocks: &[Block]) {
-    for b in blocks {
-        block(out, b);
+/// The blocks as HTML, streamed into `out` as they are written.
+pub fn write_html(out: &mut dyn std::io::Write, blocks: &[Block]) -> std::io::Result<()> {
+    let mut writer = HtmlWriter::new(out);
+    writer.write(blocks);
+    writer.finish()
+}
+
+/// Written HTML is passed on once this much has gathered.
+const SPILL_BYTES: usize = 64 * 1024;
+
+/// A document written as HTML a few blocks at a time: gathered and passed on between blocks once
+/// [`SPILL_BYTES`] have gathered, so neither the page nor a whole section is held as text. The
+/// first write error is kept (later text is dropped) and returned by [`HtmlWriter::finish`].
+pub struct HtmlWriter<'a> {
+    buf: String,
+    sink: &'a mut dyn std::io::Write,
+    error: Option<std::io::Error>,
+}
+
+impl<'a> HtmlWriter<'a> {
+    pub fn new(sink: &'a mut dyn std::io::Write) -> Self {
+        HtmlWriter {
+            buf: String::new(),
+            sink,
+            error: None,
+        }
+    }
+
+    /// The next blocks of the document.
+    pub fn write(&mut self, blocks: &[Block]) {
+        for b in blocks {
+            block(self, b);
+        }
+    }
+
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.spill(0);
+        self.error.map_or(Ok(()), Err)
+    }
+
+    /// Pass the gathered text on when it holds more than `at_least` bytes.
+    fn spill(&mut self, at_least: usize) {
+        if self.buf.len() <= at_least {
+            return;
+        }
+        if self.error.is_none() {
+            if let Err(e) = self.sink.write_all(self.buf.as_bytes()) {
+                self.error = Some(e);
+            }
+        }
+        self.buf.clear();
     }
 }
 
-fn block(out: &mut String, b: &Block) {
+fn block(out: &mut HtmlWriter, b: &Block) {
+    if let Block::Part(p) = b {
+        return part(out, p);
+    }
+    leaf(&mut out.buf, b);
+    out.spill(SPILL_BYTES);
+}
+
+/// A block other than a part.
+fn leaf(out: &mut String, b: &Block) {
     match b {
-        Block::Part(p) => part(out, p),
+        Block::Part(_) => {}
         Block::Paragraph(l) => {
             let _ = writeln!(out, "<p>{}</p>", inline_html(l));
         }
@@ -71,18 +128,18 @@ fn id_attr(id: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-fn part(out: &mut String, p: &Part) {
+fn part(out: &mut HtmlWriter, p: &Part) {
     let id = id_attr(&p.id);
     let title = inline_html(&p.title);
     if p.fold != Fold::Open {
         let _ = write!(
-            out,
+            out.buf,
             "<details class=\"prompt\"{id}>\n<summary>{title}</summary>\n<div class=\"prompt-body\">\n"
         );
         for b in &p.body {
             block(out, b);
         }
-        out.push_str("</div>\n</details>\n");
+        out.buf.push_str("</div>\n</details>\n");
         return;
     }
     let (open, close) = match p.level {
@@ -99,11 +156,11 @@ fn part(out: &mut String, p: &Part) {
             (format!("<h{n}{id}>{title}</h{n}>\n"), String::new())
         }
     };
-    out.push_str(&open);
+    out.buf.push_str(&open);
     for b in &p.body {
         block(out, b);
     }
-    out.push_str(&close);
+    out.buf.push_str(&close);
 }
 
 fn table(out: &mut String, t: &Table) {
@@ -229,6 +286,44 @@ fn one(out: &mut String, i: &Inline) {
 mod tests {
     use super::*;
     use crate::doc::{code, para, span, text, Table};
+
+    #[test]
+    fn a_long_document_is_streamed_in_pieces_and_reads_the_same() {
+        // Rows enough for several spills of SPILL_BYTES: the written text is the whole text.
+        let body: Vec<Block> = (0..400)
+            .map(|i| {
+                let mut t = Table::new(&["n", "text"]);
+                t.text_row(&[i.to_string(), "y".repeat(300)]);
+                t.into()
+            })
+            .collect();
+        let doc = vec![crate::doc::Part::section("all", vec![text("All")], body).into()];
+        /// Counts the writes it is given.
+        struct Pieces(Vec<u8>, usize);
+        impl std::io::Write for Pieces {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.1 += 1;
+                self.0.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut out = Pieces(Vec::new(), 0);
+        write_html(&mut out, &doc).unwrap();
+        let text = String::from_utf8(out.0).unwrap();
+        assert!(out.1 > 1, "written in one piece");
+        assert!(text.len() > 2 * SPILL_BYTES, "{}", text.len());
+        // Every row once, in order: nothing lost or repeated at a spill.
+        assert_eq!(text.matches(&"y".repeat(300)).count(), 400);
+        let at: Vec<usize> = (0..400)
+            .map(|i| text.find(&format!("<td>{i}</td>")).unwrap())
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]));
+        assert!(text.starts_with("<section id=\"all\">\n<h2>All</h2>\n"));
+        assert!(text.ends_with("</section>\n"));
+    }
 
     #[test]
     fn hostile_text_is_inert_everywhere() {

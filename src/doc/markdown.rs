@@ -2,20 +2,74 @@
 //! anchors). Blocks are separated by one blank line; text is escaped so that no value can open
 //! markup, and table cells so that none can break the row.
 
+use std::io::Write;
+
 use super::escape::{anchor, markdown_text, visible};
 use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
 
 /// The document as Markdown.
 pub fn to_markdown(blocks: &[Block]) -> String {
-    let mut chunks = Vec::new();
-    for b in blocks {
-        block(b, &mut chunks);
+    let mut bytes = Vec::new();
+    // Writing into memory cannot fail, and every chunk is a String: the bytes are UTF-8.
+    let _ = write_markdown(&mut bytes, blocks);
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The document as Markdown, streamed into `out` chunk by chunk (a long run's report is never
+/// held whole).
+pub fn write_markdown(out: &mut dyn Write, blocks: &[Block]) -> std::io::Result<()> {
+    let mut writer = MarkdownWriter::new(out);
+    writer.write(blocks);
+    writer.finish()
+}
+
+/// A document written as Markdown a few blocks at a time, each chunk as it is made, a blank line
+/// between two: a report written section by section holds one section at a time. The first
+/// write error is kept (later chunks are dropped) and returned by [`MarkdownWriter::finish`].
+pub struct MarkdownWriter<'a> {
+    out: &'a mut dyn Write,
+    first: bool,
+    error: Option<std::io::Error>,
+}
+
+impl<'a> MarkdownWriter<'a> {
+    pub fn new(out: &'a mut dyn Write) -> Self {
+        MarkdownWriter {
+            out,
+            first: true,
+            error: None,
+        }
     }
-    chunks.join("\n")
+
+    /// The next blocks of the document.
+    pub fn write(&mut self, blocks: &[Block]) {
+        for b in blocks {
+            block(b, self);
+        }
+    }
+
+    pub fn finish(self) -> std::io::Result<()> {
+        self.error.map_or(Ok(()), Err)
+    }
+
+    fn push(&mut self, chunk: String) {
+        if self.error.is_some() {
+            return;
+        }
+        let separator: &[u8] = if self.first { b"" } else { b"\n" };
+        self.first = false;
+        if let Err(e) = self
+            .out
+            .write_all(separator)
+            .and_then(|()| self.out.write_all(chunk.as_bytes()))
+        {
+            self.error = Some(e);
+        }
+    }
 }
 
 /// One block as chunks of lines, each ending in a newline (nothing for an HTML-only block).
-fn block(b: &Block, chunks: &mut Vec<String>) {
+fn block(b: &Block, chunks: &mut MarkdownWriter) {
     match b {
         Block::Part(p) => part(p, chunks),
         Block::Paragraph(l) => chunks.push(format!("{}\n", inline(l))),
@@ -35,7 +89,7 @@ fn block(b: &Block, chunks: &mut Vec<String>) {
     }
 }
 
-fn part(p: &Part, chunks: &mut Vec<String>) {
+fn part(p: &Part, chunks: &mut MarkdownWriter) {
     if p.fold == Fold::Folded {
         chunks.push(format!(
             "<details><summary>{}</summary>\n",
@@ -157,6 +211,50 @@ fn figure_text(f: &Figure) -> String {
 mod tests {
     use super::*;
     use crate::doc::{code as c, link, strong, text, Table};
+
+    /// A writer that takes `room` bytes, then fails.
+    struct Full {
+        room: usize,
+        taken: Vec<u8>,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.taken.len() + buf.len() > self.room {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.taken.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streamed_markdown_is_the_same_text_and_a_write_error_comes_back() {
+        let mut t = Table::new(&["a", "b"]);
+        for i in 0..50 {
+            t.text_row(&[format!("row {i}"), "x".into()]);
+        }
+        let doc = vec![
+            crate::doc::para(vec![text("first")]),
+            t.into(),
+            crate::doc::para(vec![text("last")]),
+        ];
+        let mut streamed = Vec::new();
+        write_markdown(&mut streamed, &doc).unwrap();
+        let whole = to_markdown(&doc);
+        assert_eq!(String::from_utf8(streamed).unwrap(), whole);
+        assert!(whole.starts_with("first\n\n| a | b |"), "{whole}");
+        let mut full = Full {
+            room: 20,
+            taken: Vec::new(),
+        };
+        let err = write_markdown(&mut full, &doc).unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+        assert_eq!(full.taken, b"first\n\n", "what fitted before the error");
+    }
 
     #[test]
     fn cells_cannot_break_the_table() {

@@ -13,8 +13,8 @@ mod markdown;
 mod template;
 
 pub use chart::{fmt_num, fmt_signed, quartiles, Quartiles};
-pub use html::{html_text, to_html, write_html};
-pub use markdown::to_markdown;
+pub use html::{html_text, to_html, write_html, HtmlWriter};
+pub use markdown::{to_markdown, write_markdown, MarkdownWriter};
 pub use template::t;
 
 /// A run of inline text.

@@ -3,20 +3,32 @@
 //! with JavaScript off. A Content Security Policy allows only this page's own style and script,
 //! by hash, and no network at all.
 
-use std::fmt::Write;
+use std::io::Write;
 
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-use crate::doc::{html_text, write_html, Block};
+use crate::doc::{html_text, Block, HtmlWriter};
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
 
 /// The page around a document: `title` in the tab, `footer` at the end.
 pub(crate) fn page(title: &str, blocks: &[Block], footer: &str) -> String {
-    let mut out = String::new();
-    let _ = write!(
+    let mut bytes = Vec::new();
+    // Writing into memory cannot fail, and every piece is a String: the bytes are UTF-8.
+    let _ = write_page(&mut bytes, title, footer, |html| html.write(blocks));
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// [`page`] streamed into `out`, its body written by `body` (a few blocks at a time).
+pub(crate) fn write_page(
+    out: &mut dyn Write,
+    title: &str,
+    footer: &str,
+    body: impl FnOnce(&mut HtmlWriter),
+) -> std::io::Result<()> {
+    write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -26,14 +38,15 @@ pub(crate) fn page(title: &str, blocks: &[Block], footer: &str) -> String {
         csp_hash(STYLE),
         csp_hash(SCRIPT),
         html_text(title),
-    );
-    write_html(&mut out, blocks);
-    let _ = write!(
+    )?;
+    let mut html = HtmlWriter::new(out);
+    body(&mut html);
+    html.finish()?;
+    write!(
         out,
         "<footer>{}</footer>\n</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
         html_text(footer)
-    );
-    out
+    )
 }
 
 /// `sha256-…` of an inline element's text, as a CSP source.

@@ -58,3 +58,11 @@ const SECTIONS: &[Section] = &[
 pub(super) fn document(results: &Results) -> Vec<Block> {
     SECTIONS.iter().flat_map(|s| s(results)).collect()
 }
+
+/// The report's sections handed to `write` one at a time, each dropped before the next is
+/// rendered: a long run's report never holds the whole document.
+pub(super) fn each(results: &Results, mut write: impl FnMut(&[Block])) {
+    for section in SECTIONS {
+        write(&section(results));
+    }
+}
