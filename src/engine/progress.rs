@@ -2,6 +2,7 @@
 //! plain lines otherwise, nothing with `--quiet`. Notes and warnings go through it so that they
 //! print above the bars instead of through them.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -10,6 +11,9 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// How often a plain per-endpoint count line is printed when stderr is not a terminal.
 const PLAIN_COUNT_EVERY: Duration = Duration::from_secs(2);
+
+/// In plain output, the longest silence before [`Progress::heartbeat`] says the run is waiting.
+const HEARTBEAT_AFTER: Duration = Duration::from_secs(30);
 
 /// One outcome, as progress counts it.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +50,8 @@ pub struct Progress {
     /// How often a plain status line is printed.
     status_every: Duration,
     last_status: Option<Instant>,
+    /// When plain output last printed a line (or started).
+    last_printed: Cell<Instant>,
 }
 
 impl Progress {
@@ -116,6 +122,7 @@ impl Progress {
             counters: HashMap::new(),
             status_every,
             last_status: None,
+            last_printed: Cell::new(Instant::now()),
         }
     }
 
@@ -123,7 +130,7 @@ impl Progress {
     pub fn note(&self, line: &str) {
         match &self.output {
             Output::Quiet => {}
-            Output::Plain => eprintln!("{line}"),
+            Output::Plain => self.print(line),
             Output::Terminal { multi, .. } => {
                 let _ = multi.println(line);
             }
@@ -153,10 +160,11 @@ impl Progress {
             Output::Quiet => {}
             Output::Plain => {
                 if due {
-                    eprintln!(
+                    let line = format!(
                         "{endpoint}: {done}/{total} done, {errors} errors, {:.1}s",
                         self.started.elapsed().as_secs_f64()
                     );
+                    self.print(&line);
                 }
             }
             Output::Terminal { bars, .. } => {
@@ -183,10 +191,43 @@ impl Progress {
                     .is_none_or(|t| t.elapsed() >= self.status_every);
                 if due || force {
                     self.last_status = Some(Instant::now());
-                    eprintln!("{line}");
+                    self.print(line);
                 }
             }
         }
+    }
+
+    /// In plain output, after [`HEARTBEAT_AFTER`] without a line (long generations in flight): a
+    /// line saying so, with each endpoint's count, so that a log shows a live run. A terminal's
+    /// bars tick by themselves.
+    pub fn heartbeat(&self) {
+        if let Some(line) = self.heartbeat_line() {
+            self.print(&line);
+        }
+    }
+
+    fn heartbeat_line(&self) -> Option<String> {
+        if !matches!(self.output, Output::Plain)
+            || self.last_printed.get().elapsed() < HEARTBEAT_AFTER
+        {
+            return None;
+        }
+        let mut counts: Vec<String> = self
+            .counters
+            .iter()
+            .map(|(name, c)| format!("{name} {}/{}", c.done, c.total))
+            .collect();
+        counts.sort();
+        Some(format!(
+            "waiting for answers ({}), {:.1}s",
+            counts.join(", "),
+            self.started.elapsed().as_secs_f64()
+        ))
+    }
+
+    fn print(&self, line: &str) {
+        self.last_printed.set(Instant::now());
+        eprintln!("{line}");
     }
 
     /// What is happening now, shown only on a terminal (plain output would repeat it forever).
@@ -209,5 +250,38 @@ impl Progress {
                 bar.finish_and_clear();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_output_says_it_is_waiting_after_thirty_silent_seconds() {
+        let mut progress = Progress::with(false, PLAIN_COUNT_EVERY);
+        progress.output = Output::Plain;
+        progress.counters = Progress::counting(true, &[("b".into(), 2), ("a".into(), 3)]).counters;
+        assert_eq!(
+            progress.heartbeat_line(),
+            None,
+            "nothing is due at the start"
+        );
+        let long_ago = Instant::now() - HEARTBEAT_AFTER - Duration::from_secs(1);
+        progress.last_printed.set(long_ago);
+        let line = progress.heartbeat_line().unwrap();
+        assert!(
+            line.starts_with("waiting for answers (a 0/3, b 0/2), "),
+            "{line}"
+        );
+        progress.heartbeat();
+        assert_eq!(
+            progress.heartbeat_line(),
+            None,
+            "the line just printed resets it"
+        );
+        progress.output = Output::Quiet;
+        progress.last_printed.set(long_ago);
+        assert_eq!(progress.heartbeat_line(), None, "--quiet prints nothing");
     }
 }

@@ -117,6 +117,10 @@ impl Sink<Job, (Job, Record)> for Journalled<'_> {
             .then(|| job.reasoning_retry(self.reasoning_retry_budget))
             .flatten())
     }
+
+    fn tick(&mut self) {
+        self.progress.heartbeat();
+    }
 }
 
 /// How progress counts a record: a retry is not part of the plan; its error is printed.
