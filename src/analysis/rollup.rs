@@ -66,12 +66,7 @@ pub fn pair_statistics(prompts: &[PromptResult], reference: &str, other: &str) -
 /// "counting_traps: full right and spark wrong on 10 of 13, the reverse on 0; p = 0.002: a systemic deficit of spark".
 fn statement(c: &PairedCounts, reference: &str, other: &str) -> String {
     let scope = c.category.as_deref().unwrap_or("all prompts");
-    let p = format_p(c.p_value);
-    let p = if p.starts_with('<') {
-        format!("p {p}")
-    } else {
-        format!("p = {p}")
-    };
+    let p = format!("p = {}", format_p(c.p_value));
     let conclusion = if c.reference_only + c.other_only == 0 {
         "no disagreement".to_string()
     } else if c.p_value < 0.05 {

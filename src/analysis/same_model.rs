@@ -20,6 +20,7 @@ use super::families::PairFamilies;
 use super::quality::{Quality, QualityVerdict};
 use super::results::{Identity, Parity};
 use super::sequential::{SequentialDecision, SequentialVerdict};
+use super::stats::format_p;
 
 /// The answer of the first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -137,7 +138,7 @@ fn decide_pair(q: &Quality, evidence: &Evidence<'_>) -> (SameModel, Vec<String>)
             f.reference.accuracy_percent,
             f.other.accuracy_percent,
             thousands(f.graded_items),
-            p_text(f.holm_p_value)
+            format_p(f.holm_p_value)
         ));
     }
     for p in evidence
@@ -234,7 +235,7 @@ fn quality_reasons(
             "accuracy differs by {:+.1} points on {} graded items (exact McNemar p = {})",
             points(q.difference.estimate),
             thousands(q.graded),
-            p_text(q.p_value)
+            format_p(q.p_value)
         )),
         QualityVerdict::Inconclusive => open.push(match q.decide_with {
             Some(n) => format!(
@@ -255,15 +256,6 @@ fn quality_reasons(
             trim_points(q.margin),
             thousands(q.graded)
         )),
-    }
-}
-
-/// A p-value in three decimals, or in scientific notation below 0.001 (never "0.000").
-fn p_text(p: f64) -> String {
-    if p < 1e-3 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.3}")
     }
 }
 
@@ -471,12 +463,5 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1840), "1,840");
         assert_eq!(thousands(1234567), "1,234,567");
-    }
-
-    #[test]
-    fn small_p_values_never_read_zero() {
-        assert_eq!(p_text(0.0004), "4.0e-4");
-        assert_eq!(p_text(0.021), "0.021");
-        assert_eq!(p_text(2e-11), "2.0e-11");
     }
 }

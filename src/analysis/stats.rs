@@ -74,10 +74,11 @@ pub fn wilson_at(successes: u64, trials: u64, z: f64) -> Proportion {
     }
 }
 
-/// Format a p-value the way a reader expects: three decimals, or "< 0.001".
+/// A p-value as every report prints it after "p = ": three decimals, or scientific notation
+/// below 0.001 ("3.8e-4"; never "0.000", never "p = < 0.001").
 pub fn format_p(p: f64) -> String {
     if p < 0.001 {
-        "< 0.001".into()
+        format!("{p:.1e}")
     } else {
         format!("{p:.3}")
     }
@@ -118,6 +119,8 @@ mod tests {
     #[test]
     fn p_values_print_readably() {
         assert_eq!(format_p(0.001953125), "0.002");
-        assert_eq!(format_p(0.00001), "< 0.001");
+        assert_eq!(format_p(0.00001), "1.0e-5");
+        assert_eq!(format_p(0.0004), "4.0e-4");
+        assert_eq!(format_p(2e-11), "2.0e-11");
     }
 }

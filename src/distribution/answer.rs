@@ -42,14 +42,6 @@ pub fn unmeasured(gate: &Gate) -> Vec<String> {
         .collect()
 }
 
-fn fmt_p(p: f64) -> String {
-    if p < 0.001 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.3}")
-    }
-}
-
 /// "at temperature T, top_p P, top_k K", naming what was sent.
 fn sampling_label(sampling: &SamplingParams) -> String {
     format!(
@@ -76,7 +68,7 @@ fn most_different(d: &Distribution) -> Option<String> {
         let list: Vec<String> = named
             .iter()
             .take(NAMED_PROMPTS)
-            .map(|(id, p)| format!("{id} (p = {})", fmt_p(*p)))
+            .map(|(id, p)| format!("{id} (p = {})", crate::analysis::format_p(*p)))
             .collect();
         format!("most different: {}", list.join(", "))
     })
@@ -124,7 +116,7 @@ pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) ->
         (Verdict::Different, Some(p)) => {
             because.push(format!(
                 "the samples differ {at} (pooled MMD p = {} < {} over {} prompts)",
-                fmt_p(p),
+                crate::analysis::format_p(p),
                 d.alpha,
                 d.prompts_tested
             ));
@@ -134,7 +126,7 @@ pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) ->
         (Verdict::Same, Some(p)) => {
             because.push(format!(
                 "no difference detected in the samples {at} (pooled MMD p = {} ≥ {} over {} prompts)",
-                fmt_p(p),
+                crate::analysis::format_p(p),
                 d.alpha,
                 d.prompts_tested
             ));
@@ -146,7 +138,7 @@ pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) ->
                     format!(
                         "{} (control p = {})",
                         c.endpoint,
-                        c.p.map_or("–".into(), fmt_p)
+                        c.p.map_or("–".into(), crate::analysis::format_p)
                     )
                 })
                 .collect();

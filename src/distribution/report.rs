@@ -76,11 +76,7 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 }
 
 fn fmt_p(p: Option<f64>) -> String {
-    match p {
-        None => "–".into(),
-        Some(p) if p < 0.001 => format!("{p:.1e}"),
-        Some(p) => format!("{p:.3}"),
-    }
+    p.map_or_else(|| "–".into(), crate::analysis::format_p)
 }
 
 fn percent(x: Option<f64>) -> String {

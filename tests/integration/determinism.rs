@@ -242,7 +242,7 @@ fn paired_statistics_name_a_systemic_deficit_and_gate_on_p() {
     let cat = &r["statistics"][0]["categories"][0];
     assert_eq!(
         cat["statement"],
-        json!("counting_traps: full right and spark wrong on 12 of 12, the reverse on 0; p < 0.001: a systemic deficit of spark")
+        json!("counting_traps: full right and spark wrong on 12 of 12, the reverse on 0; p = 4.9e-4: a systemic deficit of spark")
     );
     assert!(stdout(&out).contains("a systemic deficit of spark"));
     let full_acc = &r["endpoints"][0]["accuracy"];
