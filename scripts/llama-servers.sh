@@ -54,7 +54,7 @@ with_heartbeat() {
     "$@" >"$logfile" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
-        for _ in $(seq 29); do
+        for _ in $(seq 27); do
             kill -0 "$pid" 2>/dev/null || break
             sleep 1
         done
