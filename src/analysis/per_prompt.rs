@@ -3,7 +3,7 @@
 //! what the journal lacked (missing slots, failed requests).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -66,7 +66,7 @@ impl EndpointPrompt<'_> {
 }
 
 /// Where each record sat in what its endpoint was sent: its position and the prompt before it.
-type SendOrder<'a> = HashMap<*const Answered, (usize, Option<&'a str>)>;
+type SendOrder<'a> = HashMap<*const Answered, (usize, Option<&'a Arc<str>>)>;
 
 fn send_order(records: &[Answered]) -> SendOrder<'_> {
     let mut by_endpoint: BTreeMap<&str, Vec<&Answered>> = BTreeMap::new();
@@ -77,7 +77,7 @@ fn send_order(records: &[Answered]) -> SendOrder<'_> {
     for list in by_endpoint.values_mut() {
         list.sort_by_key(|r| r.started_at);
         for (i, r) in list.iter().enumerate() {
-            let before = i.checked_sub(1).map(|j| &*list[j].prompt);
+            let before = i.checked_sub(1).map(|j| &list[j].prompt);
             order.insert(*r as *const Answered, (i, before));
         }
     }
@@ -200,6 +200,21 @@ struct Repeats<'a> {
     present: Vec<&'a Answered>,
 }
 
+/// One copy of each distinct answer among a prompt's repeats (mostly the same few).
+#[derive(Default)]
+struct Shared(HashSet<Arc<str>>);
+
+impl Shared {
+    fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(kept) = self.0.get(text) {
+            return Arc::clone(kept);
+        }
+        let kept: Arc<str> = text.into();
+        self.0.insert(Arc::clone(&kept));
+        kept
+    }
+}
+
 fn collect_repeats<'a>(
     recs: &[Option<&'a Answered>],
     scored: &HashMap<&Slot<&str>, Arc<Score>>,
@@ -214,6 +229,7 @@ fn collect_repeats<'a>(
         scores: Vec::with_capacity(n),
         present: Vec::with_capacity(n),
     };
+    let mut shared = Shared::default();
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
         let s = scored.get(&Slot::of(*r)).map(|s| Score::clone(s));
@@ -228,13 +244,14 @@ fn collect_repeats<'a>(
         });
         let (sent, after) = order
             .get(&(*r as *const Answered))
-            .map_or((0, None), |&(sent, after)| {
-                (sent, after.map(str::to_string))
-            });
+            .map_or((0, None), |&(sent, after)| (sent, after.cloned()));
         out.answers.push(RepeatAnswer {
             repeat: repeat as u32,
-            answer: key.clone(),
-            as_written: s.as_ref().and_then(|s| s.as_written.clone()),
+            answer: key.as_deref().map(|k| shared.get(k)),
+            as_written: s
+                .as_ref()
+                .and_then(|s| s.as_written.as_deref())
+                .map(|w| shared.get(w)),
             correct: s.as_ref().and_then(|s| s.correct),
             truncated: is_truncated(r),
             sent,

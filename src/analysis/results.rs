@@ -1,6 +1,7 @@
 //! The types of `results.json`: the public output contract (schema in `src/report/results.schema.json`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -377,21 +378,22 @@ pub struct AnswerResult {
     pub repeats: Vec<RepeatAnswer>,
 }
 
-/// One repeat's answer, with where it sat in what the endpoint was sent.
+/// One repeat's answer, with where it sat in what the endpoint was sent. A long run holds one per
+/// record, so the strings repeats have in common (the same answer, a prompt id) are shared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatAnswer {
     pub repeat: u32,
     /// The answer as scored; None when the repeat failed.
-    pub answer: Option<String>,
+    pub answer: Option<Arc<str>>,
     /// The same answer as the model wrote it, when the scorer read it out of the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub as_written: Option<String>,
+    pub as_written: Option<Arc<str>>,
     pub correct: Option<bool>,
     pub truncated: bool,
     /// Its position among every request this endpoint was sent in the run (0 is the first).
     pub sent: usize,
     /// The prompt of the request sent to this endpoint just before it (None: the first).
-    pub after: Option<String>,
+    pub after: Option<Arc<str>>,
     /// This repeat's answer text when it differs from the text shown (the answer's `answer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

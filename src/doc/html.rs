@@ -129,38 +129,54 @@ fn id_attr(id: &Option<String>) -> String {
 }
 
 fn part(out: &mut HtmlWriter, p: &Part) {
-    let id = id_attr(&p.id);
-    let title = inline_html(&p.title);
-    if p.fold != Fold::Open {
-        let _ = write!(
-            out.buf,
-            "<details class=\"prompt\"{id}>\n<summary>{title}</summary>\n<div class=\"prompt-body\">\n"
-        );
-        for b in &p.body {
-            block(out, b);
-        }
-        out.buf.push_str("</div>\n</details>\n");
-        return;
-    }
-    let (open, close) = match p.level {
-        1 => (
-            format!("<header{id}>\n<h1>{title}</h1>\n"),
-            "</header>\n".to_string(),
-        ),
-        2 => (
-            format!("<section{id}>\n<h2>{title}</h2>\n"),
-            "</section>\n".to_string(),
-        ),
-        n => {
-            let n = n.min(6);
-            (format!("<h{n}{id}>{title}</h{n}>\n"), String::new())
-        }
-    };
-    out.buf.push_str(&open);
+    open(out, p);
     for b in &p.body {
         block(out, b);
     }
-    out.buf.push_str(&close);
+    close(out, p);
+}
+
+/// A part's start: `<details>` when folded, else a header or section with its heading.
+fn open(out: &mut HtmlWriter, p: &Part) {
+    let id = id_attr(&p.id);
+    let title = inline_html(&p.title);
+    let _ = match (p.fold, p.level) {
+        (Fold::FoldedInHtml | Fold::Folded, _) => write!(
+            out.buf,
+            "<details class=\"prompt\"{id}>\n<summary>{title}</summary>\n<div class=\"prompt-body\">\n"
+        ),
+        (Fold::Open, 1) => write!(out.buf, "<header{id}>\n<h1>{title}</h1>\n"),
+        (Fold::Open, 2) => write!(out.buf, "<section{id}>\n<h2>{title}</h2>\n"),
+        (Fold::Open, n) => {
+            let n = n.min(6);
+            writeln!(out.buf, "<h{n}{id}>{title}</h{n}>")
+        }
+    };
+}
+
+/// A part's end, matching [`open`].
+fn close(out: &mut HtmlWriter, p: &Part) {
+    out.buf.push_str(match (p.fold, p.level) {
+        (Fold::FoldedInHtml | Fold::Folded, _) => "</div>\n</details>\n",
+        (Fold::Open, 1) => "</header>\n",
+        (Fold::Open, 2) => "</section>\n",
+        (Fold::Open, _) => "",
+    });
+    out.spill(SPILL_BYTES);
+}
+
+impl super::Sink for HtmlWriter<'_> {
+    fn blocks(&mut self, blocks: Vec<Block>) {
+        self.write(&blocks);
+    }
+
+    fn open(&mut self, part: &Part) {
+        open(self, part);
+    }
+
+    fn close(&mut self, part: &Part) {
+        close(self, part);
+    }
 }
 
 fn table(out: &mut String, t: &Table) {

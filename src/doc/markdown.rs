@@ -90,15 +90,20 @@ fn block(b: &Block, chunks: &mut MarkdownWriter) {
 }
 
 fn part(p: &Part, chunks: &mut MarkdownWriter) {
+    open(p, chunks);
+    for b in &p.body {
+        block(b, chunks);
+    }
+    close(p, chunks);
+}
+
+/// A part's start: its heading, or `<details>` when folded in Markdown too.
+fn open(p: &Part, chunks: &mut MarkdownWriter) {
     if p.fold == Fold::Folded {
         chunks.push(format!(
             "<details><summary>{}</summary>\n",
             super::html::inline_html(&p.title)
         ));
-        for b in &p.body {
-            block(b, chunks);
-        }
-        chunks.push("</details>\n".into());
         return;
     }
     let target = match (&p.id, p.level) {
@@ -110,8 +115,26 @@ fn part(p: &Part, chunks: &mut MarkdownWriter) {
         "#".repeat(p.level.clamp(1, 6).into()),
         inline(&p.title)
     ));
-    for b in &p.body {
-        block(b, chunks);
+}
+
+/// A part's end (only a folded one has any).
+fn close(p: &Part, chunks: &mut MarkdownWriter) {
+    if p.fold == Fold::Folded {
+        chunks.push("</details>\n".into());
+    }
+}
+
+impl super::Sink for MarkdownWriter<'_> {
+    fn blocks(&mut self, blocks: Vec<Block>) {
+        self.write(&blocks);
+    }
+
+    fn open(&mut self, part: &Part) {
+        open(part, self);
+    }
+
+    fn close(&mut self, part: &Part) {
+        close(part, self);
     }
 }
 

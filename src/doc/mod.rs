@@ -20,6 +20,61 @@ pub use template::t;
 /// A run of inline text.
 pub type Line = Vec<Inline>;
 
+/// Where a document goes as it is rendered, a piece at a time: a writer (Markdown, HTML) writes
+/// each piece and lets it go, so a long part (every prompt's details) is never held whole;
+/// [`Blocks`] keeps them all. A part given by `open` holds everything given until its `close`.
+pub trait Sink {
+    /// The next blocks.
+    fn blocks(&mut self, blocks: Vec<Block>);
+    /// The start of `part` (its body is ignored: what follows until `close` is its body).
+    fn open(&mut self, part: &Part);
+    /// The end of the part opened last.
+    fn close(&mut self, part: &Part);
+}
+
+/// A [`Sink`] that keeps the document as blocks.
+#[derive(Debug, Default)]
+pub struct Blocks {
+    done: Vec<Block>,
+    /// The parts opened and not yet closed, outermost first.
+    open: Vec<Part>,
+}
+
+impl Blocks {
+    pub fn into_blocks(mut self) -> Vec<Block> {
+        while let Some(part) = self.open.pop() {
+            self.push(vec![part.into()]);
+        }
+        self.done
+    }
+
+    fn push(&mut self, blocks: Vec<Block>) {
+        match self.open.last_mut() {
+            Some(part) => part.body.extend(blocks),
+            None => self.done.extend(blocks),
+        }
+    }
+}
+
+impl Sink for Blocks {
+    fn blocks(&mut self, blocks: Vec<Block>) {
+        self.push(blocks);
+    }
+
+    fn open(&mut self, part: &Part) {
+        self.open.push(Part {
+            body: Vec::new(),
+            ..part.clone()
+        });
+    }
+
+    fn close(&mut self, _: &Part) {
+        if let Some(part) = self.open.pop() {
+            self.push(vec![part.into()]);
+        }
+    }
+}
+
 /// Inline text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Inline {
@@ -314,4 +369,66 @@ pub fn join(lines: Vec<Line>, sep: &str) -> Line {
         out.extend(l);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A section of folded parts, as a whole part and as the pieces a sink is handed.
+    fn section(fold: Fold) -> (Part, Vec<Block>) {
+        let inner: Vec<Block> = (0..3)
+            .map(|i| {
+                Part::new(
+                    3,
+                    Some(&format!("p{i}")),
+                    vec![text(format!("prompt {i}"))],
+                    vec![para(vec![text("body")])],
+                )
+                .folded(fold)
+                .into()
+            })
+            .collect();
+        let whole = Part::section("all", vec![text("All")], inner.clone());
+        (whole, inner)
+    }
+
+    /// Hand `pieces` to `sink` inside `whole`'s opening and closing.
+    fn in_pieces(sink: &mut dyn Sink, whole: &Part, pieces: &[Block]) {
+        sink.open(whole);
+        sink.blocks(vec![para(vec![text("intro")])]);
+        for b in pieces {
+            sink.blocks(vec![b.clone()]);
+        }
+        sink.close(whole);
+    }
+
+    #[test]
+    fn a_part_handed_on_in_pieces_reads_as_the_whole_part() {
+        for fold in [Fold::Open, Fold::FoldedInHtml, Fold::Folded] {
+            let (mut whole, pieces) = section(fold);
+            whole.body.insert(0, para(vec![text("intro")]));
+            let doc: Vec<Block> = vec![whole.clone().into()];
+
+            let mut kept = Blocks::default();
+            in_pieces(&mut kept, &whole, &pieces);
+            assert_eq!(kept.into_blocks(), doc, "{fold:?}");
+
+            let mut md = Vec::new();
+            let mut writer = MarkdownWriter::new(&mut md);
+            in_pieces(&mut writer, &whole, &pieces);
+            writer.finish().unwrap();
+            assert_eq!(
+                String::from_utf8(md).unwrap(),
+                to_markdown(&doc),
+                "{fold:?}"
+            );
+
+            let mut html = Vec::new();
+            let mut writer = HtmlWriter::new(&mut html);
+            in_pieces(&mut writer, &whole, &pieces);
+            writer.finish().unwrap();
+            assert_eq!(String::from_utf8(html).unwrap(), to_html(&doc), "{fold:?}");
+        }
+    }
 }

@@ -575,12 +575,12 @@ fn repeats(of: &[(&str, bool, usize, &str)]) -> Vec<RepeatAnswer> {
         .enumerate()
         .map(|(i, (answer, correct, sent, after))| RepeatAnswer {
             repeat: i as u32,
-            answer: Some(answer.to_string()),
+            answer: Some((*answer).into()),
             as_written: None,
             correct: Some(*correct),
             truncated: false,
             sent: *sent,
-            after: Some(after.to_string()),
+            after: Some((*after).into()),
             text: None,
         })
         .collect()

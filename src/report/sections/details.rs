@@ -10,7 +10,9 @@ use super::cells::{
     text_share, truncated_mark, verdict_badge, written_histogram,
 };
 use crate::analysis::{AnswerResult, Divergence, PromptResult, Results, Verdict};
-use crate::doc::{code, para, strong, t, text, Block, Fold, Inline, Line, Part, Style, Table};
+use crate::doc::{
+    code, para, strong, t, text, Block, Fold, Inline, Line, Part, Sink, Style, Table,
+};
 use crate::report::diff::word_diff_line;
 use crate::text::clip;
 
@@ -23,23 +25,26 @@ const END_CHARS: usize = 300;
 /// The longest answer text shown under "Answer texts".
 const FULL_CHARS: usize = 4000;
 
-pub(super) fn render(results: &Results) -> Vec<Block> {
+/// The section, a prompt's block at a time (a long run has thousands of rows of repeats).
+pub(super) fn render(results: &Results, sink: &mut dyn Sink) {
     if results.prompts.is_empty() {
-        return Vec::new();
+        return;
     }
     let names = names(results);
-    let mut body = vec![para(t("Every prompt has a block here: those whose verdict is not `same` first and in full, then the `same` ones in brief.", &[]))];
+    let section = Part::section("prompts", vec![text("Prompt details")], Vec::new());
+    sink.open(&section);
+    sink.blocks(vec![para(t("Every prompt has a block here: those whose verdict is not `same` first and in full, then the `same` ones in brief.", &[]))]);
     for p in flagged(results) {
-        body.push(full(p, &names));
+        sink.blocks(vec![full(p, &names)]);
     }
     for p in results
         .prompts
         .iter()
         .filter(|p| p.verdict == Verdict::Same)
     {
-        body.push(brief(p, &names));
+        sink.blocks(vec![brief(p, &names)]);
     }
-    vec![Part::section("prompts", vec![text("Prompt details")], body).into()]
+    sink.close(&section);
 }
 
 /// A prompt's block: its heading (folded in HTML) over `body`.
@@ -284,8 +289,8 @@ fn repeats(p: &PromptResult, names: &[&str], always: bool) -> Vec<Block> {
             };
             let after = match &r.after {
                 None => vec![text("(first request)")],
-                Some(id) if id == &p.id => vec![code(id), text(" (this prompt)")],
-                Some(id) => vec![code(id)],
+                Some(id) if **id == *p.id => vec![code(&**id), text(" (this prompt)")],
+                Some(id) => vec![code(&**id)],
             };
             let differs = if r.answer.is_some() && r.answer.as_deref() != modal {
                 "≠ modal answer"

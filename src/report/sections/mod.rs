@@ -28,41 +28,55 @@ mod token_agreement;
 mod tool_calls;
 
 use crate::analysis::Results;
-use crate::doc::Block;
+use crate::doc::{Block, Blocks, Sink};
 
 /// A section: its blocks, or none when it has nothing to say.
 type Section = fn(&Results) -> Vec<Block>;
 
+/// A section long enough to be handed on a piece at a time (one per prompt).
+type Streamed = fn(&Results, &mut dyn Sink);
+
 /// The report's sections, in order.
-const SECTIONS: &[Section] = &[
-    headline::render,
-    endpoints::render,
-    categories::render,
-    divergences::render,
-    token_agreement::render,
-    look::render,
-    determinism::render,
-    distributions::render,
-    load::render,
-    statistics::render,
-    families::render,
-    tool_calls::render,
-    long_context::render,
-    details::render,
-    prompts::render,
-    errors::render,
-    caveats::render,
+const SECTIONS: &[Renders] = &[
+    Renders::Whole(headline::render),
+    Renders::Whole(endpoints::render),
+    Renders::Whole(categories::render),
+    Renders::Whole(divergences::render),
+    Renders::Whole(token_agreement::render),
+    Renders::Whole(look::render),
+    Renders::Whole(determinism::render),
+    Renders::Whole(distributions::render),
+    Renders::Whole(load::render),
+    Renders::Whole(statistics::render),
+    Renders::Whole(families::render),
+    Renders::Whole(tool_calls::render),
+    Renders::Whole(long_context::render),
+    Renders::InPieces(details::render),
+    Renders::Whole(prompts::render),
+    Renders::Whole(errors::render),
+    Renders::Whole(caveats::render),
 ];
+
+/// How a section is rendered.
+enum Renders {
+    Whole(Section),
+    InPieces(Streamed),
+}
 
 /// The whole report as a document.
 pub(super) fn document(results: &Results) -> Vec<Block> {
-    SECTIONS.iter().flat_map(|s| s(results)).collect()
+    let mut blocks = Blocks::default();
+    each(results, &mut blocks);
+    blocks.into_blocks()
 }
 
-/// The report's sections handed to `write` one at a time, each dropped before the next is
-/// rendered: a long run's report never holds the whole document.
-pub(super) fn each(results: &Results, mut write: impl FnMut(&[Block])) {
+/// The report handed to `sink` a section (or, for the longest, a prompt) at a time, each piece
+/// dropped before the next is rendered: a long run's report never holds the whole document.
+pub(super) fn each(results: &Results, sink: &mut dyn Sink) {
     for section in SECTIONS {
-        write(&section(results));
+        match section {
+            Renders::Whole(render) => sink.blocks(render(results)),
+            Renders::InPieces(render) => render(results, sink),
+        }
     }
 }

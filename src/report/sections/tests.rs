@@ -14,6 +14,13 @@ fn render(section: Section, results: &Results) -> String {
     to_markdown(&section(results))
 }
 
+/// The details section, handed on a prompt at a time, kept whole.
+fn details(results: &Results) -> Vec<crate::doc::Block> {
+    let mut blocks = crate::doc::Blocks::default();
+    details::render(results, &mut blocks);
+    blocks.into_blocks()
+}
+
 /// The fixture with every repeat's answer filled in (the fixture itself has none).
 fn with_repeats() -> Results {
     let mut results = fixture::results();
@@ -22,12 +29,12 @@ fn with_repeats() -> Results {
             a.repeats = (0..3)
                 .map(|i| RepeatAnswer {
                     repeat: i,
-                    answer: a.answer.clone(),
+                    answer: a.answer.as_deref().map(Into::into),
                     as_written: None,
                     correct: a.correct,
                     truncated: false,
                     sent: i as usize * 4,
-                    after: (i > 0).then(|| "other_prompt".to_string()),
+                    after: (i > 0).then(|| "other_prompt".into()),
                     text: None,
                 })
                 .collect();
@@ -123,7 +130,7 @@ fn statistics_state_each_pair_and_skip_ungraded_categories() {
 
 #[test]
 fn details_quote_answers_side_by_side_with_word_diffs() {
-    insta::assert_snapshot!(render(details::render, &fixture::results()));
+    insta::assert_snapshot!(render(details, &fixture::results()));
 }
 
 #[test]
@@ -160,7 +167,7 @@ fn all_same_has_no_divergences_and_brief_details() {
         "## Divergences\n\nNone: every prompt got the same verdict on every endpoint.\n"
     );
     // Every prompt stays reachable: a brief block each, no word diffs.
-    let details = render(details::render, &results);
+    let details = render(details, &results);
     for p in &results.prompts {
         assert!(details.contains(&format!("<a id=\"prompt-{}\"></a>", p.id)));
     }
