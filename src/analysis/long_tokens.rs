@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::logprobs::forced::{ForcedLine, TOP_K};
 use crate::logprobs::metrics::{compare_texts, summary_of, Summary, TokenFigures};
-use crate::logprobs::passages::ScoredPassage;
+use crate::logprobs::passages::{planned, ScoredPassage};
 use crate::logprobs::run::{tokenization_problem, Problem};
 
 /// Where each position bucket starts, in tokens from the start of the passage; the last one has
@@ -87,26 +87,18 @@ impl LongTokens {
     }
 }
 
-/// The scorings the run's long items plan (one per endpoint, and the reference's control) that
-/// `answered` has no line for.
+/// The scorings the run's long items plan (see [`planned`]) that `answered` has no line for.
 fn never_answered<'a>(
     names: &'a [String],
     prompts: &'a [String],
     answered: impl Fn((&'a str, &'a str, bool)) -> bool,
 ) -> usize {
-    let Some(reference) = names.first() else {
-        return 0;
-    };
-    prompts
+    let long: Vec<&String> = prompts
         .iter()
         .filter(|id| crate::catalogue::long::is_long(id))
-        .flat_map(|id| {
-            let sides = names.iter().map(|n| (n.as_str(), false));
-            sides
-                .chain([(reference.as_str(), true)])
-                .map(move |(endpoint, control)| (id.as_str(), endpoint, control))
-        })
-        .filter(|key| !answered(*key))
+        .collect();
+    planned(&long, names.len())
+        .filter(|(id, endpoint, control)| !answered((id.as_str(), &names[*endpoint], *control)))
         .count()
 }
 

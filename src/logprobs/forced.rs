@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::align::{lookup, predicted, suffix_span, Predicted};
 use super::mode::{score_counted, Mode};
-use super::passages::{long_passages, PassageProblem, ScoredPassage};
+use super::passages::{is_planned, long_passages, PassageProblem, ScoredPassage};
 use super::run::{establish, EndpointInfo, LogprobsSettings, Problem, SelfConsistency};
 use super::template::ChatTemplate;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
@@ -413,7 +413,7 @@ fn still_to_score<'a>(
                 .iter()
                 .filter(|t| {
                     let slot = t.slot(name);
-                    (i == 0 || t.purpose != Purpose::Control)
+                    is_planned(i, t.purpose == Purpose::Control)
                         && !refused.contains(&slot)
                         && !done.contains(&(slot, t.hash.clone()))
                 })

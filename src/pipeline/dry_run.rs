@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::catalogue::long::{planned_prompt_tokens, CHARS_PER_TOKEN};
-use crate::logprobs::passages::long_passages;
+use crate::logprobs::passages::{long_passages, planned};
 use crate::run::{journal, pending_jobs, RunPlan};
 
 /// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
@@ -39,14 +39,12 @@ fn teacher_forcing_ceiling(plan: &RunPlan) -> usize {
         + PassageScoring::of(plan).requests() as usize
 }
 
-/// With `--logprobs`, the long passages to score: each on every endpoint, and once more on the
-/// reference (the control).
-#[derive(Debug, Clone, Copy, Default)]
+/// With `--logprobs`, the long passages to score (see [`planned`]).
+#[derive(Debug, Clone, Default)]
 struct PassageScoring {
-    passages: u64,
-    /// Planned tokens of the passages, each counted once.
-    tokens: u64,
-    endpoints: u64,
+    /// Planned tokens of each passage.
+    tokens: Vec<u64>,
+    endpoints: usize,
 }
 
 impl PassageScoring {
@@ -54,32 +52,35 @@ impl PassageScoring {
         if !plan.sampling.logprobs || plan.replays() {
             return PassageScoring::default();
         }
-        let passages = long_passages(plan);
         PassageScoring {
-            passages: passages.len() as u64,
-            tokens: passages
+            tokens: long_passages(plan)
                 .iter()
                 .filter_map(|(id, _)| plan.catalogue.get(id))
                 .map(planned_prompt_tokens)
-                .sum(),
-            endpoints: plan.endpoints.len() as u64,
+                .collect(),
+            endpoints: plan.endpoints.len(),
         }
     }
 
     /// Scoring requests, every endpoint together.
     fn requests(&self) -> u64 {
-        self.passages * (self.endpoints + 1)
+        planned(&self.tokens, self.endpoints).count() as u64
     }
 
     /// Planned prompt tokens of those requests.
     fn prompt_tokens(&self) -> u64 {
-        self.tokens * (self.endpoints + 1)
+        planned(&self.tokens, self.endpoints)
+            .map(|(t, _, _)| *t)
+            .sum()
     }
 
-    /// The prompt processing on the reference, which scores each passage twice, the run's
+    /// The prompt processing on the reference (each passage and its control), the run's
     /// concurrency in flight.
     fn reference_prefill_seconds(&self, plan: &RunPlan, assume_prefill_tps: f64) -> f64 {
-        (2 * self.tokens) as f64 / assume_prefill_tps / in_flight(plan, 2 * self.passages)
+        let (requests, tokens) = planned(&self.tokens, self.endpoints)
+            .filter(|(_, endpoint, _)| *endpoint == 0)
+            .fold((0u64, 0u64), |(n, sum), (t, _, _)| (n + 1, sum + t));
+        tokens as f64 / assume_prefill_tps / in_flight(plan, requests)
     }
 }
 
