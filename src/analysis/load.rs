@@ -11,6 +11,7 @@ use super::samples::{self, SampleResult};
 use super::under_load::{self, LoadVerdict, LoadVerdictKind, UnderLoad};
 use crate::catalogue::Catalogue;
 use crate::load::journal::{merge, LoadRecord};
+use crate::run::Line;
 use crate::score::{score, ScoreContext};
 
 /// What `determinism --under-load/--cache-states/--samples` found; every field is left out of

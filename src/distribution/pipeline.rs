@@ -21,6 +21,7 @@ use crate::endpoint::{ClientOptions, EndpointSpec};
 use crate::engine::Progress;
 use crate::gate::Gate;
 use crate::run::journal::{self, Journal};
+use crate::run::Line;
 use crate::run::{self, resolve_targets, Job, PlannedEndpoint, Record, RunError, Sampling, Target};
 use crate::run_folder::tool_version;
 

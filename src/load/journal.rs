@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::run::Line;
 use crate::run::Record;
 use crate::run_folder::{CompareFolder, JsonLines, Lines};
 

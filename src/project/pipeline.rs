@@ -14,6 +14,7 @@ use super::Task;
 use crate::endpoint::{ClientOptions, EndpointSpec};
 use crate::engine::{drive, Keep, Lane, Progress, Slot, Tally};
 use crate::run::request::request_hash;
+use crate::run::Line;
 use crate::run::{resolve_targets, PlannedEndpoint, Record, RecordKey, RunError, Target};
 use crate::run_folder::tool_version;
 

@@ -12,6 +12,7 @@ use crate::catalogue::Catalogue;
 use crate::doc::{code, para, text, to_markdown, Block, Line, Part, Table};
 use crate::run::journal::{effective, Slot};
 use crate::run::request::{endpoint_request, request_hash};
+use crate::run::Line as _;
 use crate::run::{Manifest, Record};
 
 /// Alternatives shown per side at the first divergent token.

@@ -11,6 +11,7 @@ use super::request::{endpoint_request, request_hash};
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, FailureKind};
 use crate::engine::{drive, Lane, Progress, Sink, Tally};
+use crate::run::Line;
 
 /// One request to make.
 #[derive(Debug, Clone)]

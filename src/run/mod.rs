@@ -17,7 +17,7 @@ pub use manifest::{
     StoppingRule,
 };
 pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan};
-pub use record::{Record, RecordKey};
+pub use record::{Line, Record, RecordKey};
 
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};

@@ -98,33 +98,6 @@ impl Record {
             raw_body: ex.body,
         }
     }
-
-    // The readers below are `Line`'s, kept here so that callers need not import it.
-
-    /// As [`Line::key`].
-    pub fn key(&self) -> RecordKey {
-        Line::key(self)
-    }
-
-    /// As [`Line::scored_text`].
-    pub fn scored_text(&self, spec: &ScorerSpec) -> Cow<'_, str> {
-        Line::scored_text(self, spec)
-    }
-
-    /// As [`Line::reply`].
-    pub fn reply(&self) -> Reply {
-        Line::reply(self)
-    }
-
-    /// As [`Line::is_usable`].
-    pub fn is_usable(&self) -> bool {
-        Line::is_usable(self)
-    }
-
-    /// As [`Line::is_request_failure`].
-    pub fn is_request_failure(&self) -> bool {
-        Line::is_request_failure(self)
-    }
 }
 
 /// What readers ask of a journal line in either form (a whole [`Record`], or the [`Answered`]
