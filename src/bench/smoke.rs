@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::prompts::{chat_body, user};
 use super::sample::{measure, Sample, SampleOutcome};
 use super::stats::round2;
-use crate::endpoint::{Client, ClientOptions};
+use crate::endpoint::{Client, ClientOptions, ModelsInfo};
 use crate::run::PlannedEndpoint;
 
 pub const PHRASE: &str = "COHERENCE SMOKE OK";
@@ -60,17 +60,14 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
             return out;
         }
     };
-    match client.models().await {
-        Ok(info) => {
-            out.models = info.ids;
-            out.max_model_len = info.max_model_len;
-        }
+    let info = match client.models().await {
+        Ok(info) => info,
         Err(f) => {
             out.reason = Some(format!("GET /models failed: {f}"));
             return out;
         }
-    }
-    let model = match chosen_model(&mut out) {
+    };
+    let model = match chosen_model(&mut out, &info) {
         Ok(m) => m,
         Err(reason) => {
             out.reason = Some(reason);
@@ -93,22 +90,20 @@ pub async fn smoke(e: &PlannedEndpoint, opts: &ClientOptions, max_tokens: u32) -
     out
 }
 
-/// The model to ask: the one named (noted when `GET /models` does not list it), else the first
-/// listed; Err says why there is none.
-fn chosen_model(out: &mut SmokeResult) -> Result<String, String> {
-    match (&out.model, out.models.first()) {
-        (Some(m), _) => {
+/// What `GET /models` said, recorded; and the model to ask: the one named (noted when the list
+/// does not hold it), else the first listed; Err says why there is none.
+fn chosen_model(out: &mut SmokeResult, info: &ModelsInfo) -> Result<String, String> {
+    out.models = info.ids.clone();
+    out.max_model_len = info.max_model_len;
+    match &out.model {
+        Some(m) => {
             if !out.models.contains(m) {
                 out.notes
                     .push(format!("GET /models does not list `{m}` (sent anyway)"));
             }
             Ok(m.clone())
         }
-        (None, Some(first)) => Ok(first.clone()),
-        (None, None) => Err(format!(
-            "GET /models lists no model; name one with --model {}=MODEL",
-            out.name
-        )),
+        None => info.first_model(&out.name),
     }
 }
 

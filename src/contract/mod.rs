@@ -88,13 +88,10 @@ pub async fn check(e: &PlannedEndpoint, opts: &ClientOptions) -> EndpointContrac
     let model = match &out.model {
         Some(m) => m.clone(),
         None => match client.models().await {
-            Ok(info) => match info.ids.into_iter().next() {
-                Some(m) => m,
-                None => {
-                    out.error = Some(format!(
-                        "GET /models lists no model; name one with --model {}=MODEL",
-                        out.name
-                    ));
+            Ok(info) => match info.first_model(&out.name) {
+                Ok(m) => m,
+                Err(why) => {
+                    out.error = Some(why);
                     return out;
                 }
             },

@@ -63,6 +63,16 @@ pub struct ModelsInfo {
     pub server: Option<String>,
 }
 
+impl ModelsInfo {
+    /// The model to ask when none was named: the first listed; Err says how to name one for
+    /// `endpoint`.
+    pub fn first_model(&self, endpoint: &str) -> Result<String, String> {
+        self.ids.first().cloned().ok_or_else(|| {
+            format!("GET /models lists no model; name one with --model {endpoint}=MODEL")
+        })
+    }
+}
+
 /// The outcome of one logical request (all its attempts).
 #[derive(Debug, Clone, Default)]
 pub struct Exchange {

@@ -64,12 +64,11 @@ pub async fn resolve_targets(
         let info = client.models().await;
         let model = match (&e.spec.model, &info) {
             (Some(m), _) => m.clone(),
-            (None, Ok(i)) => i.ids.first().cloned().ok_or_else(|| {
+            (None, Ok(i)) => i.first_model(&e.spec.name).map_err(|why| {
                 RunError::Endpoint(anyhow::anyhow!(
-                    "endpoint {} ({}): GET /models lists no model; name one with --model {}=MODEL",
+                    "endpoint {} ({}): {why}",
                     e.spec.name,
-                    e.spec.base_url,
-                    e.spec.name
+                    e.spec.base_url
                 ))
             })?,
             (None, Err(f)) if matches!(f.kind, FailureKind::Connect | FailureKind::Timeout) => {
