@@ -190,12 +190,7 @@ mod tests {
             } else {
                 (rng.f64() < reference, rng.f64() < other)
             };
-            match (a, b) {
-                (true, true) => counts.both_correct += 1,
-                (true, false) => counts.reference_only += 1,
-                (false, true) => counts.other_only += 1,
-                (false, false) => counts.both_wrong += 1,
-            }
+            counts.add(a, b);
         }
         counts
     }

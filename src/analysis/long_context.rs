@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use super::families::{holm_adjusted, ALPHA};
 pub use super::long_figures::{LongBucket, LongCell, LongContext, LongPair};
 pub use super::long_tokens::{LongTokens, PositionBucket, PositionPair};
+use super::quality::Paired;
 use super::results::{AnswerResult, PromptResult};
 use super::same_model::{Answer, SameModel};
 use super::stats::{format_p, mcnemar_exact, wilson};
@@ -75,7 +76,7 @@ fn cells_of(items: &[(LongId, &PromptResult)], endpoint: &str) -> Vec<LongCell> 
 }
 
 fn pair_of(items: &[(LongId, &PromptResult)], reference: &str, other: &str) -> LongPair {
-    let mut buckets: BTreeMap<u32, LongBucket> = BTreeMap::new();
+    let mut buckets: BTreeMap<u32, Paired> = BTreeMap::new();
     let mut first_difference: Option<u64> = None;
     let mut max_prompt_tokens: Option<u64> = None;
     for (at, p) in items {
@@ -92,29 +93,22 @@ fn pair_of(items: &[(LongId, &PromptResult)], reference: &str, other: &str) -> L
                 first_difference = Some(first_difference.map_or(m, |f| f.min(m)));
             }
         }
-        let bucket = buckets.entry(at.tokens).or_insert_with(|| LongBucket {
-            context_tokens: at.tokens,
-            graded: 0,
-            both_correct: 0,
-            both_wrong: 0,
-            reference_only: 0,
-            other_only: 0,
-            p_value: 1.0,
+        buckets.entry(at.tokens).or_default().add(ca, cb);
+    }
+    let mut buckets: Vec<LongBucket> = buckets
+        .into_iter()
+        .map(|(context_tokens, paired)| LongBucket {
+            context_tokens,
+            graded: paired.graded(),
+            both_correct: paired.both_correct,
+            both_wrong: paired.both_wrong,
+            reference_only: paired.reference_only,
+            other_only: paired.other_only,
+            p_value: mcnemar_exact(paired.reference_only, paired.other_only),
             holm_p_value: 1.0,
             different: false,
-        });
-        bucket.graded += 1;
-        match (ca, cb) {
-            (true, true) => bucket.both_correct += 1,
-            (false, false) => bucket.both_wrong += 1,
-            (true, false) => bucket.reference_only += 1,
-            (false, true) => bucket.other_only += 1,
-        }
-    }
-    let mut buckets: Vec<LongBucket> = buckets.into_values().collect();
-    for b in &mut buckets {
-        b.p_value = mcnemar_exact(b.reference_only, b.other_only);
-    }
+        })
+        .collect();
     let p_values: Vec<f64> = buckets.iter().map(|b| b.p_value).collect();
     for (b, holm) in buckets.iter_mut().zip(holm_adjusted(&p_values)) {
         b.holm_p_value = holm;

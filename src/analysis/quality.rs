@@ -80,6 +80,16 @@ pub struct Paired {
 }
 
 impl Paired {
+    /// Count one graded prompt: right or wrong at the reference and at the other endpoint.
+    pub fn add(&mut self, reference: bool, other: bool) {
+        match (reference, other) {
+            (true, true) => self.both_correct += 1,
+            (true, false) => self.reference_only += 1,
+            (false, true) => self.other_only += 1,
+            (false, false) => self.both_wrong += 1,
+        }
+    }
+
     pub fn graded(&self) -> u64 {
         self.both_correct + self.reference_only + self.other_only + self.both_wrong
     }
@@ -194,6 +204,22 @@ fn prompts_to_decide(counts: Paired, interval: Interval, margin: f64) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_graded_prompt_lands_in_one_cell() {
+        let mut c = Paired::default();
+        for (a, b) in [
+            (true, true),
+            (true, false),
+            (true, false),
+            (false, true),
+            (false, false),
+        ] {
+            c.add(a, b);
+        }
+        assert_eq!(c, paired(1, 2, 1, 1));
+        assert_eq!(c.graded(), 5);
+    }
 
     fn paired(both_correct: u64, reference_only: u64, other_only: u64, both_wrong: u64) -> Paired {
         Paired {

@@ -2,45 +2,30 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::quality::Paired;
 use super::results::{
     CategoryRollup, EndpointSummary, PairStatistics, PairedCounts, PromptResult, Summary,
 };
-use super::stats::{format_p, mcnemar_exact, wilson};
+use super::stats::{format_p, wilson};
 use crate::catalogue::CATEGORIES;
 use crate::run::record::Answered;
 use crate::run::EndpointInfo;
 
 pub fn pair_statistics(prompts: &[PromptResult], reference: &str, other: &str) -> PairStatistics {
     let count = |category: Option<&str>| {
-        let mut c = PairedCounts {
-            category: category.map(str::to_string),
-            graded: 0,
-            both_correct: 0,
-            both_wrong: 0,
-            reference_only: 0,
-            other_only: 0,
-            p_value: 1.0,
-            statement: String::new(),
-        };
+        let mut paired = Paired::default();
         for p in prompts
             .iter()
             .filter(|p| category.is_none_or(|cat| p.category == cat))
         {
-            let (Some(a), Some(b)) = (
+            if let (Some(a), Some(b)) = (
                 p.answers.get(reference).and_then(|a| a.correct),
                 p.answers.get(other).and_then(|a| a.correct),
-            ) else {
-                continue;
-            };
-            c.graded += 1;
-            match (a, b) {
-                (true, true) => c.both_correct += 1,
-                (false, false) => c.both_wrong += 1,
-                (true, false) => c.reference_only += 1,
-                (false, true) => c.other_only += 1,
+            ) {
+                paired.add(a, b);
             }
         }
-        c.p_value = mcnemar_exact(c.reference_only, c.other_only);
+        let mut c = PairedCounts::of(category, paired);
         c.statement = statement(&c, reference, other);
         c
     };

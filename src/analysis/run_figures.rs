@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::determinism::Class;
 use super::families::{self, family_verdicts, PairFamilies};
 use super::noise::Difference;
-use super::quality::{self, Paired, Quality};
+use super::quality::{self, Quality};
 use super::results::{
     CategoryRollup, EndpointSummary, Identity, PairStatistics, Parity, PromptResult, Stability,
     Summary, TokenDivergenceCounts,
@@ -109,14 +109,7 @@ fn deployment_differences(prompts: &[PromptResult]) -> usize {
 
 /// The quality verdict of one pair from its paired counts.
 fn quality_of(s: &PairStatistics, margin: f64) -> Quality {
-    let o = &s.overall;
-    let counts = quality::Paired {
-        both_correct: o.both_correct,
-        reference_only: o.reference_only,
-        other_only: o.other_only,
-        both_wrong: o.both_wrong,
-    };
-    quality::assess(&s.reference, &s.other, counts, margin)
+    quality::assess(&s.reference, &s.other, s.overall.paired(), margin)
 }
 
 /// Answers read at a budget other than the run's rule gives their prompt (a re-run at another
@@ -171,17 +164,10 @@ pub fn back_to_back_warning(prompts: &[PromptResult]) -> Option<String> {
 
 /// The family verdicts of one pair from its per-category paired counts, at α = 0.05.
 pub fn pair_families(statistics: &PairStatistics) -> PairFamilies {
-    let families = statistics.categories.iter().map(|c| {
-        (
-            c.category.clone().unwrap_or_default(),
-            Paired {
-                both_correct: c.both_correct,
-                reference_only: c.reference_only,
-                other_only: c.other_only,
-                both_wrong: c.both_wrong,
-            },
-        )
-    });
+    let families = statistics
+        .categories
+        .iter()
+        .map(|c| (c.category.clone().unwrap_or_default(), c.paired()));
     PairFamilies {
         reference: statistics.reference.clone(),
         other: statistics.other.clone(),
