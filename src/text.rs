@@ -1,4 +1,8 @@
-//! String helpers every layer uses for display: one-line clipping with an ellipsis.
+//! String helpers every layer uses: one-line clipping with an ellipsis for display, and one shared
+//! copy of each distinct string for data held many times over.
+
+use std::collections::HashSet;
+use std::sync::Arc;
 
 /// The first `max` characters of `s` on one line, with an ellipsis when cut.
 pub fn clip(s: &str, max: usize) -> String {
@@ -11,6 +15,33 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// One shared copy of each distinct string: a long run repeats the same names and answers
+/// thousands of times, and each repeat then holds a pointer rather than a copy.
+#[derive(Debug, Default)]
+pub struct Strings(HashSet<Arc<str>>);
+
+impl Strings {
+    /// The shared copy of `text`, made on first sight.
+    pub fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(kept) = self.0.get(text) {
+            return Arc::clone(kept);
+        }
+        let kept: Arc<str> = text.into();
+        self.0.insert(Arc::clone(&kept));
+        kept
+    }
+
+    /// Point `text` at the shared copy of what it says (kept as the copy on first sight).
+    pub fn share(&mut self, text: &mut Arc<str>) {
+        match self.0.get(&**text) {
+            Some(kept) => *text = Arc::clone(kept),
+            None => {
+                self.0.insert(Arc::clone(text));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -20,5 +51,16 @@ mod tests {
         assert_eq!(clip("a  b\nc", 10), "a b c");
         assert_eq!(clip("abcdefghij", 5), "abcd…");
         assert_eq!(clip("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn equal_strings_share_one_copy() {
+        let mut strings = Strings::default();
+        let a = strings.get("42");
+        assert!(Arc::ptr_eq(&a, &strings.get("42")));
+        assert!(!Arc::ptr_eq(&a, &strings.get("41")));
+        let mut own: Arc<str> = "42".into();
+        strings.share(&mut own);
+        assert!(Arc::ptr_eq(&a, &own));
     }
 }

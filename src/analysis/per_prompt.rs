@@ -3,7 +3,7 @@
 //! what the journal lacked (missing slots, failed requests).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +19,7 @@ use crate::endpoint::LogprobToken;
 use crate::run::journal::{effective_in, Slot};
 use crate::run::record::{Answered, Line};
 use crate::score::{cut_off, score, Detail, Score, ScoreContext};
+use crate::text::Strings;
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
 pub struct PromptResults {
@@ -200,21 +201,6 @@ struct Repeats<'a> {
     present: Vec<&'a Answered>,
 }
 
-/// One copy of each distinct answer among a prompt's repeats (mostly the same few).
-#[derive(Default)]
-struct Shared(HashSet<Arc<str>>);
-
-impl Shared {
-    fn get(&mut self, text: &str) -> Arc<str> {
-        if let Some(kept) = self.0.get(text) {
-            return Arc::clone(kept);
-        }
-        let kept: Arc<str> = text.into();
-        self.0.insert(Arc::clone(&kept));
-        kept
-    }
-}
-
 fn collect_repeats<'a>(
     recs: &[Option<&'a Answered>],
     scored: &HashMap<&Slot<&str>, Arc<Score>>,
@@ -229,7 +215,8 @@ fn collect_repeats<'a>(
         scores: Vec::with_capacity(n),
         present: Vec::with_capacity(n),
     };
-    let mut shared = Shared::default();
+    // One copy of each distinct answer among the repeats (mostly the same few).
+    let mut shared = Strings::default();
     for (repeat, rec) in recs.iter().enumerate() {
         let Some(r) = rec else { continue };
         let s = scored.get(&Slot::of(*r)).map(|s| Score::clone(s));

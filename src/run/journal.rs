@@ -1,12 +1,13 @@
 //! `records.jsonl`: appended and flushed one record at a time; loaded and merged newest-wins.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
 use super::record::{Answered, Line, Record, RecordKey};
 use crate::endpoint::{Completion, Text};
 use crate::run_folder::{read_json_lines_as, CompareFolder, JsonLines};
+use crate::text::Strings;
 
 /// An append-only journal: each record is one line, flushed before the next.
 pub struct Journal(JsonLines);
@@ -69,7 +70,7 @@ pub fn load_for_scoring(dir: &Path) -> anyhow::Result<ForScoring> {
 /// One copy of each distinct name and text, and of each endpoint's distinct completions.
 #[derive(Default)]
 struct Shared {
-    strings: HashSet<Arc<str>>,
+    strings: Strings,
     /// The last completion each endpoint gave with a given content: a repeat that matches it in
     /// every field (usage, logprobs, tool calls…) shares it.
     completions: HashMap<(Arc<str>, Option<Text>), Arc<Completion>>,
@@ -77,38 +78,18 @@ struct Shared {
 
 impl Shared {
     fn answered(&mut self, record: Record) -> Answered {
-        let endpoint = self.string(&record.endpoint);
+        let endpoint = self.strings.get(&record.endpoint);
         Answered {
-            prompt: self.string(&record.prompt),
+            prompt: self.strings.get(&record.prompt),
             completion: self.completion(&endpoint, record.completion),
             endpoint,
             max_tokens: record.max_tokens,
             repeat: record.repeat,
             started_at: record.started_at,
             latency_ms: record.latency_ms,
-            server: record.server.as_deref().map(|s| self.string(s)),
+            server: record.server.as_deref().map(|s| self.strings.get(s)),
             error: record.error,
             note: record.note,
-        }
-    }
-
-    fn string(&mut self, text: &str) -> Arc<str> {
-        match self.strings.get(text) {
-            Some(kept) => kept.clone(),
-            None => {
-                let kept: Arc<str> = text.into();
-                self.strings.insert(kept.clone());
-                kept
-            }
-        }
-    }
-
-    fn text(&mut self, text: &mut Text) {
-        match self.strings.get(&**text) {
-            Some(kept) => *text = kept.clone(),
-            None => {
-                self.strings.insert(text.clone());
-            }
         }
     }
 
@@ -121,7 +102,7 @@ impl Shared {
         .into_iter()
         .flatten()
         {
-            self.text(text);
+            self.strings.share(text);
         }
         let key = (endpoint.clone(), completion.content.clone());
         match self.completions.get(&key) {
