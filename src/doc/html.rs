@@ -9,14 +9,11 @@ use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
 
 /// The document as an HTML fragment (the page around it is the caller's).
 pub fn to_html(blocks: &[Block]) -> String {
-    let mut bytes = Vec::new();
-    // Writing into memory cannot fail, and every piece is a String: the bytes are UTF-8.
-    let _ = write_html(&mut bytes, blocks);
-    String::from_utf8(bytes).unwrap_or_default()
+    super::written(|out| write_html(out, blocks))
 }
 
 /// The blocks as HTML, streamed into `out` as they are written.
-pub fn write_html(out: &mut dyn std::io::Write, blocks: &[Block]) -> std::io::Result<()> {
+fn write_html(out: &mut dyn std::io::Write, blocks: &[Block]) -> std::io::Result<()> {
     let mut writer = HtmlWriter::new(out);
     writer.write(blocks);
     writer.finish()

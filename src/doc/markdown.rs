@@ -9,15 +9,12 @@ use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
 
 /// The document as Markdown.
 pub fn to_markdown(blocks: &[Block]) -> String {
-    let mut bytes = Vec::new();
-    // Writing into memory cannot fail, and every chunk is a String: the bytes are UTF-8.
-    let _ = write_markdown(&mut bytes, blocks);
-    String::from_utf8(bytes).unwrap_or_default()
+    super::written(|out| write_markdown(out, blocks))
 }
 
 /// The document as Markdown, streamed into `out` chunk by chunk (a long run's report is never
 /// held whole).
-pub fn write_markdown(out: &mut dyn Write, blocks: &[Block]) -> std::io::Result<()> {
+fn write_markdown(out: &mut dyn Write, blocks: &[Block]) -> std::io::Result<()> {
     let mut writer = MarkdownWriter::new(out);
     writer.write(blocks);
     writer.finish()

@@ -13,16 +13,24 @@ mod markdown;
 mod template;
 
 pub use chart::{fmt_num, fmt_signed, quartiles, Quartiles};
-pub use html::{html_text, to_html, write_html, HtmlWriter};
-pub use markdown::{to_markdown, write_markdown, MarkdownWriter};
+pub use html::{html_text, to_html, HtmlWriter};
+pub use markdown::{to_markdown, MarkdownWriter};
 pub use template::t;
 
 /// A run of inline text.
 pub type Line = Vec<Inline>;
 
+/// What `write` writes, as a string: the in-memory form of a writer that streams into a file.
+/// Writing into memory cannot fail, and every writer here writes UTF-8.
+pub fn written(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
+    let mut bytes = Vec::new();
+    let _ = write(&mut bytes);
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
 /// Where a document goes as it is rendered, a piece at a time: a writer (Markdown, HTML) writes
 /// each piece and lets it go, so a long part (every prompt's details) is never held whole;
-/// [`Blocks`] keeps them all. A part given by `open` holds everything given until its `close`.
+/// `Blocks` (in tests) keeps them all. A part given by `open` holds everything given until its `close`.
 pub trait Sink {
     /// The next blocks.
     fn blocks(&mut self, blocks: Vec<Block>);
@@ -32,7 +40,8 @@ pub trait Sink {
     fn close(&mut self, part: &Part);
 }
 
-/// A [`Sink`] that keeps the document as blocks.
+/// A [`Sink`] that keeps the document as blocks (for tests that look at them).
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct Blocks {
     done: Vec<Block>,
@@ -40,6 +49,7 @@ pub struct Blocks {
     open: Vec<Part>,
 }
 
+#[cfg(test)]
 impl Blocks {
     pub fn into_blocks(mut self) -> Vec<Block> {
         while let Some(part) = self.open.pop() {
@@ -56,6 +66,7 @@ impl Blocks {
     }
 }
 
+#[cfg(test)]
 impl Sink for Blocks {
     fn blocks(&mut self, blocks: Vec<Block>) {
         self.push(blocks);

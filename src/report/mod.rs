@@ -34,17 +34,14 @@ fn write_json(out: &mut dyn Write, results: &Results) -> std::io::Result<()> {
     out.write_all(b"\n")
 }
 
-/// report.md.
+/// report.md, as [`write_rendered`] writes it.
 pub fn render_report(results: &Results) -> String {
-    crate::doc::to_markdown(&sections::document(results))
+    crate::doc::written(|out| write_markdown(out, results))
 }
 
-/// report.html.
+/// report.html, as [`write_rendered`] writes it.
 pub fn render_html(results: &Results) -> String {
-    let mut bytes = Vec::new();
-    // Writing into memory cannot fail, and every piece is a String: the bytes are UTF-8.
-    let _ = write_html_page(&mut bytes, results);
-    String::from_utf8(bytes).unwrap_or_default()
+    crate::doc::written(|out| write_html_page(out, results))
 }
 
 /// report.md streamed into `out`, a section at a time.

@@ -8,17 +8,14 @@ use std::io::Write;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-use crate::doc::{html_text, Block, HtmlWriter};
+use crate::doc::{html_text, written, Block, HtmlWriter};
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
 
 /// The page around a document: `title` in the tab, `footer` at the end.
 pub(crate) fn page(title: &str, blocks: &[Block], footer: &str) -> String {
-    let mut bytes = Vec::new();
-    // Writing into memory cannot fail, and every piece is a String: the bytes are UTF-8.
-    let _ = write_page(&mut bytes, title, footer, |html| html.write(blocks));
-    String::from_utf8(bytes).unwrap_or_default()
+    written(|out| write_page(out, title, footer, |html| html.write(blocks)))
 }
 
 /// [`page`] streamed into `out`, its body written by `body` (a few blocks at a time).

@@ -28,7 +28,7 @@ mod token_agreement;
 mod tool_calls;
 
 use crate::analysis::Results;
-use crate::doc::{Block, Blocks, Sink};
+use crate::doc::{Block, Sink};
 
 /// A section: its blocks, or none when it has nothing to say.
 type Section = fn(&Results) -> Vec<Block>;
@@ -61,13 +61,6 @@ const SECTIONS: &[Renders] = &[
 enum Renders {
     Whole(Section),
     InPieces(Streamed),
-}
-
-/// The whole report as a document.
-pub(super) fn document(results: &Results) -> Vec<Block> {
-    let mut blocks = Blocks::default();
-    each(results, &mut blocks);
-    blocks.into_blocks()
 }
 
 /// The report handed to `sink` a section (or, for the longest, a prompt) at a time, each piece
