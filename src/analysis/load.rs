@@ -43,10 +43,6 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl LoadResults {
-    pub fn is_empty(&self) -> bool {
-        self.under_load.is_empty() && self.cache_states.is_empty() && self.samples.is_empty()
-    }
-
     /// The gate's `changes_at_load`: endpoints whose answers changed under load; None when the
     /// run had no `--under-load` phase.
     pub fn changes_at_load(&self) -> Option<usize> {

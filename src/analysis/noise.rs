@@ -25,16 +25,6 @@ pub enum Difference {
     Inconclusive,
 }
 
-impl Difference {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Difference::SamplerNoise => "sampler noise",
-            Difference::DeploymentDifference => "deployment difference",
-            Difference::Inconclusive => "inconclusive",
-        }
-    }
-}
-
 /// One endpoint's answers to one prompt: the modal answer and every usable repeat's answer.
 #[derive(Debug, Clone, Copy)]
 pub struct Answers<'a> {

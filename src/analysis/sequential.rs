@@ -83,16 +83,6 @@ pub enum SequentialVerdict {
     Undecided,
 }
 
-impl SequentialVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SequentialVerdict::Equivalent => "equivalent",
-            SequentialVerdict::Different => "different",
-            SequentialVerdict::Undecided => "undecided",
-        }
-    }
-}
-
 /// The decision after the items seen so far, in accuracy points (5.0 is 5 points).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SequentialDecision {
@@ -220,10 +210,6 @@ impl PairedDifferenceSequence {
         let mut sequence = Self::new(alpha);
         pairs.into_iter().for_each(|p| sequence.push(p));
         sequence
-    }
-
-    pub fn alpha(&self) -> f64 {
-        self.alpha
     }
 
     pub fn graded_items(&self) -> u64 {
@@ -580,9 +566,9 @@ mod tests {
     #[test]
     fn nonsense_alpha_and_margin_do_not_panic_and_read_sensibly() {
         let items = || (0..400).map(|i| pair(i % 2 == 0, i % 2 == 0));
-        assert_eq!(PairedDifferenceSequence::new(f64::NAN).alpha(), 0.05);
-        assert_eq!(PairedDifferenceSequence::new(2.0).alpha(), 0.5);
-        assert_eq!(PairedDifferenceSequence::new(0.0).alpha(), 1e-12);
+        assert_eq!(PairedDifferenceSequence::new(f64::NAN).alpha, 0.05);
+        assert_eq!(PairedDifferenceSequence::new(2.0).alpha, 0.5);
+        assert_eq!(PairedDifferenceSequence::new(0.0).alpha, 1e-12);
         for alpha in [f64::NAN, 0.0, -1.0, 2.0, f64::INFINITY] {
             let d = decide(items(), 5.0, alpha);
             assert!(

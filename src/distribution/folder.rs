@@ -32,10 +32,6 @@ impl DistributionFolder {
         }
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Create the folder (and its parents).
     pub fn create(&self) -> anyhow::Result<()> {
         create_run_dir(&self.dir)

@@ -22,14 +22,6 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    /// How the report and results.json name it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Kernel::ExactMatch => "exact match on the scored answer",
-            Kernel::CharTrigram => "cosine of character trigram counts",
-        }
-    }
-
     /// The Gram matrix of `samples` (row-major, `samples.len()` squared).
     pub fn gram(self, samples: &[&str]) -> Vec<f64> {
         let n = samples.len();

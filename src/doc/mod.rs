@@ -370,18 +370,6 @@ pub fn para(line: Line) -> Block {
     Block::Paragraph(line)
 }
 
-/// Lines joined by `sep`.
-pub fn join(lines: Vec<Line>, sep: &str) -> Line {
-    let mut out = Line::new();
-    for (i, l) in lines.into_iter().enumerate() {
-        if i > 0 {
-            out.push(text(sep));
-        }
-        out.extend(l);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

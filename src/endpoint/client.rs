@@ -122,10 +122,6 @@ impl Client {
         })
     }
 
-    pub fn base_url(&self) -> &str {
-        &self.base_url
-    }
-
     /// `GET /models`, with retries.
     pub async fn models(&self) -> Result<ModelsInfo, Failure> {
         let ex = self.with_retries(None, "models").await;

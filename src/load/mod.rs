@@ -24,9 +24,6 @@ use crate::run::{RunError, RunPlan};
 use crate::run_folder::CompareFolder;
 use journal::{CacheState, Condition, LoadJournal, ProbeKey};
 
-/// Default `--filler-tokens`: long enough that fillers outlast a probe.
-pub const DEFAULT_FILLER_TOKENS: u32 = 512;
-
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadPlan {
     /// Filler requests in flight per level, ascending, starting with 0 (alone); empty: no

@@ -18,10 +18,6 @@ impl Artifact {
     pub fn js(&self) -> String {
         self.scripts.join("\n")
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.html.trim().is_empty() && self.scripts.iter().all(|s| s.trim().is_empty())
-    }
 }
 
 struct Block {
@@ -132,6 +128,7 @@ mod tests {
             1,
             "an unterminated page still gives its script"
         );
-        assert!(extract("I cannot do that.").is_empty());
+        let none = extract("I cannot do that.");
+        assert!(none.html.is_empty() && none.scripts.is_empty());
     }
 }

@@ -17,14 +17,6 @@ pub enum RequirementStatus {
 }
 
 impl RequirementStatus {
-    pub fn label(self) -> &'static str {
-        match self {
-            RequirementStatus::Met => "met",
-            RequirementStatus::Partial => "partial",
-            RequirementStatus::Missing => "missing",
-        }
-    }
-
     pub fn parse(s: &str) -> RequirementStatus {
         match s {
             "met" => RequirementStatus::Met,
