@@ -181,13 +181,13 @@ impl Op {
 
 /// One `METRIC OP NUMBER` condition.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Condition {
+pub struct Threshold {
     pub metric: Metric,
     pub op: Op,
     pub value: f64,
 }
 
-impl Condition {
+impl Threshold {
     /// Whether the condition holds for this metric value (None: the metric is not defined for
     /// this run, e.g. `p` with a single endpoint, and the condition does not hold).
     pub fn holds(&self, actual: Option<f64>) -> bool {
@@ -195,7 +195,7 @@ impl Condition {
     }
 }
 
-impl fmt::Display for Condition {
+impl fmt::Display for Threshold {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -207,7 +207,7 @@ impl fmt::Display for Condition {
     }
 }
 
-impl FromStr for Condition {
+impl FromStr for Threshold {
     type Err = String;
 
     fn from_str(cond: &str) -> Result<Self, String> {
@@ -235,7 +235,7 @@ impl FromStr for Condition {
                 known.join(", ")
             )
         })?;
-        Ok(Condition { metric, op, value })
+        Ok(Threshold { metric, op, value })
     }
 }
 
@@ -268,7 +268,7 @@ impl GateOrigin {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Gate {
-    pub conditions: Vec<Condition>,
+    pub conditions: Vec<Threshold>,
     pub origin: GateOrigin,
 }
 
@@ -310,7 +310,7 @@ impl Gate {
     }
 
     /// The conditions that hold, given how to read each metric.
-    pub fn failed(&self, metric: impl Fn(Metric) -> Option<f64>) -> Vec<Condition> {
+    pub fn failed(&self, metric: impl Fn(Metric) -> Option<f64>) -> Vec<Threshold> {
         self.conditions
             .iter()
             .filter(|c| c.holds(metric(c.metric)))

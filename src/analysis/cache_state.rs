@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
-use crate::load::journal::{CacheState, Condition};
+use crate::load::journal::{CacheState, ProbeCondition};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheStateResult {
@@ -60,7 +60,7 @@ pub fn analyze(
     let mut rows = Vec::new();
     let (mut judged, mut dependent, mut texts) = (0, Vec::new(), Vec::new());
     for (id, by) in prompts {
-        let of = |state| by.get(&Condition::Cache { state });
+        let of = |state| by.get(&ProbeCondition::Cache { state });
         if CacheState::ALL.iter().all(|s| of(*s).is_none()) {
             continue;
         }
@@ -163,7 +163,7 @@ mod tests {
     }
 
     fn states(cold: &[&str], warm: &[&str]) -> ByCondition {
-        let c = |state| Condition::Cache { state };
+        let c = |state| ProbeCondition::Cache { state };
         ByCondition::from([
             (c(CacheState::Cold), probes(cold)),
             (c(CacheState::Warm), probes(warm)),

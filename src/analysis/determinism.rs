@@ -80,7 +80,7 @@ pub const FAILED_KEY: &str = "(fail)";
 /// Summarise the repeats; also returns the index (into `outcomes`) of the representative repeat:
 /// of the repeats that gave the modal answer, the first whose text is the most frequent among
 /// them (the modal text), or the first repeat when none is usable.
-pub fn summarize(outcomes: &[RepeatOutcome]) -> (Determinism, usize) {
+pub fn determinism_of(outcomes: &[RepeatOutcome]) -> (Determinism, usize) {
     let mut histogram: BTreeMap<String, u32> = BTreeMap::new();
     for o in outcomes {
         *histogram
@@ -191,7 +191,7 @@ mod tests {
             outcome(3, "9", false, "There are 9 r's."),
             outcome(4, "9", false, "There are 9 r's."),
         ];
-        let (d, rep) = summarize(&runs);
+        let (d, rep) = determinism_of(&runs);
         assert_eq!(
             d.histogram,
             BTreeMap::from([("9".to_string(), 4), ("5".to_string(), 1)])
@@ -209,12 +209,12 @@ mod tests {
     #[test]
     fn stable_answers_are_classified_by_correctness() {
         let right = [outcome(0, "3", true, "3"), outcome(1, "3", true, "3")];
-        assert_eq!(summarize(&right).0.class, Class::DeterministicCorrect);
+        assert_eq!(determinism_of(&right).0.class, Class::DeterministicCorrect);
         let wrong = [
             outcome(0, "5", false, "5"),
             outcome(1, "5", false, "It is 5"),
         ];
-        let (d, _) = summarize(&wrong);
+        let (d, _) = determinism_of(&wrong);
         assert_eq!(d.class, Class::DeterministicWrong);
         assert_eq!(d.unique_completions, 2, "same answer, different wording");
     }
@@ -224,11 +224,11 @@ mod tests {
         let mut failed = outcome(1, "", false, "");
         failed.key = None;
         failed.failure = Some("timeout".into());
-        let (d, rep) = summarize(&[failed.clone(), outcome(0, "3", true, "3")]);
+        let (d, rep) = determinism_of(&[failed.clone(), outcome(0, "3", true, "3")]);
         assert_eq!(d.histogram[FAILED_KEY], 1);
         assert_eq!(d.class, Class::DeterministicCorrect);
         assert_eq!(rep, 1);
-        assert_eq!(summarize(&[failed]).0.class, Class::Failed);
+        assert_eq!(determinism_of(&[failed]).0.class, Class::Failed);
     }
 
     #[test]
@@ -241,11 +241,11 @@ mod tests {
             outcome(1, "george orwell", true, skaro),
             outcome(2, "george orwell", true, skaro),
         ];
-        let (d, rep) = summarize(&runs);
+        let (d, rep) = determinism_of(&runs);
         assert_eq!(rep, 1, "the text two of three repeats gave");
         assert_eq!(d.modal_text_repeats, 2);
         assert_eq!(d.unique_completions, 2);
         let alike = [outcome(0, "3", true, "3"), outcome(1, "3", true, "3")];
-        assert_eq!(summarize(&alike).0.modal_text_repeats, 2);
+        assert_eq!(determinism_of(&alike).0.modal_text_repeats, 2);
     }
 }

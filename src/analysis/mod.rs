@@ -40,7 +40,9 @@ use chrono::Utc;
 
 pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
 pub use decision::PairSequential;
-pub use determinism::{summarize, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY};
+pub use determinism::{
+    determinism_of, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY,
+};
 pub use divergence::{first_divergence, Divergence};
 pub use inputs::Inputs;
 pub use kind::DivergenceKind;

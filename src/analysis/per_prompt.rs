@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::determinism::{summarize, Class, RepeatOutcome};
+use super::determinism::{determinism_of, Class, RepeatOutcome};
 use super::divergence::first_divergence;
 use super::inputs::Inputs;
 use super::kind::{self, DivergenceKind};
@@ -292,7 +292,7 @@ fn endpoint_prompt<'a>(
             detail: None,
         };
     }
-    let (det, i) = summarize(&outcomes);
+    let (det, i) = determinism_of(&outcomes);
     let modal = det.modal_answer.clone();
     let rec = present[i];
     for (repeat, r) in answers.iter_mut().zip(&present) {

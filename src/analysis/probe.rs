@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::FAILED_KEY;
-use crate::load::journal::Condition;
+use crate::load::journal::ProbeCondition;
 
 /// One probe as the analysis sees it.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ impl Probe {
 }
 
 /// A prompt's probes on one endpoint, by condition, each list in repeat order.
-pub type ByCondition = BTreeMap<Condition, Vec<Probe>>;
+pub type ByCondition = BTreeMap<ProbeCondition, Vec<Probe>>;
 
 /// How often each answer came back.
 pub fn histogram(probes: &[Probe]) -> BTreeMap<String, u32> {

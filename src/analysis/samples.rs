@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::divergence::first_divergence;
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
-use crate::load::journal::Condition;
+use crate::load::journal::ProbeCondition;
 
 /// What the divergence points count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,13 +47,13 @@ pub fn analyze(endpoint: &str, prompts: &[(&str, &ByCondition)]) -> Vec<SampleRe
     prompts
         .iter()
         .filter_map(|(id, by)| {
-            by.get(&Condition::Sample)
-                .map(|probes| summarize(id, endpoint, probes))
+            by.get(&ProbeCondition::Sample)
+                .map(|probes| sample_result(id, endpoint, probes))
         })
         .collect()
 }
 
-fn summarize(prompt: &str, endpoint: &str, probes: &[Probe]) -> SampleResult {
+fn sample_result(prompt: &str, endpoint: &str, probes: &[Probe]) -> SampleResult {
     let usable: Vec<&Probe> = probes.iter().filter(|p| p.key.is_some()).collect();
     let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
     for p in &usable {
@@ -140,7 +140,7 @@ mod tests {
         let mut probes: Vec<Probe> = (0..6).map(|i| probe(i, "Queens New York")).collect();
         probes.push(probe(6, "Queens NYC"));
         probes.push(probe(7, "New York City"));
-        let s = summarize("p", "e", &probes);
+        let s = sample_result("p", "e", &probes);
         assert_eq!(s.requests, 8);
         assert_eq!(s.unique_completions, 3);
         assert_eq!(s.modal_completions, 6);
@@ -149,12 +149,12 @@ mod tests {
         assert_eq!(s.divergence_unit, DivergenceUnit::Token);
         assert_eq!(s.divergence_points, BTreeMap::from([(0, 1), (1, 1)]));
         let same: Vec<Probe> = (0..3).map(|i| probe(i, "a b")).collect();
-        let s = summarize("p", "e", &same);
+        let s = sample_result("p", "e", &same);
         assert_eq!(
             (s.identical_prefix_chars, s.identical_prefix_tokens),
             (3, Some(2))
         );
         assert!(s.divergence_points.is_empty());
-        assert_eq!(summarize("p", "e", &[]).identical_prefix_chars, 0);
+        assert_eq!(sample_result("p", "e", &[]).identical_prefix_chars, 0);
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::divergence::{first_divergence, Divergence};
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
-use crate::load::journal::Condition;
+use crate::load::journal::ProbeCondition;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnderLoad {
@@ -94,7 +94,7 @@ pub fn analyze(
         let at: Vec<(u32, &Vec<Probe>)> = by
             .iter()
             .filter_map(|(c, p)| match c {
-                Condition::Load { load } => Some((*load, p)),
+                ProbeCondition::Load { load } => Some((*load, p)),
                 _ => None,
             })
             .collect();
@@ -234,7 +234,7 @@ mod tests {
             .iter()
             .map(|(load, answers)| {
                 (
-                    Condition::Load { load: *load },
+                    ProbeCondition::Load { load: *load },
                     answers
                         .iter()
                         .enumerate()

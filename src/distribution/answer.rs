@@ -109,7 +109,7 @@ fn not_sampling(d: &Distribution, sampling: &SamplingParams) -> Vec<String> {
 }
 
 /// Same model? From the test, its controls and whether every sample arrived.
-pub fn summarize(d: &Distribution, sampling: &SamplingParams, complete: bool) -> Summary {
+pub fn summary_of(d: &Distribution, sampling: &SamplingParams, complete: bool) -> Summary {
     let mut because = Vec::new();
     let at = sampling_label(sampling);
     let answer = match (d.verdict, d.p) {
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn the_answer_follows_the_test_the_controls_and_completeness() {
-        let s = summarize(
+        let s = summary_of(
             &distribution(Verdict::Different, Some(0.002), false),
             &sampling(),
             true,
@@ -270,20 +270,20 @@ mod tests {
         assert!(s.same_model_because.last().unwrap().contains("+30 points"));
         // No difference found is not sameness shown: the answer stays undecided, saying why.
         let same = distribution(Verdict::Same, Some(0.4), false);
-        let s = summarize(&same, &sampling(), true);
+        let s = summary_of(&same, &sampling(), true);
         assert_eq!(s.same_model, SameModel::Undecided);
         assert!(s.same_model_because[1].contains("does not show there is none"));
         assert_eq!(
-            summarize(&same, &sampling(), false).same_model,
+            summary_of(&same, &sampling(), false).same_model,
             SameModel::Undecided
         );
         let drifting = distribution(Verdict::Same, Some(0.4), true);
-        let s = summarize(&drifting, &sampling(), true);
+        let s = summary_of(&drifting, &sampling(), true);
         assert_eq!(s.same_model, SameModel::Undecided);
         assert!(s.same_model_because[1].contains("a (control p = 0.010)"));
         let none = distribution(Verdict::Untested, None, false);
         assert_eq!(
-            summarize(&none, &sampling(), true).same_model,
+            summary_of(&none, &sampling(), true).same_model,
             SameModel::Undecided
         );
     }
@@ -322,7 +322,7 @@ mod tests {
             open_prompt("story", [&["x", "y"], &["greedy story"]]),
             open_prompt("poem", [&["p", "q"], &["greedy poem"]]),
         ];
-        let s = summarize(&d, &sampling(), true);
+        let s = summary_of(&d, &sampling(), true);
         let named: Vec<&String> = s
             .same_model_because
             .iter()
@@ -333,7 +333,7 @@ mod tests {
             .starts_with("`b` gave one text per prompt on all 2 open prompts at temperature 0.7"));
         // One open prompt with one text is not enough, nor is temperature 0.
         d.prompts[1] = open_prompt("poem", [&["p", "q"], &["p", "q"]]);
-        let s = summarize(&d, &sampling(), true);
+        let s = summary_of(&d, &sampling(), true);
         assert!(!s
             .same_model_because
             .iter()
@@ -343,7 +343,7 @@ mod tests {
     #[test]
     fn the_gate_reads_the_measured_metrics_and_names_the_others() {
         let d = distribution(Verdict::Different, Some(0.002), false);
-        let s = summarize(&d, &sampling(), true);
+        let s = summary_of(&d, &sampling(), true);
         let gate: Gate = "distribution_p<0.01,not_same_model>0,same_model_undecided>0"
             .parse()
             .unwrap();
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(outcome.failed, ["distribution_p<0.01", "not_same_model>0"]);
         assert!(evaluate(&default_gate(), &d, &s).failed == ["distribution_different>0"]);
         let untested = distribution(Verdict::Untested, None, false);
-        let s = summarize(&untested, &sampling(), true);
+        let s = summary_of(&untested, &sampling(), true);
         assert!(evaluate(&default_gate(), &untested, &s).failed.is_empty());
         let mixed: Gate = "diff>0,distribution_p<0.05".parse().unwrap();
         assert_eq!(unmeasured(&mixed), ["diff>0"]);

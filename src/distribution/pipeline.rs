@@ -84,7 +84,7 @@ pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, Distrib
     let names = [targets[0].name.as_str(), targets[1].name.as_str()];
     let distribution = analyse(&plan.prompts, names, &samples, plan.test);
     let complete = all_there && !interrupted;
-    let summary = answer::summarize(&distribution, &plan.sampling, complete);
+    let summary = answer::summary_of(&distribution, &plan.sampling, complete);
     let gate = answer::evaluate(&plan.gate, &distribution, &summary);
     let results = DistributionResults {
         tool: tool_version(),

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::fillers::{chat_body, preamble, unrelated_text, PRIMER, SHORT_TOKENS};
-use super::journal::{CacheState, Condition, LoadRecord};
+use super::journal::{CacheState, LoadRecord, ProbeCondition};
 use super::levels::ProbeJob;
 use super::probe::{Destination, Probes};
 use crate::catalogue::{Message, Prompt, PromptRequest, Role};
@@ -26,7 +26,7 @@ pub async fn run(probes: &mut Probes<'_>, jobs: &[ProbeJob]) -> anyhow::Result<b
         .filter(|(prompt, _, repeat)| {
             !CacheState::ALL
                 .iter()
-                .all(|&state| probes.is_done(Condition::Cache { state }, &prompt.id, *repeat))
+                .all(|&state| probes.is_done(ProbeCondition::Cache { state }, &prompt.id, *repeat))
         })
         .enumerate()
         .collect();
@@ -45,7 +45,7 @@ async fn sequence(
     unrelated: usize,
 ) -> Vec<LoadRecord> {
     let behind = Arc::new(with_preamble(prompt, shared));
-    let state = |state| Condition::Cache { state };
+    let state = |state| ProbeCondition::Cache { state };
     let mut records = Vec::new();
     side_request(to, unrelated_text(unrelated)).await;
     records.push(

@@ -45,7 +45,7 @@ impl CacheState {
 /// What else was going on when a probe was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Condition {
+pub enum ProbeCondition {
     /// Amid `load` concurrent filler requests (0: alone).
     Load { load: u32 },
     /// In one prompt-cache state.
@@ -57,7 +57,7 @@ pub enum Condition {
 /// One probe: the condition, what the client saw in flight, and the usual record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadRecord {
-    pub condition: Condition,
+    pub condition: ProbeCondition,
     /// Filler requests in flight (sent, not yet answered) when the probe was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fillers_at_send: Option<u32>,
@@ -69,7 +69,7 @@ pub struct LoadRecord {
 }
 
 /// Probes are merged on this key: the newest record per key wins.
-pub type ProbeKey = (Condition, String, String, u32);
+pub type ProbeKey = (ProbeCondition, String, String, u32);
 
 impl LoadRecord {
     pub fn key(&self) -> ProbeKey {

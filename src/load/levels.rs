@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::journal::Condition;
+use super::journal::ProbeCondition;
 use super::pool::FillerPool;
 use super::probe::Probes;
 use crate::catalogue::Prompt;
@@ -20,7 +20,7 @@ pub async fn run(
     filler_tokens: u32,
 ) -> anyhow::Result<bool> {
     for &load in levels {
-        let condition = Condition::Load { load };
+        let condition = ProbeCondition::Load { load };
         let todo: Vec<&ProbeJob> = jobs
             .iter()
             .filter(|(p, _, r)| !probes.is_done(condition, &p.id, *r))

@@ -22,7 +22,7 @@ use crate::engine::Progress;
 pub use crate::run::Target;
 use crate::run::{RunError, RunPlan};
 use crate::run_folder::CompareFolder;
-use journal::{CacheState, Condition, LoadJournal, ProbeKey};
+use journal::{CacheState, LoadJournal, ProbeCondition, ProbeKey};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadPlan {
@@ -84,13 +84,13 @@ impl LoadPlan {
 
     /// Every probe the plan sends to `endpoint`, for progress counts.
     fn keys(&self, endpoint: &str, jobs: &[levels::ProbeJob]) -> Vec<ProbeKey> {
-        let mut conditions: Vec<Condition> = self
+        let mut conditions: Vec<ProbeCondition> = self
             .levels
             .iter()
-            .map(|&load| Condition::Load { load })
+            .map(|&load| ProbeCondition::Load { load })
             .collect();
         if self.cache_states {
-            conditions.extend(CacheState::ALL.map(|state| Condition::Cache { state }));
+            conditions.extend(CacheState::ALL.map(|state| ProbeCondition::Cache { state }));
         }
         let mut keys: Vec<ProbeKey> = conditions
             .iter()
@@ -100,7 +100,14 @@ impl LoadPlan {
             })
             .collect();
         if let (Some(n), Some((p, _, _))) = (self.samples, jobs.first()) {
-            keys.extend((0..n).map(|i| (Condition::Sample, p.id.clone(), endpoint.to_string(), i)));
+            keys.extend((0..n).map(|i| {
+                (
+                    ProbeCondition::Sample,
+                    p.id.clone(),
+                    endpoint.to_string(),
+                    i,
+                )
+            }));
         }
         keys
     }

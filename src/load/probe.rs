@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Arc;
 
-use super::journal::{Condition, LoadJournal, LoadRecord, ProbeKey};
+use super::journal::{LoadJournal, LoadRecord, ProbeCondition, ProbeKey};
 use super::pool::FillerPool;
 use super::Target;
 use crate::catalogue::Prompt;
@@ -38,7 +38,7 @@ impl Destination<'_> {
         prompt: &Arc<Prompt>,
         max_tokens: u32,
         repeat: u32,
-        condition: Condition,
+        condition: ProbeCondition,
         fillers: Option<&FillerPool>,
     ) -> LoadRecord {
         let job = Job {
@@ -61,7 +61,7 @@ impl Destination<'_> {
 }
 
 impl<'a> Probes<'a> {
-    pub fn is_done(&self, condition: Condition, prompt: &str, repeat: u32) -> bool {
+    pub fn is_done(&self, condition: ProbeCondition, prompt: &str, repeat: u32) -> bool {
         self.done.contains(&(
             condition,
             prompt.to_string(),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::journal::Condition;
+use super::journal::ProbeCondition;
 use super::probe::Probes;
 use crate::catalogue::Prompt;
 
@@ -16,13 +16,13 @@ pub async fn run(
     concurrency: usize,
 ) -> anyhow::Result<bool> {
     let todo: Vec<u32> = (0..samples)
-        .filter(|i| !probes.is_done(Condition::Sample, &prompt.id, *i))
+        .filter(|i| !probes.is_done(ProbeCondition::Sample, &prompt.id, *i))
         .collect();
     let to = probes.destination();
     probes
         .drive(todo, concurrency, |repeat| async move {
             vec![
-                to.probe(prompt, max_tokens, repeat, Condition::Sample, None)
+                to.probe(prompt, max_tokens, repeat, ProbeCondition::Sample, None)
                     .await,
             ]
         })
