@@ -31,7 +31,7 @@ fn metric(
             return figures
                 .statistics
                 .iter()
-                .map(|s| s.overall.p_value)
+                .map(|s| s.overall.counts.p_value)
                 .reduce(f64::min)
         }
         Metric::Flip => summary.kinds.flip,

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use super::families::{holm_adjusted, ALPHA};
 pub use super::long_figures::{LongBucket, LongCell, LongContext, LongPair};
 pub use super::long_tokens::{LongTokens, PositionBucket, PositionPair};
-use super::quality::Paired;
+use super::quality::{McNemarCounts, Paired};
 use super::results::{AnswerResult, PromptResult};
 use super::same_model::{Answer, SameModel};
-use super::stats::{format_p, mcnemar_exact, wilson};
+use super::stats::{format_p, wilson};
 use crate::catalogue::long::LongId;
 
 /// The long items of `prompts`, each with where it sits in the ladder.
@@ -99,17 +99,12 @@ fn pair_of(items: &[(LongId, &PromptResult)], reference: &str, other: &str) -> L
         .into_iter()
         .map(|(context_tokens, paired)| LongBucket {
             context_tokens,
-            graded: paired.graded(),
-            both_correct: paired.both_correct,
-            both_wrong: paired.both_wrong,
-            reference_only: paired.reference_only,
-            other_only: paired.other_only,
-            p_value: mcnemar_exact(paired.reference_only, paired.other_only),
+            counts: McNemarCounts::of(paired),
             holm_p_value: 1.0,
             different: false,
         })
         .collect();
-    let p_values: Vec<f64> = buckets.iter().map(|b| b.p_value).collect();
+    let p_values: Vec<f64> = buckets.iter().map(|b| b.counts.p_value).collect();
     for (b, holm) in buckets.iter_mut().zip(holm_adjusted(&p_values)) {
         b.holm_p_value = holm;
         b.different = holm < ALPHA;
@@ -119,8 +114,8 @@ fn pair_of(items: &[(LongId, &PromptResult)], reference: &str, other: &str) -> L
         (Some(b), _) => format!(
             "differ from {} tokens: {} correct at {reference} only, {} at {other} only (Holm-adjusted exact McNemar p = {}); first differing answer at {} prompt tokens",
             b.context_tokens,
-            b.reference_only,
-            b.other_only,
+            b.counts.reference_only,
+            b.counts.other_only,
             format_p(b.holm_p_value),
             first_difference.map_or("?".to_string(), |t| t.to_string())
         ),
@@ -224,7 +219,7 @@ mod tests {
         let pair = &long.pairs[0];
         assert_eq!(pair.different_from_tokens, Some(512));
         assert_eq!(pair.first_difference_tokens, Some(505));
-        assert_eq!(pair.buckets[1].reference_only, 10);
+        assert_eq!(pair.buckets[1].counts.reference_only, 10);
         assert!(pair.buckets[1].different && !pair.buckets[0].different);
         assert_eq!(long.different_pairs(), 1);
         let mut answer = Answer {

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::long_tokens::LongTokens;
+use super::quality::McNemarCounts;
 use super::stats::Proportion;
 
 /// The long suite's figures (empty when the run sent no long item).
@@ -54,15 +55,8 @@ pub struct LongPair {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LongBucket {
     pub context_tokens: u32,
-    pub graded: u64,
-    pub both_correct: u64,
-    pub both_wrong: u64,
-    /// Correct at the reference only.
-    pub reference_only: u64,
-    /// Correct at the other endpoint only.
-    pub other_only: u64,
-    /// Exact McNemar p-value of the flips.
-    pub p_value: f64,
+    #[serde(flatten)]
+    pub counts: McNemarCounts,
     /// Holm-adjusted over the pair's lengths.
     pub holm_p_value: f64,
     pub different: bool,

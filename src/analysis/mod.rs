@@ -48,7 +48,9 @@ pub use inputs::Inputs;
 pub use kind::DivergenceKind;
 pub use load::{analyze_load, LoadResults};
 pub use noise::{Difference, MIN_REFERENCE_REPEATS};
-pub use quality::{Interval, Paired, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
+pub use quality::{
+    Interval, McNemarCounts, Paired, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS,
+};
 pub use results::*;
 pub use same_model::{headline as same_model_headline, SameModel};
 pub use samples::{DivergenceUnit, SampleResult};

@@ -95,6 +95,45 @@ impl Paired {
     }
 }
 
+/// Paired counts as results.json writes them: the graded items split by who was right, with the
+/// exact McNemar p of the flips. `PairedCounts` (per category) and `LongBucket` (per length)
+/// flatten it into their own fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McNemarCounts {
+    pub graded: u64,
+    pub both_correct: u64,
+    pub both_wrong: u64,
+    /// Reference right, other wrong.
+    pub reference_only: u64,
+    /// Reference wrong, other right.
+    pub other_only: u64,
+    /// Exact McNemar test of reference_only vs other_only.
+    pub p_value: f64,
+}
+
+impl McNemarCounts {
+    pub fn of(paired: Paired) -> McNemarCounts {
+        McNemarCounts {
+            graded: paired.graded(),
+            both_correct: paired.both_correct,
+            both_wrong: paired.both_wrong,
+            reference_only: paired.reference_only,
+            other_only: paired.other_only,
+            p_value: mcnemar_exact(paired.reference_only, paired.other_only),
+        }
+    }
+
+    /// The counts alone.
+    pub fn paired(&self) -> Paired {
+        Paired {
+            both_correct: self.both_correct,
+            reference_only: self.reference_only,
+            other_only: self.other_only,
+            both_wrong: self.both_wrong,
+        }
+    }
+}
+
 /// Newcombe's hybrid score interval (method 10) for accuracy(other) − accuracy(reference) at
 /// normal quantile `z`.
 pub fn paired_difference(c: Paired, z: f64) -> Interval {

@@ -11,8 +11,8 @@ use super::determinism::Determinism;
 use super::divergence::Divergence;
 use super::kind::DivergenceKind;
 use super::noise::Difference;
-use super::quality::{Paired, Quality};
-use super::stats::{mcnemar_exact, Proportion};
+use super::quality::{McNemarCounts, Paired, Quality};
+use super::stats::Proportion;
 use super::verdict::Verdict;
 
 /// The version of the `results.json` layout (see `src/report/results.schema.json`).
@@ -263,15 +263,8 @@ pub struct CategoryRollup {
 pub struct PairedCounts {
     /// None for the whole catalogue.
     pub category: Option<String>,
-    pub graded: u64,
-    pub both_correct: u64,
-    pub both_wrong: u64,
-    /// Reference right, other wrong.
-    pub reference_only: u64,
-    /// Reference wrong, other right.
-    pub other_only: u64,
-    /// Exact McNemar test of reference_only vs other_only.
-    pub p_value: f64,
+    #[serde(flatten)]
+    pub counts: McNemarCounts,
     /// In words, e.g. "counting_traps: full right and spark wrong on 10 of 13, the reverse on 0; p = 0.002".
     pub statement: String,
 }
@@ -281,23 +274,8 @@ impl PairedCounts {
     pub fn of(category: Option<&str>, paired: Paired) -> PairedCounts {
         PairedCounts {
             category: category.map(str::to_string),
-            graded: paired.graded(),
-            both_correct: paired.both_correct,
-            both_wrong: paired.both_wrong,
-            reference_only: paired.reference_only,
-            other_only: paired.other_only,
-            p_value: mcnemar_exact(paired.reference_only, paired.other_only),
+            counts: McNemarCounts::of(paired),
             statement: String::new(),
-        }
-    }
-
-    /// The counts alone.
-    pub fn paired(&self) -> Paired {
-        Paired {
-            both_correct: self.both_correct,
-            reference_only: self.reference_only,
-            other_only: self.other_only,
-            both_wrong: self.both_wrong,
         }
     }
 }

@@ -51,11 +51,11 @@ pub fn pair_statistics(prompts: &[PromptResult], reference: &str, other: &str) -
 /// "counting_traps: full right and spark wrong on 10 of 13, the reverse on 0; p = 0.002: a systemic deficit of spark".
 fn statement(c: &PairedCounts, reference: &str, other: &str) -> String {
     let scope = c.category.as_deref().unwrap_or("all prompts");
-    let p = format!("p = {}", format_p(c.p_value));
-    let conclusion = if c.reference_only + c.other_only == 0 {
+    let p = format!("p = {}", format_p(c.counts.p_value));
+    let conclusion = if c.counts.reference_only + c.counts.other_only == 0 {
         "no disagreement".to_string()
-    } else if c.p_value < 0.05 {
-        let worse = if c.reference_only > c.other_only {
+    } else if c.counts.p_value < 0.05 {
+        let worse = if c.counts.reference_only > c.counts.other_only {
             other
         } else {
             reference
@@ -66,7 +66,7 @@ fn statement(c: &PairedCounts, reference: &str, other: &str) -> String {
     };
     format!(
         "{scope}: {reference} right and {other} wrong on {} of {}, the reverse on {}; {p}: {conclusion}",
-        c.reference_only, c.graded, c.other_only
+        c.counts.reference_only, c.counts.graded, c.counts.other_only
     )
 }
 

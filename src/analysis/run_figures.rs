@@ -109,7 +109,7 @@ fn deployment_differences(prompts: &[PromptResult]) -> usize {
 
 /// The quality verdict of one pair from its paired counts.
 fn quality_of(s: &PairStatistics, margin: f64) -> Quality {
-    quality::assess(&s.reference, &s.other, s.overall.paired(), margin)
+    quality::assess(&s.reference, &s.other, s.overall.counts.paired(), margin)
 }
 
 /// Answers read at a budget other than the run's rule gives their prompt (a re-run at another
@@ -167,7 +167,7 @@ pub fn pair_families(statistics: &PairStatistics) -> PairFamilies {
     let families = statistics
         .categories
         .iter()
-        .map(|c| (c.category.clone().unwrap_or_default(), c.paired()));
+        .map(|c| (c.category.clone().unwrap_or_default(), c.counts.paired()));
     PairFamilies {
         reference: statistics.reference.clone(),
         other: statistics.other.clone(),

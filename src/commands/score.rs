@@ -49,7 +49,7 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result
         }
     }
     for s in &results.statistics {
-        for c in s.categories.iter().filter(|c| c.p_value < 0.05) {
+        for c in s.categories.iter().filter(|c| c.counts.p_value < 0.05) {
             let _ = writeln!(out, "  {}", c.statement);
         }
     }

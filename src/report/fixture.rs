@@ -14,9 +14,9 @@ use serde_json::{json, Map};
 use crate::analysis::{
     mcnemar_exact, pair_families, wilson, AnswerResult, CategoryRollup, Class, Determinism,
     Difference, Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval,
-    KindCounts, NearTieCounts, PairResult, PairStatistics, PairedCounts, Parity, PromptResult,
-    Quality, QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling, SameModel,
-    Stability, Summary, TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
+    KindCounts, McNemarCounts, NearTieCounts, PairResult, PairStatistics, PairedCounts, Parity,
+    PromptResult, Quality, QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling,
+    SameModel, Stability, Summary, TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
 };
 
 const REF: &str = "full";
@@ -293,12 +293,14 @@ fn quality() -> Quality {
 fn statistics() -> PairStatistics {
     let counts = |category: Option<&str>, graded, both, ref_only, statement: &str| PairedCounts {
         category: category.map(str::to_string),
-        graded,
-        both_correct: both,
-        both_wrong: graded - both - ref_only,
-        reference_only: ref_only,
-        other_only: 0,
-        p_value: mcnemar_exact(ref_only, 0),
+        counts: McNemarCounts {
+            graded,
+            both_correct: both,
+            both_wrong: graded - both - ref_only,
+            reference_only: ref_only,
+            other_only: 0,
+            p_value: mcnemar_exact(ref_only, 0),
+        },
         statement: statement.into(),
     };
     PairStatistics {

@@ -52,10 +52,10 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         for b in &pair.buckets {
             table.text_row(&[
                 b.context_tokens.to_string(),
-                b.graded.to_string(),
-                b.both_correct.to_string(),
-                format!("{} / {}", b.reference_only, b.other_only),
-                format_p(b.p_value),
+                b.counts.graded.to_string(),
+                b.counts.both_correct.to_string(),
+                format!("{} / {}", b.counts.reference_only, b.counts.other_only),
+                format_p(b.counts.p_value),
                 format_p(b.holm_p_value),
                 if b.different { "different" } else { "—" }.to_string(),
             ]);
@@ -117,6 +117,7 @@ mod tests {
     use super::*;
     use crate::analysis::long_context::{LongBucket, LongPair};
     use crate::analysis::wilson;
+    use crate::analysis::McNemarCounts;
     use crate::doc::to_markdown;
 
     fn cell(endpoint: &str, tokens: u32, depth: u8, correct: u64) -> LongCell {
@@ -151,12 +152,14 @@ mod tests {
                 other: "other".into(),
                 buckets: vec![LongBucket {
                     context_tokens: 512,
-                    graded: 4,
-                    both_correct: 0,
-                    both_wrong: 0,
-                    reference_only: 4,
-                    other_only: 0,
-                    p_value: 0.125,
+                    counts: McNemarCounts {
+                        graded: 4,
+                        both_correct: 0,
+                        both_wrong: 0,
+                        reference_only: 4,
+                        other_only: 0,
+                        p_value: 0.125,
+                    },
                     holm_p_value: 0.25,
                     different: false,
                 }],

@@ -14,7 +14,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         items.extend(
             s.categories
                 .iter()
-                .filter(|c| c.reference_only + c.other_only > 0)
+                .filter(|c| c.counts.reference_only + c.counts.other_only > 0)
                 .map(|c| vec![text(&c.statement)]),
         );
         body.push(Block::List(items));
@@ -29,15 +29,15 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
             "both wrong",
             "p",
         ]);
-        for c in s.categories.iter().filter(|c| c.graded > 0) {
+        for c in s.categories.iter().filter(|c| c.counts.graded > 0) {
             table.text_row(&[
                 c.category.clone().unwrap_or_default(),
-                c.graded.to_string(),
-                c.both_correct.to_string(),
-                c.reference_only.to_string(),
-                c.other_only.to_string(),
-                c.both_wrong.to_string(),
-                format_p(c.p_value),
+                c.counts.graded.to_string(),
+                c.counts.both_correct.to_string(),
+                c.counts.reference_only.to_string(),
+                c.counts.other_only.to_string(),
+                c.counts.both_wrong.to_string(),
+                format_p(c.counts.p_value),
             ]);
         }
         body.push(table.into());
