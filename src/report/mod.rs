@@ -24,8 +24,9 @@ pub(crate) use table::render_table;
 use crate::analysis::Results;
 use crate::run_folder::CompareFolder;
 
+/// results.json, as [`write_all`] writes it.
 pub fn render_json(results: &Results) -> String {
-    serde_json::to_string_pretty(results).expect("results serialise") + "\n"
+    crate::doc::written(|out| write_json(out, results))
 }
 
 /// results.json streamed into `out`.
