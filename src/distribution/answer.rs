@@ -12,7 +12,7 @@
 //! `temperature`), so the test compares its greedy text, not its distribution.
 
 use super::results::{Distribution, GateOutcome, SamplingParams, Summary, Verdict};
-use crate::analysis::SameModel;
+use crate::analysis::{format_p, SameModel};
 use crate::gate::{Gate, Metric};
 
 /// Prompts named among the reasons of a `no`.
@@ -68,7 +68,7 @@ fn most_different(d: &Distribution) -> Option<String> {
         let list: Vec<String> = named
             .iter()
             .take(NAMED_PROMPTS)
-            .map(|(id, p)| format!("{id} (p = {})", crate::analysis::format_p(*p)))
+            .map(|(id, p)| format!("{id} (p = {})", format_p(*p)))
             .collect();
         format!("most different: {}", list.join(", "))
     })
@@ -116,7 +116,7 @@ pub fn summary_of(d: &Distribution, sampling: &SamplingParams, complete: bool) -
         (Verdict::Different, Some(p)) => {
             because.push(format!(
                 "the samples differ {at} (pooled MMD p = {} < {} over {} prompts)",
-                crate::analysis::format_p(p),
+                format_p(p),
                 d.alpha,
                 d.prompts_tested
             ));
@@ -126,7 +126,7 @@ pub fn summary_of(d: &Distribution, sampling: &SamplingParams, complete: bool) -
         (Verdict::Same, Some(p)) => {
             because.push(format!(
                 "no difference detected in the samples {at} (pooled MMD p = {} ≥ {} over {} prompts)",
-                crate::analysis::format_p(p),
+                format_p(p),
                 d.alpha,
                 d.prompts_tested
             ));
@@ -138,7 +138,7 @@ pub fn summary_of(d: &Distribution, sampling: &SamplingParams, complete: bool) -
                     format!(
                         "{} (control p = {})",
                         c.endpoint,
-                        c.p.map_or("–".into(), crate::analysis::format_p)
+                        c.p.map_or("–".into(), format_p)
                     )
                 })
                 .collect();

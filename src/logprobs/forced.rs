@@ -26,8 +26,7 @@ use crate::catalogue::{Message, Prompt, PromptRequest, Role};
 use crate::engine::{drive, interrupted, Keep, Lane, Progress, Tally};
 use crate::run::journal::{self, effective};
 use crate::run::request::short_hash;
-use crate::run::Line;
-use crate::run::{Record, RunPlan, Target};
+use crate::run::{Line, Record, RunPlan, Target};
 use crate::run_folder::{CompareFolder, JsonLines, Lines};
 
 /// Logprobs listed per position when teacher forcing a compare run.

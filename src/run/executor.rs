@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use super::journal::Journal;
 use super::manifest::Sampling;
-use super::record::{Record, RecordKey};
+use super::record::{Line, Record, RecordKey};
 use super::request::{endpoint_request, request_hash};
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, FailureKind};
 use crate::engine::{drive, Lane, Progress, Sink, Tally};
-use crate::run::Line;
 
 /// One request to make.
 #[derive(Debug, Clone)]
