@@ -5,24 +5,22 @@
 //! A pair where one side passed its text checks (an open-ended answer, ungraded) and the other
 //! failed them counts as a `flip` too: one side did what was asked, the other did not.
 //!
-//! A both-wrong pair is `format` when the two failures are one failure in two renderings:
+//! A both-wrong pair is `format` only when the two answers are the same answer, rendered
+//! differently:
 //! - the extracted answers are equal once rendering is set aside (code fences, a leading
 //!   `Output:`, Markdown emphasis, case, whitespace and punctuation);
 //! - predicted output: one answer is the other restated after an echo of the code (the code line
 //!   echoed back, then the same output);
-//! - text checks (trap, open, clarify): both failed the same checks (the same forbidden word
-//!   used, the same required fact missing), whatever else the texts say;
-//! - neither side gave a readable answer at all;
-//! - JavaScript: both candidates passed no test (whether they failed by wrong value or by
-//!   exception is how the failure shows, not a different answer);
-//! - JSON: neither side made an attempt at the requested shape: no JSON object at all (a
-//!   fragment such as `[1,2]`, or nothing), or an object picked out of code in another language
-//!   (a `json.dumps({...})` inside a Python block).
+//! - neither side gave a readable answer at all.
+//!
+//! Two different wrong answers are an `answer` difference, however alike their failures: two
+//! sentences that both use the letter `e`, two translations that both miss a word, two code
+//! answers that fail their tests differently. Calling them `format` would hide a real divergence.
 
 use serde::{Deserialize, Serialize};
 
 use super::verdict::Side;
-use crate::score::{Check, Detail, ScorerSpec};
+use crate::score::ScorerSpec;
 
 /// The kind of a `diff` pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -54,24 +52,13 @@ pub fn classify(spec: &ScorerSpec, a: Side, b: Side) -> DivergenceKind {
 }
 
 fn same_failure(spec: &ScorerSpec, a: Side, b: Side) -> bool {
-    let (x, y) = (readable(a.extracted), readable(b.extracted));
-    match (x, y) {
+    match (readable(a.extracted), readable(b.extracted)) {
         (None, None) => true,
-        (Some(x), Some(y)) if rendering_free(x) == rendering_free(y) => true,
-        _ => match spec {
-            ScorerSpec::Js { .. } => passed_no_test(a.detail) && passed_no_test(b.detail),
-            ScorerSpec::Json { .. } => !json_attempt(a.detail) && !json_attempt(b.detail),
-            ScorerSpec::Output { .. } => x.zip(y).is_some_and(|(x, y)| restated(x, y)),
-            ScorerSpec::Trap(_) | ScorerSpec::Open(_) | ScorerSpec::Clarify { .. } => {
-                failed_checks(a.detail)
-                    .is_some_and(|f| !f.is_empty() && Some(f) == failed_checks(b.detail))
-            }
-            ScorerSpec::Numeric { .. } | ScorerSpec::Exact { .. } | ScorerSpec::Choice { .. } => {
-                false
-            }
-            // Different calls (or a call and a text) are different answers, not renderings.
-            ScorerSpec::ToolCall { .. } => false,
-        },
+        (Some(x), Some(y)) => {
+            rendering_free(x) == rendering_free(y)
+                || (matches!(spec, ScorerSpec::Output { .. }) && restated(x, y))
+        }
+        _ => false,
     }
 }
 
@@ -106,30 +93,12 @@ fn rendering_free(text: &str) -> String {
         .collect()
 }
 
-/// The text checks a side failed.
-fn failed_checks(detail: Option<&Detail>) -> Option<&[Check]> {
-    detail.and_then(Detail::failed_checks)
-}
-
-/// A JS candidate that passed none of its tests, or that the scorer could not run at all.
-fn passed_no_test(detail: Option<&Detail>) -> bool {
-    match detail {
-        Some(Detail::Tests(t)) => t.passed == 0,
-        Some(Detail::Unscored) | None => true,
-        Some(_) => false,
-    }
-}
-
-/// Whether a side answered with a JSON object of its own, not one found inside code in
-/// another language.
-fn json_attempt(detail: Option<&Detail>) -> bool {
-    matches!(detail, Some(Detail::Json(found)) if found.object && !found.in_foreign_code)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::{score, JsonFound, JsonPlace, Score, ScoreContext, Tests, TextChecks};
+    use crate::score::{
+        score, Detail, JsonFound, JsonPlace, Score, ScoreContext, Tests, TextChecks,
+    };
 
     fn numeric() -> ScorerSpec {
         ScorerSpec::Numeric {
@@ -240,6 +209,80 @@ mod tests {
             ),
             DivergenceKind::Answer
         );
+        // Every test failing, by wrong value on one side and by exception on the other: two
+        // code answers that fail differently.
+        let none = tests(0, 6);
+        let failing = |pattern: &'static str| Side {
+            detail: Some(&none),
+            ..wrong(Some(pattern))
+        };
+        assert_eq!(
+            classify(&js(), failing("0/6 FFFFFF"), failing("0/6 EEEEEE")),
+            DivergenceKind::Answer
+        );
+        // A JSON fragment, nothing at all, and an object picked out of Python: three answers.
+        let fragment = run(&json(), "[1,2]");
+        let nothing = run(&json(), "no JSON here");
+        assert_eq!(
+            (fragment.correct, nothing.correct),
+            (Some(false), Some(false))
+        );
+        assert_eq!(
+            classify(&json(), scored(&fragment, "[1,2]"), scored(&nothing, "")),
+            DivergenceKind::Answer
+        );
+        let python = "```python\nprint(json.dumps({\"id\": \"3\"}))\n```";
+        let picked = run(&json(), python);
+        assert_eq!(
+            picked.detail,
+            Detail::Json(JsonFound {
+                place: JsonPlace::Embedded,
+                object: true,
+                in_foreign_code: true
+            })
+        );
+        assert_eq!(
+            classify(&json(), scored(&fragment, "[1,2]"), scored(&picked, python)),
+            DivergenceKind::Answer
+        );
+    }
+
+    /// The demo run's pairs (runs/example-smollm2-kv-demo) that were called `format`: both
+    /// wrong, failing the same checks, with different answers.
+    #[test]
+    fn the_demo_runs_different_wrong_answers_are_answers() {
+        let cases = [
+            (
+                trap("forbid_letters = \"e\"\nmin_words = 5\nmax_sentences = 1"),
+                "A sentence that does not contain the letter 'e' anywhere is: \"Awesome, but I'm not a superhero.\"",
+                "The sentence is \"The only thing I can do is to smile.\"",
+            ),
+            (
+                ScorerSpec::Open(crate::score::testing::text_checks(
+                    "language = \"de\"\nrequire = [\"Zug\", \"Berlin\", \"heute\"]\nmax_words = 30",
+                )),
+                "Die train auf Berlin ist wei\u{df}, um die Auslager zu erhalten.",
+                "Die Train auf Berlin ist lese, wenn es wichtig ist.",
+            ),
+            (
+                ScorerSpec::Clarify { require: vec![] },
+                "The bank is located in a building called the \"Bank of the East.\" It's a 20-story building with a 10-story lobby.",
+                "The bank is about 2.5 kilometers away from here.",
+            ),
+        ];
+        for (spec, a, b) in &cases {
+            let (x, y) = (run(spec, a), run(spec, b));
+            assert_eq!(
+                (x.correct, y.correct),
+                (Some(false), Some(false)),
+                "{a} / {b}"
+            );
+            assert_eq!(
+                classify(spec, scored(&x, a), scored(&y, b)),
+                DivergenceKind::Answer,
+                "{a} / {b}"
+            );
+        }
     }
 
     #[test]
@@ -253,41 +296,6 @@ mod tests {
                     "```python\nprint([x * 2 for x in range(5) if x % 2 == 0])"
                 ))
             ),
-            DivergenceKind::Format
-        );
-        // Every test failing, by wrong value on one side and by exception on the other.
-        let none = tests(0, 6);
-        let failing = |pattern: &'static str| Side {
-            detail: Some(&none),
-            ..wrong(Some(pattern))
-        };
-        assert_eq!(
-            classify(&js(), failing("0/6 FFFFFF"), failing("0/6 EEEEEE")),
-            DivergenceKind::Format
-        );
-        // JSON fragments picked out of Python, or nothing at all.
-        let fragment = run(&json(), "[1,2]");
-        let nothing = run(&json(), "no JSON here");
-        assert_eq!(
-            (fragment.correct, nothing.correct),
-            (Some(false), Some(false))
-        );
-        assert_eq!(
-            classify(&json(), scored(&fragment, "[1,2]"), scored(&nothing, "")),
-            DivergenceKind::Format
-        );
-        let python = "```python\nprint(json.dumps({\"id\": \"3\"}))\n```";
-        let picked = run(&json(), python);
-        assert_eq!(
-            picked.detail,
-            Detail::Json(JsonFound {
-                place: JsonPlace::Embedded,
-                object: true,
-                in_foreign_code: true
-            })
-        );
-        assert_eq!(
-            classify(&json(), scored(&nothing, ""), scored(&picked, python)),
             DivergenceKind::Format
         );
         assert_eq!(
@@ -308,7 +316,7 @@ mod tests {
     }
 
     #[test]
-    fn failing_the_same_text_checks_is_format_and_other_checks_an_answer() {
+    fn failing_the_same_text_checks_with_other_words_is_an_answer() {
         let spec = trap("forbid = [\"moon\"]\nforbid_letters = \"e\"\nmin_words = 5");
         let (a, b) = (
             "Awe at the moon, a bright disc of light up in a dark sky tonight",
@@ -318,7 +326,14 @@ mod tests {
         assert_ne!(x.evidence, y.evidence, "the particulars differ");
         assert_eq!(
             classify(&spec, scored(&x, a), scored(&y, b)),
-            DivergenceKind::Format
+            DivergenceKind::Answer
+        );
+        let shouted = "THE MOON is a bright disc of light up in a dark sky tonight!";
+        let w = run(&spec, shouted);
+        assert_eq!(
+            classify(&spec, scored(&y, b), scored(&w, shouted)),
+            DivergenceKind::Format,
+            "the same sentence, rendered differently"
         );
         let short = "Too short here";
         let z = run(&spec, short);
@@ -340,7 +355,7 @@ mod tests {
         assert_ne!(x.extracted, y.extracted);
         assert_eq!(
             classify(&spec, scored(&x, a), scored(&y, b)),
-            DivergenceKind::Format
+            DivergenceKind::Answer
         );
         y.evidence = y
             .evidence
@@ -348,7 +363,7 @@ mod tests {
             .replace("; ", " and ");
         assert_eq!(
             classify(&spec, scored(&x, a), scored(&y, b)),
-            DivergenceKind::Format
+            DivergenceKind::Answer
         );
     }
 
