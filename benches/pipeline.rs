@@ -252,6 +252,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         sampling: Sampling::deterministic(1024),
         prompts: catalogue.prompts.iter().map(|p| p.id.clone()).collect(),
         repeats,
+        control: 0,
         fail_on: coherence::gate::Gate::default_compare(),
         margin: None,
         invocations: Vec::new(),

@@ -3,10 +3,11 @@ from the prebuilt PyPI wheel `xllamacpp`, which embeds it: nothing to compile. S
 loopback until SIGTERM or SIGINT.
 
     python xllamacpp-serve.py --model FILE.gguf --port 18001 --alias NAME \
-        [--parallel 4] [--ctx 16384] [--threads 1] [--cache-type q4_0]
+        [--parallel 4] [--ctx 16384] [--threads 1] [--cache-type q4_0] [--draft-model FILE.gguf]
 
 Flash attention is on (a quantized V cache needs it); --cache-type sets the K and V cache types
-(f16 by default).
+(f16 by default); --draft-model turns on speculative decoding with that draft (the served GGUF
+itself can draft for itself).
 """
 
 import argparse
@@ -27,6 +28,7 @@ def main() -> int:
     parser.add_argument("--ctx", type=int, default=16384)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--cache-type", choices=sorted(CACHE_TYPES), default="f16")
+    parser.add_argument("--draft-model", help="a GGUF to draft with (speculative decoding)")
     args = parser.parse_args()
 
     # Block the signals before the server's threads start, so that they reach sigwait below.
@@ -46,6 +48,12 @@ def main() -> int:
     cache = getattr(xlc.ggml_type, CACHE_TYPES[args.cache_type])
     params.cache_type_k = cache
     params.cache_type_v = cache
+    if args.draft_model:
+        spec = params.speculative
+        spec.types = [xlc.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        spec.draft.mparams.path = args.draft_model
+        spec.draft.cpuparams.n_threads = args.threads
+        spec.draft.cpuparams_batch.n_threads = args.threads
     server = xlc.Server(params)
     print(f"listening on {server.listening_address}", flush=True)
     signal.sigwait(stop)

@@ -335,9 +335,20 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64))]
     pub round_items: Option<usize>,
     /// Request token logprobs so divergences are located by token index, and teacher-force
-    /// the reference's completions on every endpoint (results.json `token_agreement`).
-    #[arg(long)]
+    /// the reference's completions on every endpoint (results.json `token_agreement`). Without
+    /// it, decode logprobs are still requested where a probe shows every endpoint returns them
+    /// and gives the same greedy text with and without them (the identity axis reads them).
+    #[arg(long, conflicts_with = "no_logprobs")]
     pub logprobs: bool,
+    /// Never request logprobs (the identity axis then compares greedy texts alone).
+    #[arg(long)]
+    pub no_logprobs: bool,
+    /// The A-vs-A control: the reference answers the first N prompts a second time, interleaved
+    /// with the pair's requests, so identity is judged against its own nondeterminism. 0 turns
+    /// it off (identity is then undecided unless the artifact differs); with --repeats 2 or more
+    /// every prompt has one already.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    pub control: usize,
     /// With --logprobs: the model's chat template, to render chat prompts for teacher forcing:
     /// a GGUF model file, a tokenizer_config.json, or a Jinja file (kept in the run folder for
     /// --resume).

@@ -72,6 +72,9 @@ pub enum Metric {
     /// Endpoint pairs whose long items (`--suite long`) differ significantly at some length
     /// (Holm-adjusted exact McNemar). Undefined for a run without long items.
     LongDifferent,
+    IdentityPerturbed,
+    IdentityDifferent,
+    IdentityUndecided,
 }
 
 impl Metric {
@@ -101,6 +104,9 @@ impl Metric {
         Metric::ToolF1,
         Metric::SchemaInvalid,
         Metric::LongDifferent,
+        Metric::IdentityPerturbed,
+        Metric::IdentityDifferent,
+        Metric::IdentityUndecided,
     ];
 
     /// The name written in `--fail-on`.
@@ -130,6 +136,9 @@ impl Metric {
             Metric::ToolF1 => "tool_f1",
             Metric::SchemaInvalid => "schema_invalid",
             Metric::LongDifferent => "long_different",
+            Metric::IdentityPerturbed => "identity_perturbed",
+            Metric::IdentityDifferent => "identity_different",
+            Metric::IdentityUndecided => "identity_undecided",
         }
     }
 

@@ -2,6 +2,7 @@
 
 use super::families::PairFamilies;
 use super::load::LoadResults;
+use super::numerics::{IdentitySummary, IdentityVerdict};
 use super::quality::QualityVerdict;
 use super::results::GateResult;
 use super::run_figures::RunFigures;
@@ -59,6 +60,9 @@ fn metric(
         Metric::SchemaInvalid => return same.tool_calls.map(|t| t.schema_invalid() as f64),
         Metric::LongDifferent if same.long.pairs.is_empty() => return None,
         Metric::LongDifferent => same.long.different_pairs(),
+        Metric::IdentityPerturbed => return same.identity_pairs(IdentityVerdict::Perturbed),
+        Metric::IdentityDifferent => return same.identity_pairs(IdentityVerdict::Different),
+        Metric::IdentityUndecided => return same.identity_pairs(IdentityVerdict::Undecided),
     };
     Some(count as f64)
 }
@@ -71,6 +75,16 @@ pub struct SameModelFigures<'a> {
     pub tool_calls: Option<&'a ToolCalls>,
     /// The long items' figures (`long_different`).
     pub long: &'a super::long_figures::LongContext,
+    /// The identity axis (`identity_*`), when the run has a pair.
+    pub identity: Option<&'a IdentitySummary>,
+}
+
+impl SameModelFigures<'_> {
+    /// How many pairs have this identity verdict (None: no pair).
+    fn identity_pairs(&self, verdict: IdentityVerdict) -> Option<f64> {
+        self.identity
+            .map(|i| i.evidence.iter().filter(|p| p.verdict == verdict).count() as f64)
+    }
 }
 
 /// The gate's expression and the conditions of it that hold (none: the gate passed).

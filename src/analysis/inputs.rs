@@ -131,6 +131,17 @@ impl Outside {
 
 /// One note per kind of record that names no slot of the run (a prompt, endpoint or repeat the
 /// manifest does not have): such records are not scored, and the note says how many and which.
+/// A reference answer of the A-vs-A control (`manifest.control`): the identity axis reads it;
+/// the per-prompt results, which read the planned repeats, do not.
+fn is_control(manifest: &Manifest, r: &Answered) -> bool {
+    manifest.control > 0
+        && r.repeat == crate::run::CONTROL_REPEAT
+        && manifest
+            .endpoints
+            .first()
+            .is_some_and(|e| *e.spec.name == *r.endpoint)
+}
+
 fn outside_the_run(manifest: &Manifest, records: &[Answered]) -> Vec<String> {
     let prompts: BTreeSet<&str> = manifest.prompts.iter().map(String::as_str).collect();
     let endpoints: BTreeSet<&str> = manifest
@@ -144,7 +155,7 @@ fn outside_the_run(manifest: &Manifest, records: &[Answered]) -> Vec<String> {
             (Outside::Prompt, format!("`{}`", r.prompt))
         } else if !endpoints.contains(&*r.endpoint) {
             (Outside::Endpoint, format!("`{}`", r.endpoint))
-        } else if r.repeat >= manifest.repeats_of(&r.endpoint) {
+        } else if r.repeat >= manifest.repeats_of(&r.endpoint) && !is_control(manifest, r) {
             (Outside::Repeat, (u64::from(r.repeat) + 1).to_string())
         } else {
             continue;

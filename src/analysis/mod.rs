@@ -17,6 +17,7 @@ pub mod long_context;
 mod long_figures;
 mod long_tokens;
 mod noise;
+pub mod numerics;
 mod overview;
 mod parity;
 mod per_prompt;
@@ -27,6 +28,7 @@ mod rollup;
 mod run_figures;
 mod same_model;
 mod samples;
+mod selection;
 pub mod sequential;
 mod similarity;
 mod stats;
@@ -48,11 +50,12 @@ pub use inputs::Inputs;
 pub use kind::DivergenceKind;
 pub use load::{analyze_load, LoadResults};
 pub use noise::{Difference, MIN_REFERENCE_REPEATS};
+pub use numerics::{IdentitySummary, IdentityVerdict};
 pub use quality::{
     Interval, McNemarCounts, Paired, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS,
 };
 pub use results::*;
-pub use same_model::{headline as same_model_headline, SameModel};
+pub use same_model::{headline as same_model_headline, Behaviour, BehaviourVerdict, SameModel};
 pub use samples::{DivergenceUnit, SampleResult};
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
@@ -84,8 +87,6 @@ fn same_model_answer(
             &[]
         },
         families,
-        parity: &figures.parity,
-        identity: &figures.identity,
     })
 }
 
@@ -125,10 +126,10 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
     let families: Vec<PairFamilies> = figures.statistics.iter().map(pair_families).collect();
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
-    let mut answer = same_model_answer(manifest, &figures, &families, &sequential);
+    let mut behaviour = same_model_answer(manifest, &figures, &families, &sequential);
     let tool_calls = tool_calls::analyze(inputs, &names);
     if let Some(t) = &tool_calls {
-        answer.refuted_by(t.reasons());
+        behaviour.refuted_by(t.reasons());
     }
     let mut long = long_context::analyze(&answers.prompts, &names);
     long.token_agreement = long_tokens::analyze(&names, &manifest.prompts, &inputs.forcing);
@@ -141,7 +142,15 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let missing = answers.missing
         + inputs.probes_missing
         + long.token_agreement.as_ref().map_or(0, |t| t.missing);
-    long_context::amend(&mut answer, &long);
+    long_context::amend(&mut behaviour, &long);
+    if selection::is_selected(manifest) && names.len() > 1 {
+        let at = behaviour.because.len().min(1);
+        let reason = selection::selected_reason(&answers.prompts, &names[0], &names[1..]);
+        behaviour.because.insert(at, reason);
+    }
+    let behaviour = same_model::Behaviour::of(&behaviour);
+    let identity = numerics::decide(&inputs.records, &names, &manifest.prompts, &figures.parity);
+    let answer = same_model::combine(identity.as_ref(), &behaviour);
     let gate = gate_check::evaluate(
         gate,
         &figures,
@@ -151,10 +160,13 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
             families: &families,
             tool_calls: tool_calls.as_ref(),
             long: &long,
+            identity: identity.as_ref(),
         },
     );
     figures.summary.same_model = Some(answer.answer);
     figures.summary.same_model_because = answer.because;
+    figures.summary.identity = identity;
+    figures.summary.behaviour = Some(behaviour);
     Results {
         schema_version: SCHEMA_VERSION,
         tool: crate::run_folder::tool_version(),

@@ -144,7 +144,7 @@ impl RunSampling {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub same: usize,
     /// Prompts whose only divergence is formatting: both sides fail the same way, rendered
@@ -166,6 +166,12 @@ pub struct Summary {
     /// The short reasons behind `same_model`, most decisive first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub same_model_because: Vec<String>,
+    /// "Does B compute what A computes?" (`analysis/numerics.rs`); run summary only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<super::IdentitySummary>,
+    /// "Does it matter?": the quality decision (`analysis/same_model.rs`); run summary only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<super::Behaviour>,
 }
 
 /// Diverging prompts per divergence kind.

@@ -1,24 +1,24 @@
-//! The one answer to "same model?": `yes`, `no` or `undecided`, with the short reasons behind it.
+//! The behaviour axis ("does it matter?": `equivalent`, `different` or `undecided`) and the one
+//! answer to "same model?" that combines it with the identity axis (`numerics.rs`).
 //!
-//! The answer is a claim about someone's deployment, so it never says more than the evidence:
-//! - `no` when any pair is shown to differ: the quality verdict is `different` (accuracy differs,
-//!   exact McNemar), a family of items is named different after Holm's correction, or the
-//!   endpoints count different prompt tokens for the same prompt (another chat template or
-//!   tokenizer is being served);
-//! - `yes` when every pair is shown equivalent within the margin, no family differs and prompt
-//!   tokens agree wherever both sides reported them;
+//! Behaviour is a claim about someone's deployment, so it never says more than the evidence:
+//! - `different` when any pair is shown to differ: the quality verdict is `different` (accuracy
+//!   differs, exact McNemar), a family of items is named different after Holm's correction (or,
+//!   amended elsewhere, tool calls or long-context answers differ);
+//! - `equivalent` when every pair is shown equivalent within the margin and no family differs;
 //! - `undecided` otherwise, saying what would decide it.
 //!
-//! Text identity, stability and token-level agreement are stated beside the answer (they tell
-//! how perturbed the generation is), but they do not decide it: two deployments of the same
-//! weights at temperature 0 routinely differ in text through kernels and batching.
+//! "Same model?" ([`combine`]): `no` when identity is `different` (another artifact: chat
+//! template or tokenizer) or behaviour is `different`; `yes` when behaviour is `equivalent` and
+//! identity is not `different` (perturbed numerics that change no measured behaviour are the
+//! same model); `undecided` otherwise.
 
 use serde::{Deserialize, Serialize};
 
 use super::decision::PairSequential;
 use super::families::PairFamilies;
+use super::numerics::{IdentitySummary, IdentityVerdict};
 use super::quality::{Quality, QualityVerdict};
-use super::results::{Identity, Parity};
 use super::sequential::{SequentialDecision, SequentialVerdict};
 use super::stats::format_p;
 
@@ -50,8 +50,6 @@ pub struct Evidence<'a> {
     /// stopping on a look would invalidate.
     pub sequential: &'a [PairSequential],
     pub families: &'a [PairFamilies],
-    pub parity: &'a [Parity],
-    pub identity: &'a [Identity],
 }
 
 /// The answer with its reasons, most decisive first.
@@ -83,7 +81,87 @@ pub fn headline(answer: SameModel, because: &[String]) -> String {
     }
 }
 
-/// Decide "same model?" over every (reference, other) pair: the worst pair answers.
+/// The behaviour verdict of `summary.behaviour`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BehaviourVerdict {
+    Equivalent,
+    Undecided,
+    Different,
+}
+
+impl BehaviourVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BehaviourVerdict::Equivalent => "equivalent",
+            BehaviourVerdict::Undecided => "undecided",
+            BehaviourVerdict::Different => "different",
+        }
+    }
+}
+
+/// `summary.behaviour`: does the difference matter, with its reasons (families named).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Behaviour {
+    pub verdict: BehaviourVerdict,
+    pub because: Vec<String>,
+}
+
+impl Behaviour {
+    /// The behaviour axis of a decided [`Answer`] (`decide`, amended by tool calls and long
+    /// context).
+    pub fn of(answer: &Answer) -> Behaviour {
+        Behaviour {
+            verdict: match answer.answer {
+                SameModel::Yes => BehaviourVerdict::Equivalent,
+                SameModel::Undecided => BehaviourVerdict::Undecided,
+                SameModel::No => BehaviourVerdict::Different,
+            },
+            because: answer.because.clone(),
+        }
+    }
+}
+
+/// "Same model?" from both axes: `no` when identity is `different` or behaviour `different`;
+/// `yes` when behaviour is `equivalent` and identity is not `different`; else `undecided`. The
+/// reasons: identity's first ("identity: perturbed — …"), then behaviour's ("behaviour: …").
+pub fn combine(identity: Option<&IdentitySummary>, behaviour: &Behaviour) -> Answer {
+    let identity_verdict = identity.map(|i| i.verdict);
+    let answer = if identity_verdict == Some(IdentityVerdict::Different)
+        || behaviour.verdict == BehaviourVerdict::Different
+    {
+        SameModel::No
+    } else if behaviour.verdict == BehaviourVerdict::Equivalent {
+        SameModel::Yes
+    } else {
+        SameModel::Undecided
+    };
+    let mut because = Vec::new();
+    if let Some(i) = identity {
+        because.extend(labelled("identity", i.verdict.as_str(), &i.because));
+    }
+    because.extend(labelled(
+        "behaviour",
+        behaviour.verdict.as_str(),
+        &behaviour.because,
+    ));
+    Answer { answer, because }
+}
+
+/// "axis: verdict — first reason", then the other reasons as they are.
+fn labelled(axis: &str, verdict: &str, because: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(because.len().max(1));
+    match because.split_first() {
+        Some((first, rest)) => {
+            out.push(format!("{axis}: {verdict} — {first}"));
+            out.extend(rest.iter().cloned());
+        }
+        None => out.push(format!("{axis}: {verdict}")),
+    }
+    out
+}
+
+/// Decide the behaviour axis over every (reference, other) pair: the worst pair answers.
 pub fn decide(evidence: Evidence<'_>) -> Answer {
     let mut answer = SameModel::Yes;
     let mut because = Vec::new();
@@ -141,36 +219,6 @@ fn decide_pair(q: &Quality, evidence: &Evidence<'_>) -> (SameModel, Vec<String>)
             format_p(f.holm_p_value)
         ));
     }
-    for p in evidence
-        .parity
-        .iter()
-        .filter(|p| of_pair(&p.reference, &p.other))
-    {
-        if p.prompt_tokens_mismatches > 0 {
-            no.push(format!(
-                "prompt tokens differ on {} of {} prompts: another chat template or tokenizer",
-                p.prompt_tokens_mismatches, p.prompt_tokens_compared
-            ));
-        } else if p.prompt_tokens_compared > 0 {
-            context.push("same chat template and tokenizer (prompt tokens agree)".to_string());
-        }
-    }
-    for i in evidence
-        .identity
-        .iter()
-        .filter(|i| of_pair(&i.reference, &i.other))
-    {
-        let answered = i.identical + i.same_answer + i.diverged;
-        if answered > 0 && i.identical < answered {
-            context.push(format!(
-                "generation perturbed (identical text on {:.0}%)",
-                100.0 * i.identical as f64 / answered as f64
-            ));
-        } else if answered > 0 {
-            context.push("identical text on every prompt".to_string());
-        }
-    }
-
     let answer = if !no.is_empty() {
         SameModel::No
     } else if !open.is_empty() {
@@ -305,30 +353,6 @@ mod tests {
         )
     }
 
-    fn parity(mismatches: usize) -> Parity {
-        Parity {
-            reference: "a".into(),
-            other: "b".into(),
-            prompt_tokens_compared: 100,
-            prompt_tokens_mismatches: mismatches,
-            prompt_tokens_examples: vec![],
-            finish_reason_mismatches: 0,
-            finish_reason_examples: vec![],
-            mean_reasoning_chars_delta: None,
-        }
-    }
-
-    fn identity(identical: usize, same_answer: usize) -> Identity {
-        Identity {
-            reference: "a".into(),
-            other: "b".into(),
-            identical,
-            same_answer,
-            diverged: 0,
-            failed: 0,
-        }
-    }
-
     #[test]
     fn equivalent_quality_and_agreeing_tokens_say_yes() {
         let q = [quality(1500, 20, 20, 300)];
@@ -336,13 +360,11 @@ mod tests {
             quality: &q,
             sequential: &[],
             families: &[],
-            parity: &[parity(0)],
-            identity: &[identity(166, 1674)],
         });
         assert_eq!(answer.answer, SameModel::Yes, "{:?}", answer.because);
         assert_eq!(
             headline(answer.answer, &answer.because),
-            "Same model: yes — equivalent within ±5 points on 1,840 graded items; same chat template and tokenizer (prompt tokens agree); generation perturbed (identical text on 9%)"
+            "Same model: yes — equivalent within ±5 points on 1,840 graded items"
         );
     }
 
@@ -370,8 +392,6 @@ mod tests {
             quality: &q,
             sequential: &[],
             families: &families,
-            parity: &[],
-            identity: &[],
         });
         assert_eq!(answer.answer, SameModel::No);
         assert!(
@@ -387,18 +407,60 @@ mod tests {
         );
     }
 
+    fn identity(verdict: IdentityVerdict, why: &str) -> IdentitySummary {
+        IdentitySummary {
+            verdict,
+            because: vec![why.to_string()],
+            evidence: Vec::new(),
+        }
+    }
+
     #[test]
-    fn another_chat_template_says_no() {
+    fn another_chat_template_says_no_even_when_behaviour_is_equivalent() {
         let q = [quality(1500, 20, 20, 300)];
-        let answer = decide(Evidence {
+        let behaviour = Behaviour::of(&decide(Evidence {
             quality: &q,
             sequential: &[],
             families: &[],
-            parity: &[parity(3)],
-            identity: &[],
-        });
+        }));
+        assert_eq!(behaviour.verdict, BehaviourVerdict::Equivalent);
+        let different = identity(IdentityVerdict::Different, "prompt tokens differ");
+        let answer = combine(Some(&different), &behaviour);
         assert_eq!(answer.answer, SameModel::No);
-        assert!(answer.because[0].contains("prompt tokens differ on 3 of 100"));
+        assert_eq!(
+            answer.because[0],
+            "identity: different — prompt tokens differ"
+        );
+        assert!(answer.because[1].starts_with("behaviour: equivalent — "));
+    }
+
+    #[test]
+    fn perturbed_numerics_with_equivalent_behaviour_are_the_same_model() {
+        let q = [quality(1500, 20, 20, 300)];
+        let behaviour = Behaviour::of(&decide(Evidence {
+            quality: &q,
+            sequential: &[],
+            families: &[],
+        }));
+        let perturbed = identity(IdentityVerdict::Perturbed, "further");
+        assert_eq!(combine(Some(&perturbed), &behaviour).answer, SameModel::Yes);
+        let lopsided = [quality(60, 30, 2, 8)];
+        let different = Behaviour::of(&decide(Evidence {
+            quality: &lopsided,
+            sequential: &[],
+            families: &[],
+        }));
+        let identical = identity(IdentityVerdict::Identical, "as close");
+        assert_eq!(combine(Some(&identical), &different).answer, SameModel::No);
+        let open = Behaviour {
+            verdict: BehaviourVerdict::Undecided,
+            because: Vec::new(),
+        };
+        assert_eq!(
+            combine(Some(&perturbed), &open).answer,
+            SameModel::Undecided
+        );
+        assert_eq!(combine(None, &open).because, ["behaviour: undecided"]);
     }
 
     #[test]
@@ -408,8 +470,6 @@ mod tests {
             quality: &q,
             sequential: &[],
             families: &[],
-            parity: &[parity(0)],
-            identity: &[],
         });
         assert_eq!(answer.answer, SameModel::Undecided);
         assert!(
@@ -427,8 +487,6 @@ mod tests {
             quality: &q,
             sequential: &[],
             families: &[],
-            parity: &[],
-            identity: &[],
         });
         assert_eq!(answer.answer, SameModel::No);
         assert!(answer.because[0].starts_with("accuracy differs by -28.0 points on 100"));
@@ -443,8 +501,6 @@ mod tests {
             quality: &q,
             sequential: &[],
             families: &[],
-            parity: &[],
-            identity: &[],
         });
         assert_eq!(answer.answer, SameModel::No);
         assert!(answer

@@ -107,6 +107,8 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         send: scope.clone(),
         scope,
         repeats: m.repeats,
+        control: 0,
+        logprobs_auto: false,
         repeat_order: RepeatOrder::default(),
         max_tokens_override: m.sampling.max_tokens_override,
         sampling: m.sampling.clone(),

@@ -28,7 +28,10 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
     if args.dry_run {
         return super::dry_run::dry_run(&plan, args.assume_tps, args.assume_prefill_tps, args.json);
     }
-    let template = chat_template(args.chat_template.as_deref(), plan.sampling.logprobs)?;
+    let template = chat_template(
+        args.chat_template.as_deref(),
+        plan.sampling.teacher_forces(),
+    )?;
     let dir = plan.dir.clone();
     let (results, interrupted) = match plan.until_decided {
         Some(rule) => run_until_decided(plan, rule, &load, template, argv)?,

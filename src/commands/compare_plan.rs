@@ -160,6 +160,22 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
     };
     run.sampling.params = parse_params(&args.params, std::mem::take(&mut run.sampling.params))?;
     run.sampling.logprobs |= args.logprobs;
+    if args.logprobs {
+        run.sampling.teacher_forcing = Some(true);
+        run.sampling.logprobs_note = Some("requested with --logprobs".to_string());
+    } else if previous.is_none() {
+        run.sampling.teacher_forcing = Some(false);
+        if args.no_logprobs {
+            run.sampling.logprobs_note = Some("off: --no-logprobs".to_string());
+        }
+    }
+    let pair = mode == Mode::Compare && endpoints.len() > 1;
+    let logprobs_auto = previous.is_none() && pair && !args.logprobs && !args.no_logprobs;
+    let control = match &previous {
+        Some(m) => m.control,
+        None if pair && run.repeats == 1 => args.control,
+        None => 0,
+    };
     Ok(RunPlan {
         fail_on: resolve_gate(
             args.gate.fail_on.as_ref(),
@@ -179,6 +195,8 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         send: run.send,
         scope: run.scope,
         repeats: run.repeats,
+        control,
+        logprobs_auto,
         repeat_order: match args.repeat_order {
             RepeatOrderArg::Interleaved => RepeatOrder::Interleaved,
             RepeatOrderArg::BackToBack => RepeatOrder::BackToBack,

@@ -115,6 +115,8 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         send: Vec::new(),
         scope,
         repeats,
+        control: 0,
+        logprobs_auto: false,
         repeat_order: RepeatOrder::default(),
         max_tokens_override: sampling.max_tokens_override,
         sampling,

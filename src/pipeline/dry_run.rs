@@ -32,7 +32,7 @@ use crate::run::{journal, pending_jobs, RunPlan};
 /// probe and three self-consistency checks (a decode and a re-score each).
 /// The long passages' scoring requests are counted in it too.
 fn teacher_forcing_ceiling(plan: &RunPlan) -> usize {
-    if !plan.sampling.logprobs || plan.replays() {
+    if !plan.sampling.teacher_forces() || plan.replays() {
         return 0;
     }
     (plan.scope.len() + 2 * (1 + 3 * 2)) * plan.endpoints.len()
@@ -49,7 +49,7 @@ struct PassageScoring {
 
 impl PassageScoring {
     fn of(plan: &RunPlan) -> PassageScoring {
-        if !plan.sampling.logprobs || plan.replays() {
+        if !plan.sampling.teacher_forces() || plan.replays() {
             return PassageScoring::default();
         }
         PassageScoring {

@@ -50,7 +50,7 @@ pub fn run_and_score(
     let rt = runtime().map_err(PipelineError::Input)?;
     let mut outcome = rt.block_on(run_plan(plan, argv))?;
     let sent = outcome.execution.interrupted;
-    if !outcome.execution.interrupted && plan.sampling.logprobs && !plan.replays() {
+    if !outcome.execution.interrupted && plan.sampling.teacher_forces() && !plan.replays() {
         let template =
             forced::template_for(&plan.dir, template).map_err(PipelineError::Incomplete)?;
         outcome.execution.interrupted =

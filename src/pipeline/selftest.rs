@@ -111,6 +111,8 @@ fn control_plan(base: &RunPlan, label: &str, endpoints: [PlannedEndpoint; 2]) ->
         send: base.send.clone(),
         scope: base.scope.clone(),
         repeats: base.repeats,
+        control: base.control,
+        logprobs_auto: base.logprobs_auto,
         repeat_order: base.repeat_order,
         max_tokens_override: base.max_tokens_override,
         sampling: base.sampling.clone(),

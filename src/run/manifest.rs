@@ -40,6 +40,12 @@ pub struct Manifest {
     /// Every prompt id in the run's scope (what the report covers).
     pub prompts: Vec<String>,
     pub repeats: u32,
+    /// The A-vs-A control: the first this many prompts of the scope are answered a second time
+    /// by the reference (repeat 1), interleaved with the pair's requests, so the identity axis
+    /// is judged against the reference's own nondeterminism (`analysis/numerics.rs`). 0: none
+    /// (runs made before it, or `--control 0`; with `--repeats 2` or more every prompt has one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub control: usize,
     /// The `--fail-on` gate in force (written as its expression).
     #[serde(default)]
     pub fail_on: Gate,
@@ -225,9 +231,17 @@ pub struct Sampling {
     pub max_tokens_override: Option<u32>,
     /// Extra fields from `--param`, sent identically to every endpoint.
     pub params: Map<String, Value>,
-    /// Whether token logprobs are requested (`--logprobs`).
+    /// Whether decode logprobs are requested with every answer (on by default where a probe
+    /// shows they change nothing; `--logprobs` asks for them, `--no-logprobs` turns them off).
     #[serde(default)]
     pub logprobs: bool,
+    /// Whether the reference's completions are teacher-forced on every endpoint (`--logprobs`).
+    /// Absent in runs made before decode logprobs came by default: then it follows `logprobs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teacher_forcing: Option<bool>,
+    /// How `logprobs` was chosen (the probe's finding, or the flag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs_note: Option<String>,
 }
 
 impl Sampling {
@@ -240,8 +254,19 @@ impl Sampling {
             max_tokens_override: None,
             params: Map::new(),
             logprobs: false,
+            teacher_forcing: None,
+            logprobs_note: None,
         }
     }
+
+    /// Whether the run teacher-forces the reference's completions (`--logprobs`).
+    pub fn teacher_forces(&self) -> bool {
+        self.teacher_forcing.unwrap_or(self.logprobs)
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 
 mod executor;
 pub mod journal;
+mod logprobs_probe;
 pub mod manifest;
 pub mod plan;
 pub mod record;
@@ -16,7 +17,7 @@ pub use manifest::{
     CatalogueInfo, EndpointInfo, Invocation, Manifest, ReplaySource, RunStatus, Sampling,
     StoppingRule,
 };
-pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan};
+pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan, CONTROL_REPEAT};
 pub use record::{Line, Record, RecordKey};
 
 use crate::catalogue::Prompt;
@@ -124,7 +125,14 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
             .flat_map(|p| (0..plan.repeats).map(move |r| (p, r)))
             .collect(),
     };
-    for (prompt, repeat) in order {
+    let controlled = control_slots(plan, &prompts);
+    let mut controls = controlled.iter().peekable();
+    for (position, (prompt, repeat)) in order.into_iter().enumerate() {
+        // The control of a prompt goes out a few prompts after its first answer, on the
+        // reference's lane among the pair's requests.
+        while let Some(c) = controls.next_if(|c| c.0 + CONTROL_LAG <= position) {
+            push_missing(&mut jobs, &merged, plan, control_job(plan, c.1));
+        }
         let id = &prompt.id;
         let max_tokens = plan.max_tokens_for(prompt.max_tokens);
         for (endpoint, e) in plan.endpoints.iter().enumerate() {
@@ -170,7 +178,81 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
             }
         }
     }
+    for c in controls {
+        push_missing(&mut jobs, &merged, plan, control_job(plan, c.1));
+    }
     jobs
+}
+
+/// Prompts sent before a prompt's control goes out after its first answer.
+const CONTROL_LAG: usize = 3;
+
+/// The prompts of `prompts` (with their positions) that get the reference's control answer:
+/// those among the first `plan.control` of the scope, when each prompt is sent once and the
+/// reference is not replayed.
+fn control_slots<'a>(plan: &RunPlan, prompts: &'a [Arc<Prompt>]) -> Vec<(usize, &'a Arc<Prompt>)> {
+    let reference_sent = plan.endpoints.first().is_some_and(|e| e.replayed.is_none());
+    if plan.control == 0 || plan.repeats != 1 || !reference_sent {
+        return Vec::new();
+    }
+    let first: std::collections::BTreeSet<&str> = plan
+        .scope
+        .iter()
+        .take(plan.control)
+        .map(String::as_str)
+        .collect();
+    prompts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| first.contains(p.id.as_str()))
+        .collect()
+}
+
+/// The reference's control request for `prompt`.
+fn control_job(plan: &RunPlan, prompt: &Arc<Prompt>) -> Job {
+    Job {
+        prompt: prompt.clone(),
+        endpoint: 0,
+        max_tokens: plan.max_tokens_for(prompt.max_tokens),
+        repeat: CONTROL_REPEAT,
+        note: None,
+    }
+}
+
+/// Add `job` unless its slot already holds an answer.
+fn push_missing(
+    jobs: &mut Vec<Job>,
+    merged: &BTreeMap<RecordKey, (usize, &Record)>,
+    plan: &RunPlan,
+    job: Job,
+) {
+    let key = RecordKey {
+        prompt: job.prompt.id.clone(),
+        endpoint: plan.endpoints[job.endpoint].spec.name.clone(),
+        max_tokens: job.max_tokens,
+        repeat: job.repeat,
+    };
+    if merged.get(&key).is_none_or(|(_, r)| r.is_request_failure()) {
+        jobs.push(job);
+    }
+}
+
+/// What every request of this invocation carries: the plan's sampling, with the decode-logprobs
+/// choice the run made when it started (kept on resume and between rounds), or, for a new run
+/// that leaves it to the tool, the probe's finding.
+async fn run_sampling(plan: &RunPlan, resolved: &[(Target, Option<ModelsInfo>)]) -> Sampling {
+    let mut sampling = plan.sampling.clone();
+    if let Some(previous) = &plan.previous {
+        sampling.logprobs |= previous.sampling.logprobs;
+        sampling.teacher_forcing = previous.sampling.teacher_forcing;
+        sampling.logprobs_note = previous.sampling.logprobs_note.clone();
+    } else if plan.logprobs_auto && !plan.replays() {
+        let targets: Vec<Target> = resolved.iter().map(|(t, _)| t.clone()).collect();
+        let finding = logprobs_probe::probe(&targets, &plan.prompts_to_send(), &sampling).await;
+        sampling.logprobs = finding.on;
+        sampling.logprobs_note = Some(finding.note);
+    }
+    sampling
 }
 
 /// Outcome of the sending phase.
@@ -188,6 +270,7 @@ pub struct RunOutcome {
 pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, RunError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
     create_run_dir(&plan.dir).map_err(RunError::Folder)?;
+    let sampling = run_sampling(plan, &resolved).await;
 
     let now = chrono::Utc::now();
     let endpoints: Vec<EndpointInfo> = plan
@@ -217,9 +300,10 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
             status: RunStatus::Running,
             catalogue: CatalogueInfo::default(),
             endpoints: Vec::new(),
-            sampling: plan.sampling.clone(),
+            sampling: sampling.clone(),
             prompts: Vec::new(),
             repeats: 1,
+            control: 0,
             fail_on: Gate::default(),
             margin: None,
             until_decided: None,
@@ -231,9 +315,10 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
     manifest.status = RunStatus::Running;
     manifest.catalogue = CatalogueInfo::of(&plan.catalogue);
     manifest.endpoints = endpoints;
-    manifest.sampling = plan.sampling.clone();
+    manifest.sampling = sampling.clone();
     manifest.prompts = plan.scope.clone();
     manifest.repeats = plan.repeats;
+    manifest.control = plan.control;
     manifest.fail_on = plan.fail_on.clone();
     manifest.margin = Some(plan.margin);
     manifest.until_decided = plan.until_decided;
@@ -283,7 +368,7 @@ pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, R
         jobs,
         &targets,
         plan.concurrency,
-        &plan.sampling,
+        &sampling,
         plan.reasoning_retry_budget,
         &mut journal,
         &mut progress,

@@ -8,6 +8,9 @@ use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
 
+/// The repeat index of the reference's A-vs-A control answers (its first answers are repeat 0).
+pub const CONTROL_REPEAT: u32 = 1;
+
 /// The default token budget: generous, because reasoning endpoints spend budget before answering.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
@@ -53,6 +56,11 @@ pub struct RunPlan {
     /// Every prompt id the run covers (what the report shows).
     pub scope: Vec<String>,
     pub repeats: u32,
+    /// Prompts the reference answers a second time as the A-vs-A control (with one repeat).
+    pub control: usize,
+    /// Probe the endpoints and request decode logprobs where they change nothing (a new run
+    /// without `--logprobs` or `--no-logprobs`).
+    pub logprobs_auto: bool,
     /// The order repeats are sent in.
     pub repeat_order: RepeatOrder,
     /// The budget that overrides each prompt's own in this invocation: `--max-tokens`, else the

@@ -173,6 +173,9 @@ pub fn compare_args(
         args.push(format!("{name}={}", server.url()));
     }
     args.extend(["--out".into(), out.display().to_string()]);
+    // The A-vs-A control and the decode-logprobs probe add requests that most tests count;
+    // tests/integration/identity.rs runs with them.
+    args.extend(["--control", "0", "--no-logprobs"].map(String::from));
     args
 }
 

@@ -246,7 +246,7 @@ fn until_decided_stops_early_and_says_same_model_for_two_correct_fakes() {
     assert_eq!(sent % 100, 0, "whole rounds: {sent}");
     assert_eq!(results["sequential"][0]["verdict"], "equivalent");
     assert_eq!(results["summary"]["same_model"], "yes");
-    let because = results["summary"]["same_model_because"][0]
+    let because = results["summary"]["behaviour"]["because"][0]
         .as_str()
         .unwrap();
     assert!(
@@ -255,6 +255,7 @@ fn until_decided_stops_early_and_says_same_model_for_two_correct_fakes() {
         )),
         "{because}"
     );
+    assert_eq!(results["summary"]["identity"]["verdict"], "identical");
 }
 
 #[test]
@@ -270,7 +271,7 @@ fn until_decided_names_the_one_family_a_fake_gets_wrong() {
         results["families"][0]["different_families"],
         serde_json::json!(["letters"])
     );
-    let because: Vec<&str> = results["summary"]["same_model_because"]
+    let because: Vec<&str> = results["summary"]["behaviour"]["because"]
         .as_array()
         .unwrap()
         .iter()

@@ -17,6 +17,7 @@ mod determinism;
 mod distribution;
 mod failures;
 mod generated;
+mod identity;
 mod js_sandbox;
 mod limits;
 mod load;

@@ -24,6 +24,19 @@ fn same_model_line(results: &Results) -> Option<Block> {
     Some(Block::Paragraph(line))
 }
 
+/// Non-determinism and deployment differences, or "not measured" when each prompt was sent once:
+/// a zero then is no finding.
+fn noise_sentence(results: &Results) -> String {
+    if results.sampling.repeats <= 1 {
+        return " Non-deterministic prompt/endpoint pairs and deployment differences beyond the reference's own noise: not measured (1 repeat; `--repeats 3` measures them)."
+            .to_string();
+    }
+    format!(
+        " Non-deterministic prompt/endpoint pairs: {}. Deployment differences (beyond the reference's own sampler noise): {}.",
+        results.nondeterministic, results.deployment_differences
+    )
+}
+
 pub(super) fn render(results: &Results) -> Vec<Block> {
     let mut body = same_model_line(results).into_iter().collect::<Vec<_>>();
     body.push(Block::List(answer_lines(results)));
@@ -66,10 +79,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
             &[&gate.expression, &gate.failed.join(", ")],
         )
     };
-    facts.push(text(format!(
-        " Non-deterministic prompt/endpoint pairs: {}. Deployment differences (beyond the reference's own sampler noise): {}.",
-        results.nondeterministic, results.deployment_differences
-    )));
+    facts.push(text(noise_sentence(results)));
     body.push(Block::Paragraph(facts));
     let probes = results.load.summary_lines();
     if !probes.is_empty() {

@@ -16,6 +16,7 @@ mod endpoints;
 mod errors;
 mod families;
 mod headline;
+mod identity;
 mod load;
 mod long_context;
 mod long_tokens;
@@ -39,6 +40,7 @@ type Streamed = fn(&Results, &mut dyn Sink);
 /// The report's sections, in order.
 const SECTIONS: &[Renders] = &[
     Renders::Whole(headline::render),
+    Renders::Whole(identity::render),
     Renders::Whole(endpoints::render),
     Renders::Whole(categories::render),
     Renders::Whole(divergences::render),

@@ -1,0 +1,116 @@
+//! A selected sample, said so: when the run's prompts were chosen with `--category` or `--only`
+//! (for example the families that differed in an earlier run), the accuracy difference over them
+//! is inflated by that choice and is no estimate for the catalogue. The behaviour reasons then
+//! say the sample is selected and give the catalogue's and the generated items' figures apart.
+
+use super::results::PromptResult;
+use crate::catalogue::generator::is_generated;
+use crate::run::Manifest;
+
+/// The flags that choose the prompts of a run.
+const SELECTING_FLAGS: &[&str] = &["--category", "--only"];
+
+/// Whether any invocation of the run chose its prompts by flag.
+pub fn is_selected(manifest: &Manifest) -> bool {
+    manifest.invocations.iter().any(|i| {
+        i.args.iter().any(|a| {
+            SELECTING_FLAGS
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+        })
+    })
+}
+
+/// The reason stating the selection, with the paired accuracy difference (other − reference)
+/// on the catalogue's prompts and on the generated items apart, for each pair.
+pub fn selected_reason(prompts: &[PromptResult], reference: &str, others: &[String]) -> String {
+    let parts: Vec<String> = others
+        .iter()
+        .map(|other| {
+            let split = |generated: bool| {
+                let part = prompts.iter().filter(|p| is_generated(&p.id) == generated);
+                describe(difference(part, reference, other))
+            };
+            let prefix = if others.len() > 1 {
+                format!("{other}: ")
+            } else {
+                String::new()
+            };
+            format!(
+                "{prefix}catalogue {}, generated {}",
+                split(false),
+                split(true)
+            )
+        })
+        .collect();
+    format!(
+        "selected sample: the run's prompts were chosen with --category/--only, so the difference above is no estimate for the whole catalogue or every family ({})",
+        parts.join("; ")
+    )
+}
+
+/// (other − reference accuracy in points, items both graded).
+fn difference<'a>(
+    prompts: impl Iterator<Item = &'a PromptResult>,
+    reference: &str,
+    other: &str,
+) -> (f64, usize) {
+    let (mut n, mut delta) = (0usize, 0i64);
+    for p in prompts {
+        let graded = |name: &str| p.answers.get(name).and_then(|a| a.correct);
+        if let (Some(r), Some(o)) = (graded(reference), graded(other)) {
+            n += 1;
+            delta += i64::from(o) - i64::from(r);
+        }
+    }
+    let points = if n == 0 {
+        0.0
+    } else {
+        100.0 * delta as f64 / n as f64
+    };
+    (points, n)
+}
+
+fn describe((points, n): (f64, usize)) -> String {
+    if n == 0 {
+        "no graded item".to_string()
+    } else {
+        format!("{points:+.1} points on {n} items")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompt(id: &str, reference: bool, other: bool) -> PromptResult {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "category": "c", "question": "q", "expected": "1", "scorer": "numeric",
+            "verdict": "same", "pairs": [],
+            "answers": {
+                "a": { "correct": reference, "reasoning_chars": 0, "truncated": false, "repeats_answered": 1, "repeats_planned": 1 },
+                "b": { "correct": other, "reasoning_chars": 0, "truncated": false, "repeats_answered": 1, "repeats_planned": 1 },
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_catalogue_and_the_generated_items_are_told_apart() {
+        let prompts = [
+            prompt("cnt_banana", true, true),
+            prompt("fact_gold", false, true),
+            prompt("gen.letters.0000", true, false),
+            prompt("gen.letters.0001", true, false),
+            prompt("gen.substrings.0000", false, false),
+            prompt("gen.substrings.0001", true, true),
+        ];
+        let reason = selected_reason(&prompts, "a", &["b".to_string()]);
+        assert!(
+            reason.ends_with(
+                "(catalogue +50.0 points on 2 items, generated -50.0 points on 4 items)"
+            ),
+            "{reason}"
+        );
+    }
+}
