@@ -164,6 +164,7 @@ mod tests {
 
     fn tests(passed: usize, total: usize) -> Detail {
         Detail::Tests(Tests {
+            ran: true,
             passed,
             total,
             failed: (passed + 1..=total).collect(),

@@ -11,14 +11,14 @@ use super::determinism::{determinism_of, Class, RepeatOutcome};
 use super::divergence::first_divergence;
 use super::inputs::Inputs;
 use super::kind::{self, DivergenceKind};
-use super::results::{AnswerResult, PairResult, PromptResult, RepeatAnswer};
+use super::results::{AnswerResult, CodeRun, PairResult, PromptResult, RepeatAnswer};
 use super::verdict::{pair_verdict, Side, Verdict};
 use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::LogprobToken;
 use crate::run::journal::{effective_in, Slot};
 use crate::run::record::{Answered, Line};
-use crate::score::{cut_off, score, Detail, Score, ScoreContext};
+use crate::score::{cut_off, score, Detail, Score, ScoreContext, ScorerSpec};
 use crate::text::Strings;
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
@@ -124,11 +124,25 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
                 .flatten()
                 .filter(|r| r.is_request_failure())
                 .count();
-            per_endpoint.push(endpoint_prompt(&recs, planned, &scores, &order));
+            let mut ep = endpoint_prompt(&recs, planned, &scores, &order);
+            if let ScorerSpec::Js { .. } = prompt.score {
+                ep.answer.code = ep.detail.as_ref().and_then(code_run);
+            }
+            per_endpoint.push(ep);
         }
         out.prompts.push(prompt_result(prompt, names, per_endpoint));
     }
     out
+}
+
+/// How a code answer met its tests, from what the JS scorer found; None for a scorer error.
+fn code_run(detail: &Detail) -> Option<CodeRun> {
+    match detail {
+        Detail::Tests(t) if t.ran => Some(CodeRun::RanTests),
+        Detail::Tests(_) => Some(CodeRun::DidNotLoad),
+        Detail::NotFound => Some(CodeRun::NoCode),
+        _ => None,
+    }
 }
 
 /// Whether the completion was cut off at the budget.

@@ -252,6 +252,44 @@ pub struct EndpointSummary {
     pub mean_completion_tokens: Option<f64>,
     /// Prompts re-run automatically at a larger budget because the reasoning used the whole budget.
     pub reasoning_retries: usize,
+    /// How this endpoint's code answers (`js` prompts) met their tests; absent without any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_answers: Option<CodeAnswers>,
+}
+
+/// An endpoint's code answers: how many were scored, and of those how many ran their tests,
+/// never got to them (did not parse, threw while loading) or held no code defining the
+/// function (no answer). A scorer error is none of the three.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeAnswers {
+    pub scored: usize,
+    pub ran_tests: usize,
+    pub did_not_load: usize,
+    pub no_code_found: usize,
+}
+
+impl CodeAnswers {
+    pub fn add(&mut self, run: Option<CodeRun>) {
+        self.scored += 1;
+        match run {
+            Some(CodeRun::RanTests) => self.ran_tests += 1,
+            Some(CodeRun::DidNotLoad) => self.did_not_load += 1,
+            Some(CodeRun::NoCode) => self.no_code_found += 1,
+            None => {}
+        }
+    }
+}
+
+/// How one code answer (a `js` prompt) met its tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeRun {
+    /// Its code was located and ran its tests, passing or failing them.
+    RanTests,
+    /// Its code was located but never got to its tests: it did not parse, or threw while loading.
+    DidNotLoad,
+    /// No code defining the function was found: no answer.
+    NoCode,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -386,6 +424,9 @@ pub struct AnswerResult {
     /// Every repeat's answer, in repeat order (present when the prompt was repeated).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<RepeatAnswer>,
+    /// For a code answer (a `js` prompt): whether its tests ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeRun>,
 }
 
 /// One repeat's answer, with where it sat in what the endpoint was sent. A long run holds one per

@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::quality::Paired;
 use super::results::{
-    CategoryRollup, EndpointSummary, PairStatistics, PairedCounts, PromptResult, Summary,
+    CategoryRollup, CodeAnswers, EndpointSummary, PairStatistics, PairedCounts, PromptResult,
+    Summary,
 };
 use super::stats::{format_p, wilson};
 use crate::catalogue::CATEGORIES;
@@ -105,7 +106,9 @@ pub fn endpoint_summary(
         determinism: BTreeMap::new(),
         mean_completion_tokens: None,
         reasoning_retries: 0,
+        code_answers: None,
     };
+    let mut code = CodeAnswers::default();
     let mut tokens = Vec::new();
     for p in prompts {
         let Some(a) = p.answers.get(&e.spec.name) else {
@@ -114,6 +117,9 @@ pub fn endpoint_summary(
         if a.error.is_some() {
             s.failed += 1;
         } else {
+            if p.scorer == "js" {
+                code.add(a.code);
+            }
             match a.correct {
                 Some(true) => s.correct += 1,
                 Some(false) => s.wrong += 1,
@@ -131,6 +137,7 @@ pub fn endpoint_summary(
         }
     }
     s.accuracy = wilson(s.correct as u64, (s.correct + s.wrong) as u64);
+    s.code_answers = (code.scored > 0).then_some(code);
     s.mean_completion_tokens =
         (!tokens.is_empty()).then(|| tokens.iter().sum::<u64>() as f64 / tokens.len() as f64);
     s

@@ -12,11 +12,12 @@ use chrono::{TimeZone, Utc};
 use serde_json::{json, Map};
 
 use crate::analysis::{
-    mcnemar_exact, pair_families, wilson, AnswerResult, CategoryRollup, Class, Determinism,
-    Difference, Divergence, DivergenceKind, EndpointSummary, GateResult, Identity, Interval,
-    KindCounts, McNemarCounts, NearTieCounts, PairResult, PairStatistics, PairedCounts, Parity,
-    PromptResult, Quality, QualityVerdict, RepeatAnswer, RepeatDivergence, Results, RunSampling,
-    SameModel, Stability, Summary, TokenDivergence, TokenDivergenceCounts, Verdict, SCHEMA_VERSION,
+    mcnemar_exact, pair_families, wilson, AnswerResult, CategoryRollup, Class, CodeAnswers,
+    Determinism, Difference, Divergence, DivergenceKind, EndpointSummary, GateResult, Identity,
+    Interval, KindCounts, McNemarCounts, NearTieCounts, PairResult, PairStatistics, PairedCounts,
+    Parity, PromptResult, Quality, QualityVerdict, RepeatAnswer, RepeatDivergence, Results,
+    RunSampling, SameModel, Stability, Summary, TokenDivergence, TokenDivergenceCounts, Verdict,
+    SCHEMA_VERSION,
 };
 
 const REF: &str = "full";
@@ -238,6 +239,12 @@ fn endpoint(
             .collect(),
         mean_completion_tokens: Some(211.4),
         reasoning_retries,
+        code_answers: Some(CodeAnswers {
+            scored: 12,
+            ran_tests: 10,
+            did_not_load: 1,
+            no_code_found: 1,
+        }),
     }
 }
 
@@ -380,6 +387,7 @@ fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
             first_divergence: None,
         }),
         repeats: Vec::new(),
+        code: None,
     }
 }
 

@@ -60,6 +60,9 @@ pub enum JsonPlace {
 /// How a JavaScript candidate did on its suite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tests {
+    /// The candidate got to its tests: false when it did not parse or threw while loading
+    /// (every test then counts as failed).
+    pub ran: bool,
     pub passed: usize,
     pub total: usize,
     /// The tests that did not pass, numbered from 1 as the evidence names them (`t3`).

@@ -1,7 +1,7 @@
 //! The endpoints section: who was compared (URL, served model, fingerprints, with differing
 //! fingerprints flagged), parity (prompt tokens, finish reasons, reasoning length) with every
-//! mismatch flagged, the sampling every endpoint got, and each endpoint's scores with accuracy
-//! and its Wilson 95% interval.
+//! mismatch flagged, the sampling every endpoint got, each endpoint's scores with accuracy and
+//! its Wilson 95% interval, and how many of its code answers ran their tests.
 
 use crate::analysis::fingerprint::{self, FingerprintDifference};
 use crate::analysis::{Parity, Results};
@@ -104,7 +104,31 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         ]);
     }
     body.push(scores.into());
+    if let Some(line) = code_answers(results) {
+        body.push(Block::Paragraph(line));
+    }
     vec![Part::section("endpoints", vec![text("Endpoints")], body).into()]
+}
+
+/// "Code answers (JavaScript run against unit tests): `a` 12 scored, 10 ran their tests, 1 did
+/// not parse or load, 1 without code; `b` …": whether each endpoint's code was executed at all.
+fn code_answers(results: &Results) -> Option<Line> {
+    let mut line = vec![text("Code answers (JavaScript run against unit tests): ")];
+    let mut any = false;
+    for e in &results.endpoints {
+        let Some(c) = &e.code_answers else { continue };
+        if any {
+            line.push(text("; "));
+        }
+        any = true;
+        line.push(code(&e.name));
+        line.push(text(format!(
+            " {} scored, {} ran their tests, {} did not parse or load, {} without code",
+            c.scored, c.ran_tests, c.did_not_load, c.no_code_found
+        )));
+    }
+    line.push(text("."));
+    any.then_some(line)
 }
 
 /// Parity flags of one pair: prompt tokens (a different template or tokenizer), finish reasons,

@@ -61,54 +61,95 @@ pub fn extract(answer: &str, function: &str) -> Option<Extraction> {
         let f = &blocks[chosen];
         (f.body, f.lang.as_str(), source)
     };
-    let code = tidy(code, lang);
+    let code = tidy(code, lang, function);
     (!code.trim().is_empty()).then_some(Extraction { code, source })
 }
 
 /// Markdown code fences (``` or ~~~, any indentation); an unclosed fence runs to the end, as
-/// when the answer was cut off by the token budget.
+/// when the answer was cut off by the token budget. Two ways models mangle fences are read as
+/// meant: a fence line with a language inside an open block of the same fence (a stray opening
+/// fence before ```javascript, a ```js block nested in a bare one) ends that block and opens the
+/// next; a bare block whose first line is a JavaScript language name alone takes it as its
+/// language.
 fn fences(text: &str) -> Vec<Fence<'_>> {
     let mut out = Vec::new();
-    let mut open: Option<(u8, usize, String, usize)> = None; // (char, run length, lang, body start)
+    let mut open: Option<Open> = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim();
-        let marker = trimmed.as_bytes().first().copied();
-        let run = |c: u8| trimmed.bytes().take_while(|b| *b == c).count();
-        match &open {
-            None => {
-                if let Some(c @ (b'`' | b'~')) = marker {
-                    let n = run(c);
-                    if n >= 3 {
-                        let info = trimmed[n..].trim().to_ascii_lowercase();
-                        let lang = info
-                            .split(|c: char| c.is_whitespace() || c == '{' || c == ',')
-                            .next()
-                            .unwrap_or_default()
-                            .to_string();
-                        open = Some((c, n, lang, offset + line.len()));
-                    }
+        let next = offset + line.len();
+        match (&mut open, fence_line(trimmed)) {
+            (None, Some(f)) => open = Some(Open::new(f, next)),
+            (Some(o), Some(f)) if f.marker == o.marker && f.run >= o.run => {
+                out.push(Fence {
+                    lang: std::mem::take(&mut o.lang),
+                    body: &text[o.start..offset],
+                });
+                open = (!f.info.is_empty()).then(|| Open::new(f, next));
+            }
+            (Some(o), _) if o.lang.is_empty() && text[o.start..offset].trim().is_empty() => {
+                let word = trimmed.to_ascii_lowercase();
+                if !word.is_empty() && JS_LANGS.contains(&word.as_str()) {
+                    o.lang = word;
+                    o.start = next;
                 }
             }
-            Some((c, n, lang, start)) => {
-                if marker == Some(*c) && run(*c) >= *n && run(*c) == trimmed.len() {
-                    out.push(Fence {
-                        lang: lang.clone(),
-                        body: &text[*start..offset],
-                    });
-                    open = None;
-                }
-            }
+            _ => {}
         }
-        offset += line.len();
+        offset = next;
     }
-    if let Some((_, _, lang, start)) = open {
+    if let Some(o) = open {
         out.push(Fence {
-            lang,
-            body: &text[start.min(text.len())..],
+            lang: o.lang,
+            body: &text[o.start.min(text.len())..],
         });
     }
     out
+}
+
+/// A line of fence characters: which, how many, and the info string after them.
+struct FenceLine<'a> {
+    marker: u8,
+    run: usize,
+    info: &'a str,
+}
+
+fn fence_line(trimmed: &str) -> Option<FenceLine<'_>> {
+    let marker @ (b'`' | b'~') = *trimmed.as_bytes().first()? else {
+        return None;
+    };
+    let run = trimmed.bytes().take_while(|b| *b == marker).count();
+    (run >= 3).then(|| FenceLine {
+        marker,
+        run,
+        info: trimmed[run..].trim(),
+    })
+}
+
+/// An open fence: its marker and run, its language (the info string's first word, lowercased)
+/// and where its body starts.
+struct Open {
+    marker: u8,
+    run: usize,
+    lang: String,
+    start: usize,
+}
+
+impl Open {
+    fn new(f: FenceLine, start: usize) -> Self {
+        let info = f.info.to_ascii_lowercase();
+        let lang = info
+            .split(|c: char| c.is_whitespace() || c == '{' || c == ',')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        Open {
+            marker: f.marker,
+            run: f.run,
+            lang,
+            start,
+        }
+    }
 }
 
 /// Where `code` defines `function` (`function f(`, `const f = (`, `let f = function`, `f = x =>`...).
@@ -182,8 +223,9 @@ fn unfenced<'a>(answer: &'a str, function: &str) -> Option<&'a str> {
     Some(region[..end].trim())
 }
 
-/// Removes what a plain script cannot run: `export` keywords, `import` lines, TypeScript types.
-fn tidy(code: &str, lang: &str) -> String {
+/// Removes what a plain script cannot run (`export` keywords, `import` lines, TypeScript types)
+/// and the usage examples that would run the function while the code loads (`without_usage`).
+fn tidy(code: &str, lang: &str, function: &str) -> String {
     static EXPORT: OnceLock<Regex> = OnceLock::new();
     static EXPORT_LIST: OnceLock<Regex> = OnceLock::new();
     static IMPORT: OnceLock<Regex> = OnceLock::new();
@@ -208,13 +250,35 @@ fn tidy(code: &str, lang: &str) -> String {
     let code = export.replace_all(code, "$1$2");
     let code = export_list.replace_all(&code, "");
     let code = import.replace_all(&code, "");
+    let code = without_usage(&code, function);
     let typed = matches!(lang, "ts" | "typescript" | "tsx") || looks_typed(&code);
-    let code = if typed {
-        strip_types(&code)
-    } else {
-        code.into_owned()
-    };
+    let code = if typed { strip_types(&code) } else { code };
     code.trim().to_string()
+}
+
+/// The code without its top-level usage statements: `console.log(f(...))`, `assert...`,
+/// `f(...)` (with whatever a model writes after the call, `returns 3`) and `const r = f(...)`,
+/// each with the lines its brackets span. Run while the code loads, they would call the function
+/// outside its tests, and a throw (or a line of prose) there would keep the tests from running.
+fn without_usage(code: &str, function: &str) -> String {
+    let usage = Regex::new(&format!(
+        r"^(?:console\s*\.|assert\b|(?:(?:const|let|var)\s+[A-Za-z_$][\w$]*\s*=\s*)?(?:await\s+)?{}\s*\()",
+        regex::escape(function)
+    ))
+    .expect("escaped name");
+    let mask = code_mask(code);
+    let (mut depth, mut offset, mut skipping) = (0i64, 0, false);
+    let mut kept = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        skipping |= depth == 0 && usage.is_match(line.trim_start());
+        depth = (depth + depth_delta(code, &mask, offset..offset + line.len())).max(0);
+        if !skipping {
+            kept.push_str(line);
+        }
+        skipping &= depth > 0;
+        offset += line.len();
+    }
+    kept
 }
 
 #[cfg(test)]
@@ -323,6 +387,76 @@ mod tests {
         assert_eq!(
             code("```js\nfunction other() {}\n```"),
             "function other() {}"
+        );
+    }
+    /// Real answers from the committed runs (`runs/example-smollm2-kv-demo`, `-kv-q4`): models
+    /// open with a bare fence and then the ```javascript one, with or without a blank line
+    /// between. Read as CommonMark, the fence line is the first line of code.
+    const DOUBLED_FENCE: &str = "```\n```javascript\nfunction belowZero(operations) {\n    return operations.length <= 0;\n}\n```\n\nExample usage:\n```javascript\nbelowZero([1, 2, 3]) returns false\nbelowZero([1, 2, -4, 5]) returns true\n```";
+    const DOUBLED_FENCE_BLANK: &str = "```\n\n```javascript\nfunction pairsSumToZero(l) {\n    return Math.abs(Math.max(x + y) - Math.min(x, y)) === 0;\n}\n```\n\nExample usage:\n```javascript\nconsole.log(pairsSumToZero([2, 4, -5, 3, 5, 7])); // true\nconsole.log(pairsSumToZero([1, 3, 5, 0])); // false\n```";
+    /// Usage lines inside the code block: prose after a call, a call that throws while the code
+    /// loads, a call with a stray bracket.
+    const USAGE_RETURNS: &str = "```\nfunction common(l1, l2) {\n    return Array.from({\n        of: []\n    }, (_, i, index) => Array.from({\n        of: []\n    }, (_, i, index) => i === index + 1 ? i : i + 1))\n    return Array.from({\n        of: []\n    }, (_, i, index) => i === index + 1 ? i : i + 1)\n}\n\n// Example usage:\ncommon([1, 4, 3, 34, 653, 2, 5], [5, 7, 1, 5, 9, 653, 121]) returns [1, 5, 653]\n```\n\nThis function uses the `Array.from()` method to create a new array with the numbers that appear only once in both arrays. The `toString()` method is used to ensure that the output is a string with the same length as the input arrays.";
+    const USAGE_THROWS: &str = "```\nconst largestDivisor = (n) => Math.max(Math.min(i, n), 1);\nconsole.log(largestDivisor(7)); // Output: 5\n```";
+    const USAGE_UNBALANCED: &str = "```javascript\nfunction monotonic(arr) {\n    return arr.map((value, index) => value === 1).toString() == \"true\" && (index >= 0 && index < len(arr));\n}\nconsole.log(monotonic([1, 2, 4, 20]))); // true\n```";
+
+    fn located(answer: &str, function: &str) -> Extraction {
+        extract(answer, function).unwrap_or_else(|| panic!("nothing in {answer:?}"))
+    }
+
+    #[test]
+    fn a_doubled_opening_fence_is_not_code() {
+        let e = located(DOUBLED_FENCE, "belowZero");
+        assert_eq!(
+            e.code,
+            "function belowZero(operations) {\n    return operations.length <= 0;\n}"
+        );
+        assert_eq!(e.source, "fenced block 1 of 2");
+        let e = located(DOUBLED_FENCE_BLANK, "pairsSumToZero");
+        assert_eq!(
+            e.code,
+            "function pairsSumToZero(l) {\n    return Math.abs(Math.max(x + y) - Math.min(x, y)) === 0;\n}"
+        );
+    }
+
+    #[test]
+    fn a_fenced_block_nested_in_a_bare_one_is_the_code() {
+        let answer = format!("```\nHere it is:\n```js\n{FN}\n```\n```");
+        assert_eq!(code(&answer), FN);
+    }
+
+    #[test]
+    fn a_language_name_on_its_own_line_is_the_fence_language() {
+        let answer = format!("```\njavascript\n{FN}\n```");
+        assert_eq!(code(&answer), FN);
+        let typed = "```\n\nts\nfunction hasCloseElements(xs: number[], t: number): boolean {\n  return false;\n}\n```";
+        assert_eq!(
+            code(typed),
+            "function hasCloseElements(xs, t) {\n  return false;\n}"
+        );
+    }
+
+    #[test]
+    fn usage_lines_in_the_block_are_dropped() {
+        let common = located(USAGE_RETURNS, "common").code;
+        assert!(
+            common.ends_with("i + 1)\n}\n\n// Example usage:"),
+            "{common}"
+        );
+        assert_eq!(
+            located(USAGE_THROWS, "largestDivisor").code,
+            "const largestDivisor = (n) => Math.max(Math.min(i, n), 1);"
+        );
+        let monotonic = located(USAGE_UNBALANCED, "monotonic").code;
+        assert!(monotonic.ends_with("len(arr));\n}"), "{monotonic}");
+    }
+
+    #[test]
+    fn usage_inside_the_function_and_other_calls_are_kept() {
+        let answer = "```js\nconst memo = new Map();\nfunction hasCloseElements(a, t) {\n  console.log(a);\n  return hasCloseElements.inner(a, t);\n}\nhasCloseElements.inner = (a, t) =>\n  a.some((x, i) => a.some((y, j) => i !== j && Math.abs(x - y) < t));\nconst r = hasCloseElements(\n  [1, 2],\n  0.5,\n);\nconsole.log(\n  r,\n);\n```";
+        assert_eq!(
+            code(answer),
+            "const memo = new Map();\nfunction hasCloseElements(a, t) {\n  console.log(a);\n  return hasCloseElements.inner(a, t);\n}\nhasCloseElements.inner = (a, t) =>\n  a.some((x, i) => a.some((y, j) => i !== j && Math.abs(x - y) < t));"
         );
     }
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Detail, Score, ScoreContext};
 use outcome::SuiteOutcome;
-use protocol::SuiteJob;
+use protocol::{LoadStage, SuiteJob};
 
 pub use protocol::{EngineLimits, ScriptJob};
 pub use sandbox::{run_script, ProcessLimits, ScriptOutcome};
@@ -60,15 +60,14 @@ fn memo() -> &'static Mutex<HashMap<MemoKey, Arc<SuiteOutcome>>> {
     MEMO.get_or_init(Default::default)
 }
 
-/// Scores `answer`: correct when the extracted candidate passes every test of `suite`.
+/// Scores `answer`: correct when the extracted candidate passes every test of `suite`. An
+/// answer whose code cannot be located, or whose code does not define `function`, is no answer
+/// (wrong, the evidence saying why), told apart from code that ran and failed its tests.
 pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> Score {
     let Some(candidate) = extract::extract(answer, function) else {
-        return Score::new(
-            Some(false),
-            Detail::NotFound,
-            format!("no JavaScript code defining `{function}` found in the answer"),
-        )
-        .keyed("no code");
+        return no_answer(format!(
+            "no JavaScript function `{function}` found in the answer"
+        ));
     };
     let path = ctx.scorers_dir.join(suite);
     let key = (path, function.to_string(), candidate.code);
@@ -101,12 +100,29 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
             o
         }
     };
+    if let Some(n) = outcome
+        .not_loaded
+        .as_ref()
+        .filter(|n| n.stage == LoadStage::Define)
+    {
+        return no_answer(format!("{}; code: {}", n.reason, candidate.source));
+    }
     Score::new(
         Some(outcome.all_passed()),
         Detail::Tests(outcome.tally()),
         format!("{}; code: {}", outcome.evidence(), candidate.source),
     )
     .keyed(outcome.pattern())
+}
+
+/// The score of an answer with no code to run: `reason` says why.
+fn no_answer(reason: String) -> Score {
+    Score::new(
+        Some(false),
+        Detail::NotFound,
+        format!("no answer: {reason}"),
+    )
+    .keyed("no code")
 }
 
 /// The score of a candidate the scorer could not run (a suite it could not load, a worker it

@@ -1,7 +1,7 @@
 //! The result of running one candidate against its suite, and how it reads in a Score: a
 //! pass/fail pattern (`extracted`, comparable between endpoints) and compact evidence.
 
-use super::protocol::TestVerdict;
+use super::protocol::{LoadStage, TestVerdict};
 use crate::score::Tests;
 
 /// How one test ended, as the parent saw it.
@@ -50,10 +50,18 @@ pub struct TestResult {
 /// Every test's result, in suite order (test `i` is named `t{i+1}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SuiteOutcome {
-    /// Set when the candidate never got to its tests (did not load, or the worker died first);
-    /// every test then carries the same status and this is the reason.
-    pub not_loaded: Option<String>,
+    /// Set when the candidate never got to its tests (did not parse, did not load, does not
+    /// define the function, or the worker died first); every test then carries the same status.
+    pub not_loaded: Option<NotLoaded>,
     pub tests: Vec<TestResult>,
+}
+
+/// Why a candidate never got to its tests: where loading stopped, and the reason as the
+/// evidence tells it (`did not parse: SyntaxError: …`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotLoaded {
+    pub stage: LoadStage,
+    pub reason: String,
 }
 
 /// Failed tests listed in the evidence before the rest is summarised as "+N more".
@@ -62,8 +70,8 @@ const LISTED_FAILURES: usize = 6;
 const REASON_CHARS: usize = 90;
 
 impl SuiteOutcome {
-    /// Every test ends the same way, for a single reason.
-    pub fn all(count: usize, status: Status, reason: String) -> Self {
+    /// Every test ends the same way, for a single reason: loading stopped at `stage`.
+    pub fn all(count: usize, status: Status, stage: LoadStage, reason: String) -> Self {
         SuiteOutcome {
             tests: (0..count)
                 .map(|_| TestResult {
@@ -71,7 +79,7 @@ impl SuiteOutcome {
                     detail: reason.clone(),
                 })
                 .collect(),
-            not_loaded: Some(reason),
+            not_loaded: Some(NotLoaded { stage, reason }),
         }
     }
 
@@ -89,6 +97,7 @@ impl SuiteOutcome {
     /// How many tests passed, of how many, and which did not.
     pub fn tally(&self) -> Tests {
         Tests {
+            ran: self.not_loaded.is_none(),
             passed: self.passed(),
             total: self.tests.len(),
             failed: self
@@ -107,12 +116,17 @@ impl SuiteOutcome {
         format!("{}/{} {letters}", self.passed(), self.tests.len())
     }
 
-    /// `5/6 tests passed; failed: t3 (expected true, got false)`.
+    /// `5/6 tests passed; failed: t3 (expected true, got false)`, or, for a candidate that never
+    /// got to its tests, `no test ran (0/6 passed); did not parse: SyntaxError: …`.
     pub fn evidence(&self) -> String {
-        let head = format!("{}/{} tests passed", self.passed(), self.tests.len());
-        if let Some(reason) = &self.not_loaded {
-            return format!("{head}; {}", crate::text::clip(reason, REASON_CHARS * 2));
+        if let Some(n) = &self.not_loaded {
+            return format!(
+                "no test ran (0/{} passed); {}",
+                self.tests.len(),
+                crate::text::clip(&n.reason, REASON_CHARS * 2)
+            );
         }
+        let head = format!("{}/{} tests passed", self.passed(), self.tests.len());
         let failed: Vec<String> = self
             .tests
             .iter()
@@ -164,6 +178,7 @@ mod tests {
         assert_eq!(
             o.tally(),
             Tests {
+                ran: true,
                 passed: 2,
                 total: 5,
                 failed: vec![3, 4, 5]
@@ -178,12 +193,18 @@ mod tests {
 
     #[test]
     fn a_candidate_that_never_loaded_has_one_reason() {
-        let o = SuiteOutcome::all(3, Status::Error, "SyntaxError: unexpected token".into());
+        let o = SuiteOutcome::all(
+            3,
+            Status::Error,
+            LoadStage::Parse,
+            "did not parse: SyntaxError: unexpected token".into(),
+        );
         assert_eq!(o.pattern(), "0/3 EEE");
         assert_eq!(
             o.evidence(),
-            "0/3 tests passed; SyntaxError: unexpected token"
+            "no test ran (0/3 passed); did not parse: SyntaxError: unexpected token"
         );
+        assert!(!o.tally().ran);
         let ok = SuiteOutcome {
             not_loaded: None,
             tests: vec![result(Status::Pass, "")],

@@ -63,14 +63,32 @@ pub enum TestVerdict {
     Error,
 }
 
+/// Where loading a candidate stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadStage {
+    /// The code does not parse.
+    Parse,
+    /// It threw while loading (top-level code), the worker stopped, or the setup around it
+    /// failed (the prelude, a script job's driver).
+    #[default]
+    Run,
+    /// It loaded but does not define the function (or defines it as something else).
+    Define,
+}
+
 /// One line of worker output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// The candidate defined the function; tests follow.
     Loaded,
-    /// The candidate did not load (syntax error, top-level throw, function missing); no tests run.
-    LoadFailed { reason: String },
+    /// The candidate did not load; no tests run. `stage` says how far it got.
+    LoadFailed {
+        reason: String,
+        #[serde(default)]
+        stage: LoadStage,
+    },
     /// One test, in suite order.
     Test {
         verdict: TestVerdict,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rlimit::Resource;
 
 use super::outcome::{Status, SuiteOutcome, TestResult};
-use super::protocol::{Event, ScriptJob, SuiteJob};
+use super::protocol::{Event, LoadStage, ScriptJob, SuiteJob};
 
 /// Limits on the worker process.
 #[derive(Debug, Clone, Copy)]
@@ -66,7 +66,9 @@ pub fn run_script(
     for event in &events {
         match event {
             Event::Report { report } => return Ok(ScriptOutcome::Report(report.clone())),
-            Event::LoadFailed { reason } => return Ok(ScriptOutcome::LoadFailed(reason.clone())),
+            Event::LoadFailed { reason, .. } => {
+                return Ok(ScriptOutcome::LoadFailed(reason.clone()))
+            }
             _ => {}
         }
     }
@@ -239,14 +241,28 @@ fn death_reason(status: ExitStatus, stderr: &str, limits: ProcessLimits) -> Stri
     }
 }
 
+/// A load failure as the evidence tells it.
+fn load_failure(stage: LoadStage, reason: &str) -> String {
+    match stage {
+        LoadStage::Parse => format!("did not parse: {reason}"),
+        LoadStage::Run => format!("did not load: {reason}"),
+        LoadStage::Define => reason.to_string(),
+    }
+}
+
 /// Turns the worker's events into an outcome; tests without a result inherit `death`.
 fn interpret(events: &[Event], count: usize, death: &str) -> SuiteOutcome {
     let mut loaded = false;
     let mut tests = Vec::with_capacity(count);
     for event in events {
         match event {
-            Event::LoadFailed { reason } => {
-                return SuiteOutcome::all(count, Status::Error, format!("did not load: {reason}"))
+            Event::LoadFailed { reason, stage } => {
+                return SuiteOutcome::all(
+                    count,
+                    Status::Error,
+                    *stage,
+                    load_failure(*stage, reason),
+                )
             }
             Event::Loaded => loaded = true,
             Event::Test { verdict, detail } if tests.len() < count => tests.push(TestResult {
@@ -260,6 +276,7 @@ fn interpret(events: &[Event], count: usize, death: &str) -> SuiteOutcome {
         return SuiteOutcome::all(
             count,
             Status::Terminated,
+            LoadStage::Run,
             format!("stopped while loading: {death}"),
         );
     }
@@ -312,15 +329,20 @@ mod tests {
         let failed = interpret(
             &[Event::LoadFailed {
                 reason: "SyntaxError".into(),
+                stage: LoadStage::Parse,
             }],
             2,
             "",
         );
         assert_eq!(failed.pattern(), "0/2 EE");
+        assert_eq!(
+            failed.not_loaded.map(|n| n.reason).as_deref(),
+            Some("did not parse: SyntaxError")
+        );
         let died = interpret(&[], 2, "out of memory (limit 512 MiB)");
         assert_eq!(died.pattern(), "0/2 TT");
         assert_eq!(
-            died.not_loaded.as_deref(),
+            died.not_loaded.map(|n| n.reason).as_deref(),
             Some("stopped while loading: out of memory (limit 512 MiB)")
         );
         let complete = interpret(&[Event::Loaded, test(TestVerdict::Pass)], 1, "unused");

@@ -8,9 +8,9 @@ use std::rc::Rc;
 
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::module::IdleModuleLoader;
-use boa_engine::{Context, JsError, JsValue, Source};
+use boa_engine::{Context, JsError, JsValue, Script, Source};
 
-use super::protocol::{EngineLimits, Event, ScriptJob, SuiteJob, TestVerdict};
+use super::protocol::{EngineLimits, Event, LoadStage, ScriptJob, SuiteJob, TestVerdict};
 
 /// Longest reason or value text a worker reports.
 const MAX_DETAIL: usize = 160;
@@ -85,6 +85,7 @@ fn run_script_job(job: &ScriptJob, emit: &mut dyn FnMut(Event)) {
         Err(e) => {
             emit(Event::LoadFailed {
                 reason: format!("cannot create the JS context: {}", error_text(&e)),
+                stage: LoadStage::Run,
             });
             return;
         }
@@ -92,6 +93,7 @@ fn run_script_job(job: &ScriptJob, emit: &mut dyn FnMut(Event)) {
     if let Err(e) = ctx.eval(Source::from_bytes(&job.prelude)) {
         emit(Event::LoadFailed {
             reason: format!("prelude failed: {}", error_text(&e)),
+            stage: LoadStage::Run,
         });
         return;
     }
@@ -117,6 +119,7 @@ fn run_script_job(job: &ScriptJob, emit: &mut dyn FnMut(Event)) {
     if let Err(e) = ctx.eval(Source::from_bytes(start.as_bytes())) {
         emit(Event::LoadFailed {
             reason: format!("driver failed: {}", error_text(&e)),
+            stage: LoadStage::Run,
         });
         return;
     }
@@ -143,6 +146,7 @@ fn run_script_job(job: &ScriptJob, emit: &mut dyn FnMut(Event)) {
         Err(e) => {
             emit(Event::LoadFailed {
                 reason: format!("report failed: {}", error_text(&e)),
+                stage: LoadStage::Run,
             });
             return;
         }
@@ -157,12 +161,13 @@ fn run_suite_job(job: &SuiteJob, emit: &mut dyn FnMut(Event)) {
         Err(e) => {
             emit(Event::LoadFailed {
                 reason: format!("cannot create the JS context: {}", error_text(&e)),
+                stage: LoadStage::Run,
             });
             return;
         }
     };
-    if let Err(reason) = load(&mut ctx, &job.code, &job.function) {
-        emit(Event::LoadFailed { reason });
+    if let Err((stage, reason)) = load(&mut ctx, &job.code, &job.function) {
+        emit(Event::LoadFailed { reason, stage });
         return;
     }
     emit(Event::Loaded);
@@ -183,16 +188,19 @@ fn new_context(limits: EngineLimits) -> Result<Context, JsError> {
     Ok(ctx)
 }
 
-/// Defines the candidate; fails when it does not parse, throws at top level, or does not define
-/// `function`.
-fn load(ctx: &mut Context, code: &str, function: &str) -> Result<(), String> {
+/// Defines the candidate; fails, saying at which stage, when it does not parse, throws at top
+/// level, or does not define `function`.
+fn load(ctx: &mut Context, code: &str, function: &str) -> Result<(), (LoadStage, String)> {
+    let failed =
+        |stage, what: &'static str| move |e: JsError| (stage, format!("{what}{}", error_text(&e)));
     ctx.eval(Source::from_bytes(PRELUDE))
-        .map_err(|e| format!("prelude failed: {}", error_text(&e)))?;
-    ctx.eval(Source::from_bytes(code))
-        .map_err(|e| error_text(&e))?;
+        .map_err(failed(LoadStage::Run, "prelude failed: "))?;
+    let script =
+        Script::parse(Source::from_bytes(code), None, ctx).map_err(failed(LoadStage::Parse, ""))?;
+    script.evaluate(ctx).map_err(failed(LoadStage::Run, ""))?;
     let _ = ctx.run_jobs();
     ctx.eval(Source::from_bytes(HELPERS))
-        .map_err(|e| format!("test helpers failed: {}", error_text(&e)))?;
+        .map_err(failed(LoadStage::Run, "test helpers failed: "))?;
     let probe = format!("typeof {function}");
     let kind = ctx
         .eval(Source::from_bytes(probe.as_bytes()))
@@ -200,8 +208,14 @@ fn load(ctx: &mut Context, code: &str, function: &str) -> Result<(), String> {
         .and_then(|v| v.as_string().map(|s| s.to_std_string_escaped()));
     match kind.as_deref() {
         Some("function") => Ok(()),
-        Some("undefined") | None => Err(format!("the code does not define `{function}`")),
-        Some(other) => Err(format!("`{function}` is a {other}, not a function")),
+        Some("undefined") | None => Err((
+            LoadStage::Define,
+            format!("the code does not define `{function}`"),
+        )),
+        Some(other) => Err((
+            LoadStage::Define,
+            format!("`{function}` is a {other}, not a function"),
+        )),
     }
 }
 
@@ -336,15 +350,20 @@ mod tests {
     fn missing_function_and_syntax_error_fail_to_load() {
         let missing = run("function g() { return 1; }", &["f() === 1"]);
         assert!(
-            matches!(&missing[0], Event::LoadFailed { reason } if reason.contains("does not define `f`")),
+            matches!(&missing[0], Event::LoadFailed { reason, stage: LoadStage::Define } if reason.contains("does not define `f`")),
             "{missing:?}"
         );
         let broken = run("function f( {", &["f() === 1"]);
         assert!(
-            matches!(&broken[0], Event::LoadFailed { reason } if reason.contains("SyntaxError")),
+            matches!(&broken[0], Event::LoadFailed { reason, stage: LoadStage::Parse } if reason.contains("SyntaxError")),
             "{broken:?}"
         );
         assert_eq!(broken.len(), 1);
+        let throws = run("function f() {}\nnull.x;", &["f() === 1"]);
+        assert!(
+            matches!(&throws[0], Event::LoadFailed { reason, stage: LoadStage::Run } if reason.contains("TypeError")),
+            "{throws:?}"
+        );
     }
 
     #[test]
