@@ -9,6 +9,13 @@
 //! family-wise error rate (the chance of naming at least one family whose two accuracies are in
 //! truth equal) at α or below, whatever the dependence between families, and it rejects
 //! everything Bonferroni rejects and sometimes more.
+//!
+//! Beside each family's accuracies, the floor they are read against: the best constant answer
+//! (the answer the family's graded items most often expect, and the accuracy of giving it every
+//! time), and each endpoint's most common answer with its share of the endpoint's answers there,
+//! so an endpoint that scores by repeating one answer shows as such.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,13 +26,41 @@ use super::stats::{mcnemar_exact, wilson};
 pub const METHOD: &str = "exact McNemar test per family, Holm step-down adjustment across families";
 
 /// One endpoint's accuracy on one family, in percent, with its Wilson 95% score interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FamilyAccuracy {
     pub correct: u64,
     pub graded: u64,
     pub accuracy_percent: f64,
     pub low_percent: f64,
     pub high_percent: f64,
+    /// The endpoint's most common answer on the family's graded items (as its scorer read it),
+    /// absent when the scorer read none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modal_answer: Option<ModalAnswer>,
+}
+
+/// An endpoint's most common answer and its share of the answers the scorer read, in percent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModalAnswer {
+    pub answer: String,
+    pub share_percent: f64,
+}
+
+/// The answer a family's graded items most often expect and the accuracy, in percent, of giving
+/// it to every one of them: the floor the family's accuracies are read against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BestConstant {
+    pub answer: String,
+    pub accuracy_percent: f64,
+}
+
+/// One item of a family that both endpoints answered with ground truth: the answer it expects
+/// (where one answer is right) and the answer the scorer read from each endpoint.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GradedItem {
+    pub expected: Option<String>,
+    pub reference: Option<String>,
+    pub other: Option<String>,
 }
 
 impl FamilyAccuracy {
@@ -37,6 +72,7 @@ impl FamilyAccuracy {
             accuracy_percent: w.value * 100.0,
             low_percent: w.low * 100.0,
             high_percent: w.high * 100.0,
+            modal_answer: None,
         }
     }
 }
@@ -61,6 +97,56 @@ pub struct FamilyVerdict {
     pub holm_p_value: f64,
     /// `holm_p_value < alpha`.
     pub different: bool,
+    /// The floor: the best constant answer over the graded items, absent when none of them
+    /// expects one answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_constant: Option<BestConstant>,
+}
+
+impl FamilyVerdict {
+    /// The floor and each endpoint's most common answer, from the family's graded `items`.
+    pub fn add_answers(&mut self, items: &[GradedItem]) {
+        self.best_constant =
+            most_common(items.iter().filter_map(|i| i.expected.as_deref())).map(|(answer, n)| {
+                BestConstant {
+                    answer,
+                    accuracy_percent: percent(n, items.len()),
+                }
+            });
+        self.reference.modal_answer = modal_answer(items.iter().map(|i| i.reference.as_deref()));
+        self.other.modal_answer = modal_answer(items.iter().map(|i| i.other.as_deref()));
+    }
+}
+
+/// The most common of the answers read (`None`: none read) and its share of them.
+fn modal_answer<'a>(answers: impl Iterator<Item = Option<&'a str>>) -> Option<ModalAnswer> {
+    let read: Vec<&str> = answers.flatten().collect();
+    most_common(read.iter().copied()).map(|(answer, n)| ModalAnswer {
+        answer,
+        share_percent: percent(n, read.len()),
+    })
+}
+
+/// The most common value (the first in sort order among equally common ones) and its count.
+fn most_common<'a>(values: impl Iterator<Item = &'a str>) -> Option<(String, usize)> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .rev()
+        .max_by_key(|(_, n)| *n)
+        .map(|(v, n)| (v.to_string(), n))
+}
+
+/// `n` of `total` in percent (0 of 0 is 0).
+fn percent(n: usize, total: usize) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        n as f64 / total as f64 * 100.0
+    }
 }
 
 /// Every family's comparison, in the order the families were given.
@@ -129,6 +215,7 @@ pub fn family_verdicts<F: Into<String>>(
                 p_value,
                 holm_p_value,
                 different: holm_p_value < alpha,
+                best_constant: None,
             }
         })
         .collect();
@@ -263,6 +350,57 @@ mod tests {
         let json = serde_json::to_value(&v).unwrap();
         assert_eq!(json["families"][0]["reference"]["correct"], 37);
         assert_eq!(json["different_families"][0], "counting");
+    }
+
+    /// Ten letters items: three expect 1, five other counts, two no single answer. The
+    /// reference answers what each expects; the other says 1 to all but one, which it leaves
+    /// unread.
+    #[test]
+    fn a_constant_answer_shows_as_the_modal_answer_beside_the_floor() {
+        let expected = ["1", "1", "1", "2", "3", "4", "5", "0"];
+        let mut items: Vec<GradedItem> = expected
+            .iter()
+            .map(|e| GradedItem {
+                expected: Some(e.to_string()),
+                reference: Some(e.to_string()),
+                other: Some("1".into()),
+            })
+            .collect();
+        items.extend(["x", "y"].map(|answer| GradedItem {
+            expected: None,
+            reference: Some(answer.into()),
+            other: Some("1".into()),
+        }));
+        items[3].other = None;
+        let counts = Paired {
+            both_correct: 3,
+            reference_only: 7,
+            ..Paired::default()
+        };
+        let mut v = family_verdicts([("letters", counts)], ALPHA);
+        let f = &mut v.families[0];
+        f.add_answers(&items);
+        let floor = f.best_constant.clone().unwrap();
+        assert_eq!((floor.answer.as_str(), floor.accuracy_percent), ("1", 30.0));
+        let other = f.other.modal_answer.clone().unwrap();
+        assert_eq!((other.answer.as_str(), other.share_percent), ("1", 100.0));
+        let reference = f.reference.modal_answer.clone().unwrap();
+        assert_eq!(
+            (reference.answer.as_str(), reference.share_percent),
+            ("1", 30.0)
+        );
+        // The other's 30% accuracy is the floor's: no evidence of counting.
+        assert_eq!(f.other.accuracy_percent, floor.accuracy_percent);
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["families"][0]["best_constant"]["answer"], "1");
+        assert_eq!(
+            json["families"][0]["other"]["modal_answer"]["share_percent"],
+            100.0
+        );
+        // Nothing read, nothing expected: neither is claimed.
+        let f = &mut v.families[0];
+        f.add_answers(&[GradedItem::default()]);
+        assert_eq!((&f.best_constant, &f.other.modal_answer), (&None, &None));
     }
 
     #[test]

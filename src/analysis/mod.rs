@@ -124,7 +124,12 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     warnings.extend(answers.warnings);
     warnings.extend(back_to_back_warning(&answers.prompts));
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
-    let families: Vec<PairFamilies> = figures.statistics.iter().map(pair_families).collect();
+    let expected = |p: &PromptResult| catalogue.get(&p.id).and_then(|c| c.score.expected_answer());
+    let families: Vec<PairFamilies> = figures
+        .statistics
+        .iter()
+        .map(|s| pair_families(s, &answers.prompts, expected))
+        .collect();
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
     let mut behaviour = same_model_answer(manifest, &figures, &families, &sequential);
     let tool_calls = tool_calls::analyze(inputs, &names);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::determinism::Class;
-use super::families::{self, family_verdicts, PairFamilies};
+use super::families::{self, family_verdicts, GradedItem, PairFamilies};
 use super::noise::Difference;
 use super::quality::{self, Quality};
 use super::results::{
@@ -162,15 +162,39 @@ pub fn back_to_back_warning(prompts: &[PromptResult]) -> Option<String> {
     })
 }
 
-/// The family verdicts of one pair from its per-category paired counts, at α = 0.05.
-pub fn pair_families(statistics: &PairStatistics) -> PairFamilies {
+/// The family verdicts of one pair from its per-category paired counts, at α = 0.05, each with
+/// its floor and both endpoints' most common answers over the items both answered with ground
+/// truth; `expected` gives a prompt's one right answer, where it has one.
+pub fn pair_families(
+    statistics: &PairStatistics,
+    prompts: &[PromptResult],
+    expected: impl Fn(&PromptResult) -> Option<String>,
+) -> PairFamilies {
+    let (reference, other) = (&statistics.reference, &statistics.other);
     let families = statistics
         .categories
         .iter()
         .map(|c| (c.category.clone().unwrap_or_default(), c.counts.paired()));
+    let mut verdicts = family_verdicts(families, families::ALPHA);
+    for family in &mut verdicts.families {
+        let graded: Vec<GradedItem> = prompts
+            .iter()
+            .filter(|p| p.category == family.family)
+            .filter_map(|p| {
+                let read = |name: &str| p.answers.get(name).filter(|a| a.correct.is_some());
+                let (r, o) = (read(reference)?, read(other)?);
+                Some(GradedItem {
+                    expected: expected(p),
+                    reference: r.extracted.clone(),
+                    other: o.extracted.clone(),
+                })
+            })
+            .collect();
+        family.add_answers(&graded);
+    }
     PairFamilies {
-        reference: statistics.reference.clone(),
-        other: statistics.other.clone(),
-        verdicts: family_verdicts(families, families::ALPHA),
+        reference: reference.clone(),
+        other: other.clone(),
+        verdicts,
     }
 }

@@ -154,7 +154,11 @@ impl Catalogue {
             Vec::new()
         };
         if choice.includes(Suite::Generated) {
-            prompts.extend(generator::generate(choice.seed, choice.items));
+            prompts.extend(generator::generate_by(
+                choice.generator,
+                choice.seed,
+                choice.items,
+            ));
         }
         if choice.includes(Suite::Tools) {
             prompts.extend(tools::items());
@@ -186,7 +190,7 @@ impl Catalogue {
             seen += 1;
             seen <= kept
         });
-        prompts.extend((kept..items).map(|i| generator::item(choice.seed, i)));
+        prompts.extend((kept..items).map(|i| generator::item(choice.generator, choice.seed, i)));
         Catalogue::new(self.dir, prompts, self.hash, choice)
     }
 }

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::generator::{self, DEFAULT_SEED, GENERATOR_VERSION, MAX_ITEMS};
+use super::generator::{self, Version, DEFAULT_SEED, MAX_ITEMS};
 use super::long::LongChoice;
 
 /// Generated items when `--items` is not given: enough for a paired accuracy difference of a
@@ -70,6 +70,9 @@ pub struct SuiteChoice {
     suites: Vec<Suite>,
     pub seed: u64,
     pub items: usize,
+    /// The generator version that makes the generated items: the current one, or a resumed or
+    /// re-scored run's own.
+    pub generator: Version,
     /// The long suite's lengths, depths and context (used when `long` is chosen).
     pub long: LongChoice,
 }
@@ -81,6 +84,7 @@ impl Default for SuiteChoice {
             suites: vec![Suite::Core],
             seed: DEFAULT_SEED,
             items: DEFAULT_ITEMS,
+            generator: Version::CURRENT,
             long: LongChoice::default(),
         }
     }
@@ -103,6 +107,7 @@ impl SuiteChoice {
             suites,
             seed,
             items,
+            generator: Version::CURRENT,
             long: LongChoice::default(),
         })
     }
@@ -115,9 +120,9 @@ impl SuiteChoice {
         self.suites.contains(&suite)
     }
 
-    /// The version of the generator that makes the generated items.
+    /// The number of the generator version that makes the generated items.
     pub fn generator_version(&self) -> u32 {
-        GENERATOR_VERSION
+        self.generator.number()
     }
 }
 

@@ -297,6 +297,10 @@ fn plan_suites(args: &CompareArgs, previous: Option<&Manifest>) -> anyhow::Resul
         (asked.seed, asked.items)
     };
     let mut choice = SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))?;
+    // The generated items a run sent stay the ones it sent, by the version that made them.
+    if sent_generated {
+        choice.generator = own.generator;
+    }
     // The long items a run sent stay the ones it sent.
     if own.includes(Suite::Long) {
         choice.long = own.long;
@@ -344,6 +348,7 @@ fn with_rounds(
     let mut list = suites.suites().to_vec();
     list.push(Suite::Generated);
     let mut choice = SuiteChoice::new(list, suites.seed, items).map_err(|e| anyhow!(e))?;
+    choice.generator = suites.generator;
     choice.long = suites.long;
     Ok(choice)
 }

@@ -29,12 +29,10 @@ fn catalogue_with_suites(
 /// values; for the other scorers, what a correct answer is.
 fn expected_answer(p: &Prompt) -> String {
     match &p.score {
-        ScorerSpec::Output { expected } => expected.clone(),
-        ScorerSpec::Json { values, .. } if !values.is_empty() => {
-            serde_json::to_string(values).unwrap_or_default()
-        }
-        spec => spec.expected_summary(),
+        ScorerSpec::Output { .. } | ScorerSpec::Json { .. } => p.score.expected_answer(),
+        _ => None,
     }
+    .unwrap_or_else(|| p.score.expected_summary())
 }
 
 /// The call a `tool_call` prompt expects first (`{name, arguments}`), null when it expects none

@@ -192,7 +192,9 @@ pub(super) fn results() -> Results {
         token_agreement: Vec::new(),
         teacher_forcing: None,
         statistics: vec![statistics()],
-        families: vec![pair_families(&statistics())],
+        families: vec![pair_families(&statistics(), &prompts, |p| {
+            Some(p.expected.clone())
+        })],
         sequential: Vec::new(),
         tool_calls: None,
         long_context: None,

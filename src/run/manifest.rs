@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::catalogue::generator::GENERATOR_VERSION;
+use crate::catalogue::generator::{Version, GENERATOR_VERSION};
 use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
@@ -135,24 +135,25 @@ impl CatalogueInfo {
         }
     }
 
-    /// The suites to regenerate the run's catalogue with. A run whose items came from another
-    /// generator version is refused: its items cannot be made again.
+    /// The suites to regenerate the run's catalogue with, its generated items by the generator
+    /// version that made them. A run from a version this coherence cannot make is refused.
     pub fn suite_choice(&self) -> Result<SuiteChoice, String> {
         let default = SuiteChoice::default();
-        let (seed, items) = match &self.generated {
-            Some(g) if g.generator_version != GENERATOR_VERSION => {
-                return Err(format!(
+        let (seed, items, generator) = match &self.generated {
+            Some(g) => match Version::from_number(g.generator_version) {
+                Some(version) => (g.seed, g.items, version),
+                None => return Err(format!(
                     "the run's generated items come from generator version {}; this coherence has version {GENERATOR_VERSION} and cannot make them again (score the run with the coherence that made it)",
                     g.generator_version
-                ))
-            }
-            Some(g) => (g.seed, g.items),
+                )),
+            },
             None if self.suites.contains(&Suite::Generated) => {
                 return Err("`suites` names `generated` but `generated` (seed, items, generator_version) is missing".into())
             }
-            None => (default.seed, default.items),
+            None => (default.seed, default.items, default.generator),
         };
         let mut choice = SuiteChoice::new(self.suites.clone(), seed, items)?;
+        choice.generator = generator;
         match &self.long {
             Some(l) if l.long_version != LONG_VERSION => {
                 return Err(format!(
@@ -367,5 +368,41 @@ impl Manifest {
             .iter()
             .find(|e| e.spec.name == name)
             .map_or(self.repeats, |e| e.repeats(self.repeats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn made_by(generator_version: u32) -> CatalogueInfo {
+        CatalogueInfo {
+            suites: vec![Suite::Generated],
+            generated: Some(GeneratedInfo {
+                seed: 2,
+                items: 30,
+                generator_version,
+            }),
+            ..CatalogueInfo::default()
+        }
+    }
+
+    /// Runs of version 1 (the committed examples) re-score with version 1's items; new runs
+    /// record the current version; a version this coherence cannot make is refused.
+    #[test]
+    fn a_run_regenerates_its_items_with_its_own_generator_version() {
+        assert_eq!(made_by(1).suite_choice().unwrap().generator, Version::V1);
+        assert_eq!(made_by(2).suite_choice().unwrap().generator, Version::V2);
+        let refused = made_by(999).suite_choice().unwrap_err();
+        assert!(refused.contains("generator version 999"), "{refused}");
+        let built_in = crate::catalogue::embedded::load_built_in().unwrap();
+        let rescored = built_in.with_suites(made_by(1).suite_choice().unwrap());
+        let items = crate::catalogue::generator::generate_by(Version::V1, 2, 30);
+        let questions = |ps: &[crate::catalogue::Prompt]| -> Vec<String> {
+            ps.iter().map(|p| p.question().to_string()).collect()
+        };
+        assert_eq!(questions(&rescored.prompts), questions(&items));
+        let recorded = CatalogueInfo::of(&rescored).generated.unwrap();
+        assert_eq!(recorded.generator_version, 1);
     }
 }

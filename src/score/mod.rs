@@ -188,6 +188,22 @@ impl ScorerSpec {
         matches!(self, ScorerSpec::Open(_))
     }
 
+    /// The one answer that scores correct, in full, where there is one: the expected value or
+    /// option, the exact output, or the JSON values (serialized); `None` for the scorers that
+    /// accept a kind of answer rather than a value. What a constant answer has to match.
+    pub fn expected_answer(&self) -> Option<String> {
+        match self {
+            ScorerSpec::Numeric { expected, .. }
+            | ScorerSpec::Exact { expected, .. }
+            | ScorerSpec::Choice { expected, .. }
+            | ScorerSpec::Output { expected } => Some(expected.clone()),
+            ScorerSpec::Json { values, .. } if !values.is_empty() => {
+                serde_json::to_string(values).ok()
+            }
+            _ => None,
+        }
+    }
+
     /// A short human description of what a correct answer is.
     pub fn expected_summary(&self) -> String {
         match self {

@@ -1,5 +1,6 @@
-//! Comparing decimals where the longer number is not the larger (9.11 against 9.9), and the
-//! difference between them.
+//! Comparing decimals of different lengths, and the difference between them. Half the pairs
+//! have the shorter number larger (9.9 against 9.11), half the longer (9.1 against 9.15), so
+//! neither "the shorter is larger" nor "the longer is larger" wins.
 
 use fastrand::Rng;
 
@@ -7,7 +8,16 @@ use super::units::fixed;
 use super::{numeric, Item};
 
 pub(super) fn make(rng: &mut Rng) -> Item {
-    // a.b against a.cd with b > c (so the shorter one is larger), in hundredths.
+    let (larger, smaller) = if rng.bool() {
+        shorter_larger(rng)
+    } else {
+        longer_larger(rng)
+    };
+    ask(rng, larger, smaller)
+}
+
+/// a.b against a.cd with b > c, in hundredths, the larger first: the shorter one is larger.
+pub(super) fn shorter_larger(rng: &mut Rng) -> (i64, i64) {
     let whole = rng.i64(0..100);
     let short_tenths = rng.i64(2..10);
     let long_hundredths = rng.i64(10..short_tenths * 10);
@@ -16,8 +26,30 @@ pub(super) fn make(rng: &mut Rng) -> Item {
     } else {
         long_hundredths
     };
-    let larger = whole * 100 + short_tenths * 10;
-    let smaller = whole * 100 + long_hundredths;
+    (
+        whole * 100 + short_tenths * 10,
+        whole * 100 + long_hundredths,
+    )
+}
+
+/// a.b against a.cd with cd above b0, in hundredths, the larger first: the longer one is larger.
+fn longer_larger(rng: &mut Rng) -> (i64, i64) {
+    let whole = rng.i64(0..100);
+    let short_tenths = rng.i64(1..10);
+    let long_hundredths = rng.i64(short_tenths * 10 + 1..100);
+    let long_hundredths = if long_hundredths % 10 == 0 {
+        long_hundredths - 1
+    } else {
+        long_hundredths
+    };
+    (
+        whole * 100 + long_hundredths,
+        whole * 100 + short_tenths * 10,
+    )
+}
+
+/// "Which is larger?" (the two in either order) or "larger minus smaller?", in hundredths.
+pub(super) fn ask(rng: &mut Rng, larger: i64, smaller: i64) -> Item {
     let (a, b) = if rng.bool() {
         (larger, smaller)
     } else {

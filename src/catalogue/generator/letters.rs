@@ -1,19 +1,44 @@
 //! Letter counts in real words: "How many times does the letter 'r' appear in the word
-//! 'strawberry'?", sometimes in two words at once.
+//! 'strawberry'?", in one to three words. The count is drawn first, evenly over 0 to
+//! [`MOST`], and the text and letter are found for it, so no count is the usual answer.
 
 use fastrand::Rng;
 
 use super::{numeric, words, Item};
 
+/// The largest count asked for.
+const MOST: usize = 6;
+/// Texts drawn for one count before settling for what the last one holds (never reached with
+/// the built-in word list).
+const TRIES: usize = 10_000;
+
 pub(super) fn make(rng: &mut Rng) -> Item {
-    let text = if rng.bool() {
-        words::distinct(rng, 2).join(" ")
-    } else {
-        words::any(rng).to_string()
-    };
-    // A letter the text holds, drawn by occurrence so repeated letters come up more often.
-    let letters: Vec<char> = text.chars().filter(|c| c.is_ascii_alphabetic()).collect();
-    let letter = *super::pick(rng, &letters);
+    let target = rng.usize(..=MOST);
+    let (text, letter) = text_holding(rng, target);
+    ask(&text, letter)
+}
+
+/// A text of one to three words (more for larger counts) and a letter it holds `target` times:
+/// a letter it lacks when `target` is 0.
+fn text_holding(rng: &mut Rng, target: usize) -> (String, char) {
+    let mut text = String::new();
+    for _ in 0..TRIES {
+        let count = (1 + target / 3 + rng.usize(..2)).min(3);
+        text = words::distinct(rng, count).join(" ");
+        let letters: Vec<char> = ('a'..='z')
+            .filter(|&c| text.chars().filter(|&t| t == c).count() == target)
+            .collect();
+        if !letters.is_empty() {
+            return (text, *super::pick(rng, &letters));
+        }
+    }
+    let first = text.chars().next().unwrap_or('a');
+    (text, first)
+}
+
+/// The question about `letter` in `text`, with a reference that spells the text out and counts
+/// the letter's positions.
+pub(super) fn ask(text: &str, letter: char) -> Item {
     let positions: Vec<String> = text
         .chars()
         .filter(|c| *c != ' ')
@@ -28,14 +53,19 @@ pub(super) fn make(rng: &mut Rng) -> Item {
         .map(|w| w.chars().map(String::from).collect::<Vec<_>>().join("-"))
         .collect::<Vec<_>>()
         .join(" ");
+    let found = if n == 0 {
+        format!("the letter {letter} does not occur")
+    } else {
+        format!(
+            "the letter {letter} is at positions {} (not counting spaces)",
+            positions.join(", ")
+        )
+    };
     Item {
         question: format!(
             "How many times does the letter '{letter}' appear in the {what} '{text}'? Answer with the number."
         ),
-        reference: format!(
-            "{spelled}: the letter {letter} is at positions {} (not counting spaces), so it appears {n} times. The answer is {n}.",
-            positions.join(", ")
-        ),
+        reference: format!("{spelled}: {found}, so it appears {n} times. The answer is {n}."),
         wrong: format!("The letter {letter} appears {} times.", off_by_one(n)),
         score: numeric(n),
     }

@@ -3,9 +3,9 @@
 //! extraction…). Every item is an ordinary catalogue [`Prompt`] scored by the existing
 //! deterministic scorers, with a `reference` that scores correct and a `wrong` that does not.
 //!
-//! Item `i` depends only on the seed, [`GENERATOR_VERSION`] and `i`: its family is
-//! `FAMILIES[i % FAMILIES.len()]` and its random numbers come from an RNG seeded with the seed
-//! and `i`, so asking for more items never changes the first ones.
+//! Item `i` depends only on the seed, the [`Version`] and `i`: its family is
+//! `FAMILIES[i % FAMILIES.len()]` and its random numbers come from an RNG seeded with the seed,
+//! the version and `i`, so asking for more items never changes the first ones.
 
 mod arithmetic;
 mod decimals;
@@ -18,6 +18,7 @@ mod sorting;
 mod state;
 mod substrings;
 mod units;
+mod v1;
 mod weekdays;
 mod word_count;
 mod word_problems;
@@ -30,10 +31,41 @@ use crate::score::ScorerSpec;
 
 pub use programs::confirm_in_engine;
 
-/// Bumped whenever any family's output changes for a given seed and index: a run records it,
-/// and re-scoring a run made by another version is refused rather than scored against other
-/// items.
-pub const GENERATOR_VERSION: u32 = 1;
+/// A version of the generator: bumped whenever any family's output changes for a given seed and
+/// index. A run records the version that made its items and re-scoring makes them again with
+/// it; a version this coherence cannot make is refused rather than scored against other items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// The first suite, kept to re-score the runs it made: letters, substrings and decimals
+    /// mostly expected one answer (issue 34).
+    V1,
+    /// Every family's expected answers balanced: no answer on more than a quarter of a family's
+    /// items, no shortcut that wins a family.
+    V2,
+}
+
+impl Version {
+    /// The version new runs use.
+    pub const CURRENT: Version = Version::V2;
+
+    /// The number a run records.
+    pub const fn number(self) -> u32 {
+        match self {
+            Version::V1 => 1,
+            Version::V2 => 2,
+        }
+    }
+
+    /// The version a run recorded, if this coherence can make its items.
+    pub fn from_number(number: u32) -> Option<Version> {
+        [Version::V1, Version::V2]
+            .into_iter()
+            .find(|v| v.number() == number)
+    }
+}
+
+/// The number of the version new runs use.
+pub const GENERATOR_VERSION: u32 = Version::CURRENT.number();
 /// The seed when `--seed` is not given.
 pub const DEFAULT_SEED: u64 = 1;
 /// Every generated id starts with this; catalogue ids cannot (they hold no `.`).
@@ -135,16 +167,25 @@ pub fn families() -> impl Iterator<Item = &'static str> {
     FAMILIES.iter().map(|f| f.name)
 }
 
-/// The first `count` items for `seed`.
+/// The first `count` items for `seed`, as the current version makes them.
 pub fn generate(seed: u64, count: usize) -> Vec<Prompt> {
-    (0..count).map(|i| item(seed, i)).collect()
+    generate_by(Version::CURRENT, seed, count)
 }
 
-/// Item `index` for `seed`: the same whatever else is generated.
-pub fn item(seed: u64, index: usize) -> Prompt {
+/// The first `count` items for `seed`, as `version` makes them.
+pub fn generate_by(version: Version, seed: u64, count: usize) -> Vec<Prompt> {
+    (0..count).map(|i| item(version, seed, i)).collect()
+}
+
+/// Item `index` for `seed` by `version`: the same whatever else is generated.
+pub fn item(version: Version, seed: u64, index: usize) -> Prompt {
     let family = &FAMILIES[index % FAMILIES.len()];
-    let mut rng = Rng::with_seed(mix(seed, index as u64));
-    let item = (family.make)(&mut rng);
+    let mut rng = Rng::with_seed(mix(version, seed, index as u64));
+    let make = match version {
+        Version::V1 => v1::maker(family.name).unwrap_or(family.make),
+        Version::V2 => family.make,
+    };
+    let item = make(&mut rng);
     Prompt {
         id: format!("{ID_PREFIX}{}.{:04}", family.name, index / FAMILIES.len()),
         category: family.name.to_string(),
@@ -160,7 +201,7 @@ pub fn item(seed: u64, index: usize) -> Prompt {
         wrong: item.wrong,
         score: item.score,
         source: SourceLocation {
-            file: format!("(generated, seed {seed}, version {GENERATOR_VERSION})"),
+            file: format!("(generated, seed {seed}, version {})", version.number()),
             line: index + 1,
         },
         tool_use: None,
@@ -174,9 +215,9 @@ pub fn is_generated(id: &str) -> bool {
 
 /// The per-item RNG seed: splitmix64 chained over the seed, the version and the index, so
 /// neighbouring indices and seeds give unrelated streams.
-fn mix(seed: u64, index: u64) -> u64 {
+fn mix(version: Version, seed: u64, index: u64) -> u64 {
     let h = splitmix(seed);
-    let h = splitmix(h ^ u64::from(GENERATOR_VERSION));
+    let h = splitmix(h ^ u64::from(version.number()));
     splitmix(h ^ index)
 }
 

@@ -1,32 +1,80 @@
-//! Substring counts: how many times a two- or three-letter string occurs in a word or two,
-//! overlapping occurrences included.
+//! Substring counts: how many times a two- or three-letter string occurs in a string over two or
+//! three letters ("aba" in "abababbaab"), overlapping occurrences included. The count is drawn
+//! first, evenly over 0 to [`MOST`], and the string is found for it; half the needles overlap
+//! themselves ("aa", "aba"), so counting only separate matches often falls short.
 
 use fastrand::Rng;
 
 use super::letters::off_by_one;
-use super::{numeric, words, Item};
+use super::{numeric, Item};
+
+/// The largest count asked for.
+const MOST: usize = 6;
+/// Strings drawn for one count before settling for the last one (never reached in practice).
+const TRIES: usize = 10_000;
 
 pub(super) fn make(rng: &mut Rng) -> Item {
-    let text = words::distinct(rng, 2).concat();
-    let len = if rng.bool() { 2 } else { 3 };
-    // A piece of the text itself, so the count is at least one.
+    let target = rng.usize(..=MOST);
+    let mut alphabet: Vec<char> = ('a'..='z').collect();
+    rng.shuffle(&mut alphabet);
+    alphabet.truncate(rng.usize(2..=3));
+    let needle = if rng.bool() {
+        self_overlapping(rng, &alphabet)
+    } else {
+        let len = rng.usize(2..=3);
+        drawn(rng, &alphabet, len)
+    };
+    let mut text = String::new();
+    for _ in 0..TRIES {
+        let len = rng.usize(8..=10) + 2 * target;
+        text = drawn(rng, &alphabet, len);
+        if starts(&text, &needle).len() == target {
+            break;
+        }
+    }
+    ask(&text, &needle)
+}
+
+/// `len` letters of `alphabet`, drawn one by one.
+fn drawn(rng: &mut Rng, alphabet: &[char], len: usize) -> String {
+    (0..len).map(|_| *super::pick(rng, alphabet)).collect()
+}
+
+/// A needle that overlaps itself: one letter twice or three times, or "aba".
+fn self_overlapping(rng: &mut Rng, alphabet: &[char]) -> String {
+    let (a, b) = (alphabet[0], alphabet[1]);
+    match rng.u8(..3) {
+        0 => [a, a].iter().collect(),
+        1 => [a, a, a].iter().collect(),
+        _ => [a, b, a].iter().collect(),
+    }
+}
+
+/// Where `needle` starts in `text`, counting from 1, overlapping occurrences included.
+fn starts(text: &str, needle: &str) -> Vec<usize> {
     let chars: Vec<char> = text.chars().collect();
-    let start = rng.usize(..=chars.len() - len);
-    let needle: String = chars[start..start + len].iter().collect();
-    let positions: Vec<String> = (0..=chars.len() - len)
+    let len = needle.chars().count();
+    (0..(chars.len() + 1).saturating_sub(len))
         .filter(|&i| chars[i..i + len].iter().copied().eq(needle.chars()))
-        .map(|i| (i + 1).to_string())
-        .collect();
+        .map(|i| i + 1)
+        .collect()
+}
+
+/// The question about `needle` in `text`, with a reference that lists where it starts.
+pub(super) fn ask(text: &str, needle: &str) -> Item {
+    let positions: Vec<String> = starts(text, needle).iter().map(usize::to_string).collect();
     let n = positions.len();
+    let found = if n == 0 {
+        "It starts nowhere".to_string()
+    } else {
+        format!("It starts at positions {}", positions.join(", "))
+    };
     Item {
         question: format!(
             "How many times does the string '{needle}' occur in '{text}'? Count overlapping occurrences. Answer with the number."
         ),
         // The string itself stays out of the answers: it can be a number word ("one", "ten").
-        reference: format!(
-            "It starts at positions {}, so it occurs {n} times. The answer is {n}.",
-            positions.join(", ")
-        ),
+        reference: format!("{found}, so it occurs {n} times. The answer is {n}."),
         wrong: format!("It occurs {} times.", off_by_one(n)),
         score: numeric(n),
     }

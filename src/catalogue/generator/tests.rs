@@ -1,7 +1,8 @@
 //! The generator's promises: same seed, same items; item `i` independent of the count; every
-//! reference scores correct and every wrong answer does not.
+//! reference scores correct and every wrong answer does not; each version's items pinned; no
+//! family's expected answer a constant or a shortcut can win.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -25,22 +26,39 @@ fn an_item_does_not_depend_on_how_many_were_asked_for() {
     let many = generate(3, 300);
     let few = generate(3, 40);
     assert_eq!(bytes(&many[..40]), bytes(&few));
-    assert_eq!(bytes(&[item(3, 299)]), bytes(&many[299..]));
+    assert_eq!(
+        bytes(&[item(Version::CURRENT, 3, 299)]),
+        bytes(&many[299..])
+    );
 }
 
-/// Changing what a family generates for a seed must come with a new GENERATOR_VERSION (a saved
-/// run is re-scored by regenerating its items): this pins the items of version 1.
+/// The digest of `generate_by(version, DEFAULT_SEED, 1000)`, serialized.
+fn digest(version: Version) -> String {
+    format!(
+        "{:x}",
+        Sha256::digest(bytes(&generate_by(version, DEFAULT_SEED, 1000)))
+    )
+}
+
+/// Changing what a family generates for a seed must come with a new version (a saved run is
+/// re-scored by regenerating its items): this pins the items of every version, version 1's
+/// still those the runs it made were sent.
 #[test]
-fn the_items_of_this_generator_version_are_pinned() {
-    let digest = format!("{:x}", Sha256::digest(bytes(&generate(DEFAULT_SEED, 1000))));
+fn the_items_of_every_generator_version_are_pinned() {
     assert_eq!(
-        GENERATOR_VERSION, 1,
-        "update the pinned digest with the version"
+        GENERATOR_VERSION, 2,
+        "pin the new version's digest with the version"
     );
     assert_eq!(
-        digest,
+        digest(Version::V1),
         "0247a6dcf8c046bdbc5c13880aee6f8e58ad89148372630b21c437e47d466b5c"
     );
+    assert_eq!(
+        digest(Version::V2),
+        "56a697022c3273406b4e9ff77617c786a341bc903bc1987e8093a5b744abf576"
+    );
+    assert_eq!(Version::from_number(1), Some(Version::V1));
+    assert_eq!(Version::from_number(3), None);
 }
 
 #[test]
@@ -92,4 +110,107 @@ fn every_reference_scores_correct_and_every_wrong_answer_does_not() {
             problems[..problems.len().min(20)].join("\n")
         );
     }
+}
+
+/// The answer an item expects: what a constant answer would have to match.
+fn expected(p: &Prompt) -> String {
+    p.score.expected_answer().unwrap_or_default()
+}
+
+/// Per family, its items' expected answers.
+fn by_family(items: &[Prompt]) -> BTreeMap<&str, Vec<&Prompt>> {
+    let mut families: BTreeMap<&str, Vec<&Prompt>> = BTreeMap::new();
+    for p in items {
+        families.entry(p.category.as_str()).or_default().push(p);
+    }
+    families
+}
+
+/// The largest share of `items` one value of `key` covers, with that value.
+fn largest_share<'a>(items: &[&'a Prompt], key: impl Fn(&'a Prompt) -> String) -> (f64, String) {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for p in items {
+        *counts.entry(key(p)).or_default() += 1;
+    }
+    let (value, n) = counts
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .unwrap_or_default();
+    (n as f64 / items.len() as f64, value)
+}
+
+#[test]
+fn no_expected_answer_covers_more_than_a_quarter_of_a_family() {
+    for seed in [1, 2, 3, 4, 5, 1_000_003, u64::MAX] {
+        let items = generate(seed, 2000);
+        let families = by_family(&items);
+        assert_eq!(families.len(), FAMILIES.len());
+        for (family, items) in families {
+            let (share, value) = largest_share(&items, expected);
+            assert!(
+                share <= 0.25,
+                "seed {seed}: {family} expects {value} on {:.0}% of its items",
+                share * 100.0
+            );
+        }
+    }
+}
+
+/// "Which number is larger": answering the shorter decimal (the only rule version 1 needed) or
+/// the longer one wins about half the items, never most.
+#[test]
+fn neither_the_shorter_nor_the_longer_decimal_wins_the_comparisons() {
+    let decimals = |text: &str| text.split_once('.').map_or(0, |(_, d)| d.len());
+    for seed in [1, 2, 3] {
+        let items = generate(seed, 14 * 1000);
+        let compared: Vec<(String, String, String)> = items
+            .iter()
+            .filter_map(|p| {
+                let rest = p.question().strip_prefix("Which number is larger, ")?;
+                let (a, rest) = rest.split_once(" or ")?;
+                let (b, _) = rest.split_once('?')?;
+                Some((a.to_string(), b.to_string(), expected(p)))
+            })
+            .collect();
+        let shorter_wins = compared
+            .iter()
+            .filter(|(a, b, answer)| {
+                let shorter = if decimals(a) < decimals(b) { a } else { b };
+                shorter == answer
+            })
+            .count() as f64
+            / compared.len() as f64;
+        assert!(compared.len() > 300, "{}", compared.len());
+        assert!(
+            (0.4..=0.6).contains(&shorter_wins),
+            "seed {seed}: the shorter decimal is larger in {:.0}%",
+            shorter_wins * 100.0
+        );
+    }
+}
+
+/// Counting only separate matches (what `str::matches` counts) falls short on many substring
+/// items, and the count is never simply "it occurs once".
+#[test]
+fn counting_separate_matches_does_not_win_the_substrings() {
+    let items = generate(4, 14 * 1000);
+    let substrings: Vec<&Prompt> = items
+        .iter()
+        .filter(|p| p.category == "substrings")
+        .collect();
+    let separate_wins = substrings
+        .iter()
+        .filter(|p| {
+            let q = p.question();
+            let needle = q.split('\'').nth(1).unwrap_or_default();
+            let text = q.split('\'').nth(3).unwrap_or_default();
+            text.matches(needle).count().to_string() == expected(p)
+        })
+        .count() as f64
+        / substrings.len() as f64;
+    assert!(
+        separate_wins <= 0.6,
+        "separate matches win {:.0}%",
+        separate_wins * 100.0
+    );
 }

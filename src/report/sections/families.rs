@@ -1,9 +1,18 @@
 //! The families section: per pair, each family's (category's) accuracy on both endpoints with
-//! Wilson 95% intervals, the flips each way, the exact McNemar p-value and its Holm adjustment
-//! across families; the families named different first.
+//! Wilson 95% intervals beside its floor (the best constant answer's accuracy) and each
+//! endpoint's most common answer, the flips each way, the exact McNemar p-value and its Holm
+//! adjustment across families; the families named different first.
 
+use crate::analysis::families::{FamilyAccuracy, FamilyVerdict};
 use crate::analysis::{format_p, Results};
 use crate::doc::{para, strong, t, text, Block, Part, Table};
+use crate::text::clip;
+
+/// The longest answer a cell shows (sorted lists and JSON are clipped).
+const ANSWER_CHARS: usize = 24;
+
+/// Read below the tables: what the floor and the most common answer say.
+const FLOOR_NOTE: &str = "The floor is the accuracy of giving every graded item of the family its most common expected answer (shown with it): an accuracy near the floor shows no skill, only the answer a constant would give. The most common answer is each endpoint's own, with its share of the answers read: a large share there means the endpoint mostly repeats one answer.";
 
 pub(super) fn render(results: &Results) -> Vec<Block> {
     let compared: Vec<_> = results
@@ -45,14 +54,16 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         let mut table = Table::new(&[
             "family",
             "graded",
+            "floor (best constant)",
             &reference,
             &other,
+            "most common answer (share), ref / other",
             "flips (ref only / other only)",
             "p",
             "Holm p",
             "verdict",
         ])
-        .right(&[1, 2, 3, 5, 6]);
+        .right(&[1, 2, 3, 4, 7, 8]);
         let mut rows: Vec<_> = v.families.iter().filter(|f| f.graded_items > 0).collect();
         rows.sort_by(|a, b| {
             b.different
@@ -60,7 +71,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
                 .then(a.holm_p_value.total_cmp(&b.holm_p_value))
         });
         for f in rows {
-            let pct = |a: &crate::analysis::families::FamilyAccuracy| {
+            let pct = |a: &FamilyAccuracy| {
                 format!(
                     "{:.0}% [{:.0}–{:.0}]",
                     a.accuracy_percent, a.low_percent, a.high_percent
@@ -69,8 +80,10 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
             table.text_row(&[
                 f.family.clone(),
                 f.graded_items.to_string(),
+                floor(f),
                 pct(&f.reference),
                 pct(&f.other),
+                format!("{} / {}", modal(&f.reference), modal(&f.other)),
                 format!("{} / {}", f.reference_only, f.other_only),
                 format_p(f.p_value),
                 format_p(f.holm_p_value),
@@ -79,5 +92,28 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         }
         body.push(table.into());
     }
+    body.push(para(vec![text(FLOOR_NOTE)]));
     vec![Part::section("families", vec![text("Families")], body).into()]
+}
+
+/// "20% (always 3)", or a dash when no graded item expects one answer.
+fn floor(f: &FamilyVerdict) -> String {
+    f.best_constant.as_ref().map_or("—".into(), |c| {
+        format!(
+            "{:.0}% (always {})",
+            c.accuracy_percent,
+            clip(&c.answer, ANSWER_CHARS)
+        )
+    })
+}
+
+/// "3 (45%)", or a dash when the scorer read no answer.
+fn modal(a: &FamilyAccuracy) -> String {
+    a.modal_answer.as_ref().map_or("—".into(), |m| {
+        format!(
+            "{} ({:.0}%)",
+            clip(&m.answer, ANSWER_CHARS),
+            m.share_percent
+        )
+    })
 }

@@ -377,7 +377,7 @@ fn empty_results_still_render() {
 
 #[test]
 fn families_name_the_family_that_differs_and_say_so_for_none() {
-    use crate::analysis::families::family_verdicts;
+    use crate::analysis::families::{family_verdicts, GradedItem};
     use crate::analysis::Paired;
     let mut results = fixture::results();
     let quiet = render(families::render, &results);
@@ -398,17 +398,29 @@ fn families_name_the_family_that_differs_and_say_so_for_none() {
         ],
         0.05,
     );
+    // Counting items that expect 3 on a quarter of them; spark says 3 to all.
+    let items: Vec<GradedItem> = (0..80)
+        .map(|i| GradedItem {
+            expected: Some(if i % 4 == 0 { 3 } else { 100 + i }.to_string()),
+            reference: Some("4".into()),
+            other: Some("3".into()),
+        })
+        .collect();
+    results.families[0].verdicts.families[1].add_answers(&items);
     let named = render(families::render, &results);
     assert!(named.contains("**different in 1**"), "{named}");
     assert!(named.contains("**counting**"), "{named}");
-    // The family that differs is the first row, with both accuracies and its Holm p.
+    assert!(named.contains("The floor is the accuracy"), "{named}");
+    // The family that differs is the first row: its floor, both accuracies, both endpoints' most
+    // common answers and its Holm p.
     let first_row = named
         .lines()
         .find(|l| l.starts_with("| counting") || l.starts_with("| dates"))
         .unwrap_or_default();
     assert!(
-        first_row.starts_with("| counting | 80 | 88% ["),
+        first_row.starts_with("| counting | 80 | 25% (always 3) | 88% ["),
         "{first_row}"
     );
+    assert!(first_row.contains("| 4 (100%) / 3 (100%) |"), "{first_row}");
     assert!(first_row.ends_with("| different |"), "{first_row}");
 }
