@@ -161,5 +161,10 @@ mod tests {
         assert!(weak_reads(&prompts[2..], &names).is_empty());
         let json = serde_json::to_value(&got[0]).unwrap();
         assert_eq!(json["flips"][0]["endpoint"], "ref");
+        // A score without a weak read writes no `weak` key: older results.json stay comparable.
+        let plain = serde_json::to_value(side(None)).unwrap();
+        assert!(plain.get("weak").is_none(), "{plain}");
+        let weak = serde_json::to_value(side(Some("cut off at the token limit"))).unwrap();
+        assert_eq!(weak["weak"], "cut off at the token limit");
     }
 }

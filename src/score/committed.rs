@@ -82,13 +82,14 @@ fn restated(read: &Read, all: &[Token]) -> bool {
         .any(|t| !t.aside && t.value == value && (sentence_start..read.start).contains(&t.start))
 }
 
-/// The last non-empty line is the number alone (markdown emphasis and end punctuation aside).
+/// The last non-empty line is the number alone (markdown emphasis, brackets and end punctuation
+/// aside).
 fn alone_on_last_line(read: &Read) -> bool {
     let line_start = read.answer[..read.start].rfind('\n').map_or(0, |i| i + 1);
     let rest = &read.answer[read.end..];
     let bare = |s: &str| {
         s.trim()
-            .trim_matches(|c: char| "*_`.!$".contains(c))
+            .trim_matches(|c: char| "*_`.!$()[]".contains(c))
             .is_empty()
     };
     bare(&read.answer[line_start..read.start]) && bare(rest)

@@ -870,6 +870,7 @@ mod tests {
         assert_not_stated("12.9", "12.9 is a decimal.", "\"is a decimal\"");
         // Every number an aside, none alone on the last line.
         assert_not_stated("2", "See steps (1) and (2) above.", "aside");
+        assert_not_stated("12", "Apollo 11\n\nApollo 12", "aside");
     }
 
     #[test]
@@ -894,6 +895,16 @@ mod tests {
             "The string 'fl' occurs 1 time in the string 'interruptiondragonfly' and is counted as \
              1 time."
         ));
+    }
+
+    #[test]
+    fn an_aside_alone_on_the_last_line_is_the_answer() {
+        let s = score("3", None, None, "Steps (1) and (2).\n\n(3)");
+        assert_eq!(s.correct, Some(true), "{s:?}");
+        assert_eq!(
+            s.weak.as_deref(),
+            Some("alone on the last line, with no answer phrase")
+        );
     }
 
     #[test]
