@@ -37,6 +37,7 @@ mod token_divergence;
 pub mod tool_calls;
 mod under_load;
 mod verdict;
+mod weak_reads;
 
 use chrono::Utc;
 
@@ -62,6 +63,7 @@ pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
 pub use token_agreement::{analyze_forcing, TeacherForcing};
 pub use under_load::{LoadVerdict, LoadVerdictKind, UnderLoad};
 pub use verdict::{pair_verdict, Side, Verdict};
+pub use weak_reads::{weak_reads, PairWeakReads, WeakFlip};
 
 use crate::gate::Gate;
 use crate::run::Manifest;
@@ -196,6 +198,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         statistics: figures.statistics,
         families,
         sequential,
+        weak_reads: weak_reads(&answers.prompts, &names),
         tool_calls,
         long_context: (!long.cells.is_empty()).then_some(long),
         gate,

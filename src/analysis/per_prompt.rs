@@ -340,6 +340,7 @@ fn endpoint_prompt<'a>(
             answer.as_written = s.as_written.clone();
             answer.correct = s.correct;
             answer.evidence = Some(s.evidence.clone());
+            answer.weak = s.weak.clone();
         }
         None => answer.error = rec.error.as_ref().map(|e| e.to_string()),
     }

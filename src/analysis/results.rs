@@ -71,6 +71,10 @@ pub struct Results {
     /// (`analysis/decision.rs`); empty without generated items.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sequential: Vec<super::PairSequential>,
+    /// Per pair, the flips that rest on a weak read on either side (`weak_reads.rs`); absent when
+    /// none does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weak_reads: Vec<super::PairWeakReads>,
     /// Tool items' calls per endpoint and per pair (`analysis/tool_calls.rs`); absent without
     /// tool items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -401,6 +405,11 @@ pub struct AnswerResult {
     /// Why there is no usable answer.
     pub error: Option<String>,
     pub evidence: Option<String>,
+    /// Why the score rests on a weak read (`Score::weak`): a cut-off completion, a number read
+    /// with no answer phrase or not stated as the answer, code that did not run. Absent when it
+    /// does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak: Option<String>,
     /// The answer text (reasoning removed) of the representative repeat.
     pub answer: Option<String>,
     pub reasoning_chars: usize,

@@ -4,7 +4,7 @@
 //! difference, sampler noise, inconclusive), repeats in send order with the prompt sent before,
 //! a truncated answer, a runaway repetition in a long text, a `same` prompt worth a look, a
 //! prompt-token parity mismatch, a request error, a reasoning retry, differing fingerprints, a
-//! failed gate and a warning.
+//! failed gate, a flip on a weak read and a warning.
 
 use std::collections::BTreeMap;
 
@@ -12,12 +12,12 @@ use chrono::{TimeZone, Utc};
 use serde_json::{json, Map};
 
 use crate::analysis::{
-    mcnemar_exact, pair_families, wilson, AnswerResult, CategoryRollup, Class, CodeAnswers,
-    Determinism, Difference, Divergence, DivergenceKind, EndpointSummary, GateResult, Identity,
-    Interval, KindCounts, McNemarCounts, NearTieCounts, PairResult, PairStatistics, PairedCounts,
-    Parity, PromptResult, Quality, QualityVerdict, RepeatAnswer, RepeatDivergence, Results,
-    RunSampling, SameModel, Stability, Summary, TokenDivergence, TokenDivergenceCounts, Verdict,
-    SCHEMA_VERSION,
+    mcnemar_exact, pair_families, weak_reads, wilson, AnswerResult, CategoryRollup, Class,
+    CodeAnswers, Determinism, Difference, Divergence, DivergenceKind, EndpointSummary, GateResult,
+    Identity, Interval, KindCounts, McNemarCounts, NearTieCounts, PairResult, PairStatistics,
+    PairedCounts, Parity, PromptResult, Quality, QualityVerdict, RepeatAnswer, RepeatDivergence,
+    Results, RunSampling, SameModel, Stability, Summary, TokenDivergence, TokenDivergenceCounts,
+    Verdict, SCHEMA_VERSION,
 };
 
 const REF: &str = "full";
@@ -196,6 +196,7 @@ pub(super) fn results() -> Results {
             Some(p.expected.clone())
         })],
         sequential: Vec::new(),
+        weak_reads: weak_reads(&prompts, &[REF.to_string(), OTHER.to_string()]),
         tool_calls: None,
         long_context: None,
         gate: GateResult {
@@ -363,6 +364,7 @@ fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
         correct,
         error: None,
         evidence: Some(format!("found `{extracted}` (last number)")),
+        weak: None,
         answer: Some(text.into()),
         reasoning_chars: 0,
         finish_reason: Some("stop".into()),
@@ -453,6 +455,7 @@ fn diff() -> PromptResult {
         "s-t-r-a-w-b-e-r-r-y: the letter r appears 2 times.",
     );
     spark.reasoning_chars = 1840;
+    spark.weak = Some("read from the concluding sentence, with no answer phrase".into());
     spark.max_tokens = Some(4096);
     spark.completion_tokens = Some(1203);
     spark.note = Some("re-run at max_tokens 4096: the reasoning used all 1024 tokens".into());

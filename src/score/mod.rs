@@ -3,6 +3,7 @@
 mod checks;
 mod choice;
 mod clarify;
+mod committed;
 mod cut_off;
 mod detail;
 mod exact;
@@ -250,6 +251,14 @@ pub struct Score {
     pub evidence: String,
     /// What the evidence says, as data.
     pub detail: Detail,
+    /// Why this score rests on a weak read, when it does: a completion cut off at the token
+    /// limit, a number taken from where the text ends with no answer phrase, or one read there
+    /// but not stated as the answer. The report lists the flips that rest on one so a reader
+    /// checks them first. Any scorer may set it with [`Score::weakly`]; `cut_off` adds the cut.
+    /// For the JS scorer (`js/`, not yet wired): code that did not run (no function extracted, a
+    /// candidate that never executed) is `score.weakly("code did not run: …")`, and nothing else
+    /// needs to change: `per_prompt` carries it to `AnswerResult::weak` and `weak_reads`.
+    pub weak: Option<String>,
 }
 
 impl Score {
@@ -261,7 +270,19 @@ impl Score {
             as_written: None,
             evidence: evidence.into(),
             detail,
+            weak: None,
         }
+    }
+
+    /// The same score marked as resting on a weak read, for `reason` (joined after any reason
+    /// it already has).
+    pub fn weakly(mut self, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        self.weak = Some(match self.weak.take() {
+            Some(before) => format!("{reason}; {before}"),
+            None => reason,
+        });
+        self
     }
 
     /// The answer read out of the text: `normalised` is what endpoints are compared on,
@@ -356,6 +377,18 @@ pub(crate) mod testing {
             let s = score(a);
             assert_eq!(s.correct, Some(false), "should reject {a:?}: {s:?}");
         }
+    }
+
+    /// `s` is no answer (wrong, nothing read, `Detail::NotFound`) and its evidence opens with
+    /// `opening`.
+    pub fn assert_no_answer(s: &Score, opening: &str) {
+        assert_eq!(
+            (s.correct, s.extracted.as_deref()),
+            (Some(false), None),
+            "{s:?}"
+        );
+        assert_eq!(s.detail, super::Detail::NotFound);
+        assert!(s.evidence.starts_with(opening), "{}", s.evidence);
     }
 
     /// Text checks written as in the catalogue (`forbid = ["x"]`, one field per line).

@@ -19,6 +19,14 @@
 //!    ("1969, during the Apollo 11 mission" is 1969; "5 km (3.1 miles)" is 5);
 //! 6. the last number at all, when every number is an aside.
 //!
+//! Rules 5 and 6 read where the text ends, not what it marks: their number counts only when the
+//! answer commits to it (`committed.rs`): stated, not a property or a parallel remark ("with a
+//! length of 1", "counts as one occurrence", "12.9 is also a decimal"), and for rule 6 the only
+//! number or alone on the last line. Otherwise the answer is no answer (wrong, nothing
+//! extracted, the evidence saying why), never a guess. A committed read by these rules is still
+//! a weak read (`Score::weak`); so is any read of a completion cut off at the token limit, which
+//! `cut_off.rs` turns into no answer when no final-answer marker ends its working.
+//!
 //! Numbers are read as digits, decimals, fractions (`1/6`, `\frac{1}{6}`, `\dfrac`, `½`, "one
 //! sixth"), mixed numbers, percentages, number words ("three", "twice") and, when the expected
 //! value is a time, times of day (`10:54 AM`). Units and currency around a number are ignored
@@ -33,6 +41,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::committed::{commitment, Read, CONCLUDING, LAST_NUMBER, LAST_TIME};
 use super::markers::{after_answer_marker, bold_spans, last_boxed};
 pub use super::numtoken::Value;
 use super::numtoken::{has_percent, has_time, paren_depth, tokens, Token, Want};
@@ -75,6 +84,8 @@ pub struct Extracted {
     pub rule: &'static str,
     /// Where the value starts in the answer (a byte offset).
     pub at: usize,
+    /// Where the value ends in the answer (a byte offset).
+    pub end: usize,
 }
 
 /// The expected value and how answers to it are read.
@@ -124,6 +135,7 @@ pub fn extract_number(answer: &str, want: Want, counts: Option<&str>) -> Option<
     let found = |within: &str, t: Token, rule| Extracted {
         value: t.value,
         at: offset_in(answer, within) + t.start,
+        end: offset_in(answer, within) + t.end,
         text: t.text,
         rule,
     };
@@ -154,12 +166,12 @@ pub fn extract_number(answer: &str, want: Want, counts: Option<&str>) -> Option<
         return Some(found(answer, t.clone(), "number of the counted noun"));
     }
     if let Some(t) = stated_answer(answer, &all) {
-        return Some(found(answer, t.clone(), "concluding sentence"));
+        return Some(found(answer, t.clone(), CONCLUDING));
     }
     let rule = if want == Want::Time {
-        "last time"
+        LAST_TIME
     } else {
-        "last number"
+        LAST_NUMBER
     };
     all.last().map(|t| found(answer, t.clone(), rule))
 }
@@ -265,20 +277,38 @@ pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answe
         Ok(v) => v,
         Err(e) => return Score::new(None, Detail::Unscored, e),
     };
-    match extract_number(answer, want.want, counts) {
-        None => Score::new(
+    let Some(found) = extract_number(answer, want.want, counts) else {
+        let what = if want.want == Want::Time {
+            "time"
+        } else {
+            "number"
+        };
+        return Score::new(
+            Some(false),
+            Detail::NotFound,
+            format!("no {what} found; expected {expected}"),
+        );
+    };
+    let read = Read {
+        answer,
+        rule: found.rule,
+        start: found.at,
+        end: found.end,
+        want: want.want,
+    };
+    let quoted = sentence_at(answer, found.at, QUOTE_CHARS);
+    match commitment(&read) {
+        Err(why) => Score::new(
             Some(false),
             Detail::NotFound,
             format!(
-                "no {} found; expected {expected}",
-                if want.want == Want::Time {
-                    "time"
-                } else {
-                    "number"
-                }
+                "no answer: the number `{}` in \"{quoted}\" is not stated as the answer \
+                 ({why}); expected {expected}",
+                found.text
             ),
-        ),
-        Some(found) => {
+        )
+        .weakly(UNCOMMITTED),
+        Ok(weak) => {
             let ok = matches(want.value, found.value, tolerance);
             let verdict = if ok {
                 String::new()
@@ -286,15 +316,21 @@ pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answe
                 format!("; expected {expected}")
             };
             let evidence = format!(
-                "found `{}` ({}) in \"{}\"{verdict}",
-                found.text,
-                found.rule,
-                sentence_at(answer, found.at, QUOTE_CHARS)
+                "found `{}` ({}) in \"{quoted}\"{verdict}",
+                found.text, found.rule
             );
-            Score::new(Some(ok), Detail::Value, evidence).read(found.value.canonical(), &found.text)
+            let scored = Score::new(Some(ok), Detail::Value, evidence)
+                .read(found.value.canonical(), &found.text);
+            match weak {
+                Some(reason) => scored.weakly(reason),
+                None => scored,
+            }
         }
     }
 }
+
+/// The weak-read reason of an answer whose number is not stated as the answer.
+const UNCOMMITTED: &str = "a number not stated as the answer";
 
 /// Where a sentence breaks into clauses; the later clause concludes ("..., so 3 in total").
 static CLAUSE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
@@ -332,7 +368,7 @@ static HEADING: LazyLock<Regex> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::testing::assert_scores;
+    use crate::score::testing::{assert_no_answer, assert_scores};
 
     fn ok(expected: &str, answer: &str) -> bool {
         score(expected, None, None, answer).correct == Some(true)
@@ -791,5 +827,99 @@ mod tests {
                 .as_deref(),
             Some("3")
         );
+    }
+
+    /// A number the answer says something of, but does not state as the answer: no answer.
+    fn assert_not_stated(expected: &str, answer: &str, phrase: &str) {
+        let s = score(expected, None, None, answer);
+        assert_no_answer(&s, "no answer: the number");
+        assert!(
+            s.evidence.contains("is not stated as the answer") && s.evidence.contains(phrase),
+            "{}",
+            s.evidence
+        );
+        assert_eq!(s.weak.as_deref(), Some(UNCOMMITTED));
+    }
+
+    #[test]
+    fn a_number_not_stated_as_the_answer_is_no_answer() {
+        // runs/example-smollm2-kv-demo, gen.substrings.0045 on kv-q4 (credited before).
+        assert_not_stated(
+            "1",
+            "Occasionally, a string of 'occ' occurs in a string of 'occ' with a length of 1.",
+            "\"with a length of\"",
+        );
+        // runs/example-smollm2-kv-q4-decided, gen.substrings.0065 on kv-f16 and 0078 on kv-q4.
+        assert_not_stated(
+            "1",
+            "The string 'ili' occurs twice in 'barbecueaccessibility' and counts as one occurrence.",
+            "\"counts as\"",
+        );
+        assert_not_stated(
+            "1",
+            "The string 'ent' occurs twice in the string 'avocadodisappointment' and counts as one \
+             occurrence.",
+            "\"counts as\"",
+        );
+        // runs/example-smollm2-kv-q4-decided, gen.decimals.0051 on kv-q4.
+        assert_not_stated(
+            "12.9",
+            "12.57 is a decimal, and 12.9 is also a decimal.",
+            "\"is also\"",
+        );
+        assert_not_stated("12.9", "12.9 is a decimal.", "\"is a decimal\"");
+        // Every number an aside, none alone on the last line.
+        assert_not_stated("2", "See steps (1) and (2) above.", "aside");
+        assert_not_stated("12", "Apollo 11\n\nApollo 12", "aside");
+    }
+
+    #[test]
+    fn a_number_the_answer_states_is_still_read() {
+        // The committed flips of runs/example-smollm2-kv-q4-decided keep their reading.
+        assert!(ok(
+            "1",
+            "The letter 'q' appears 1 time in the word 'equivalent'."
+        ));
+        assert!(ok("1.6", "1.6 is larger than 1.13."));
+        assert!(!ok("1.6", "1.1 is larger than 1.6."));
+        assert!(ok(
+            "10",
+            "The string 'ebe' occurs 10 times in 'gooseberrytennessee' and there are 10 \
+             occurrences of it."
+        ));
+        assert!(ok("1.6", "1.6 is a larger number than 1.13."));
+        // runs/example-smollm2-kv-demo, gen.substrings.0017 on kv-q4: "counted as" restates the
+        // count the sentence already stated.
+        assert!(ok(
+            "1",
+            "The string 'fl' occurs 1 time in the string 'interruptiondragonfly' and is counted as \
+             1 time."
+        ));
+    }
+
+    #[test]
+    fn an_aside_alone_on_the_last_line_is_the_answer() {
+        let s = score("3", None, None, "Steps (1) and (2).\n\n(3)");
+        assert_eq!(s.correct, Some(true), "{s:?}");
+        assert_eq!(
+            s.weak.as_deref(),
+            Some("alone on the last line, with no answer phrase")
+        );
+    }
+
+    #[test]
+    fn reads_without_an_answer_phrase_are_weak() {
+        let weak = |a: &str| score("3", None, None, a).weak;
+        assert_eq!(
+            weak("3").as_deref(),
+            Some("the only number, with no answer phrase")
+        );
+        assert_eq!(
+            weak("It has 10 letters. The letter r appears 3 times.").as_deref(),
+            Some("read from the concluding sentence, with no answer phrase")
+        );
+        for strong in ["The answer is 3.", "**3**", "\\boxed{3}", "#### 3"] {
+            assert_eq!(weak(strong), None, "{strong}");
+        }
     }
 }

@@ -27,6 +27,7 @@ mod statistics;
 mod tests;
 mod token_agreement;
 mod tool_calls;
+mod weak_reads;
 
 use crate::analysis::Results;
 use crate::doc::{Block, Sink};
@@ -44,6 +45,7 @@ const SECTIONS: &[Renders] = &[
     Renders::Whole(endpoints::render),
     Renders::Whole(categories::render),
     Renders::Whole(divergences::render),
+    Renders::Whole(weak_reads::render),
     Renders::Whole(token_agreement::render),
     Renders::Whole(look::render),
     Renders::Whole(determinism::render),

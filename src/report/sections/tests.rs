@@ -4,7 +4,7 @@
 
 use super::{
     categories, caveats, details, determinism, distributions, divergences, endpoints, errors,
-    families, headline, look, prompts, statistics, Section,
+    families, headline, look, prompts, statistics, weak_reads, Section,
 };
 use crate::analysis::{RepeatAnswer, Results, Verdict};
 use crate::doc::to_markdown;
@@ -129,6 +129,14 @@ fn statistics_state_each_pair_and_skip_ungraded_categories() {
 }
 
 #[test]
+fn weak_reads_list_each_pairs_flips_with_the_side_and_reason() {
+    insta::assert_snapshot!(render(weak_reads::render, &fixture::results()));
+    let mut none = fixture::results();
+    none.weak_reads.clear();
+    assert_eq!(render(weak_reads::render, &none), "");
+}
+
+#[test]
 fn details_quote_answers_side_by_side_with_word_diffs() {
     insta::assert_snapshot!(render(details, &fixture::results()));
 }
@@ -184,6 +192,7 @@ fn report_is_the_sections_in_order() {
             "## Endpoints",
             "## Categories",
             "## Divergences",
+            "## Flips on a weak read",
             "## Same, but look",
             "## Determinism (3 repeats at temperature 0)",
             "## Latency and completion tokens",
@@ -214,6 +223,7 @@ fn the_page_has_every_section_in_order_and_every_prompt() {
             "endpoints",
             "categories",
             "divergences",
+            "weak-reads",
             "look",
             "determinism",
             "distributions",
