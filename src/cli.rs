@@ -338,10 +338,11 @@ pub struct CompareArgs {
     /// the reference's completions on every endpoint (results.json `token_agreement`). Without
     /// it, decode logprobs are still requested where a probe shows every endpoint returns them
     /// and gives the same greedy text with and without them (the identity axis reads them).
-    #[arg(long, conflicts_with = "no_logprobs")]
+    #[arg(long, overrides_with = "no_logprobs")]
     pub logprobs: bool,
-    /// Never request logprobs (the identity axis then compares greedy texts alone).
-    #[arg(long)]
+    /// Never request logprobs (the identity axis then compares greedy texts alone). Of
+    /// --logprobs and --no-logprobs, the last given wins.
+    #[arg(long, overrides_with = "logprobs")]
     pub no_logprobs: bool,
     /// The A-vs-A control: the reference answers the first N prompts a second time, interleaved
     /// with the pair's requests, so identity is judged against its own nondeterminism. 0 turns
@@ -505,7 +506,8 @@ pub struct GateArgs {
     /// without that phase), text_changes_at_load (endpoints whose completion text changed under
     /// load, answers changed or not), not_same_model, same_model_undecided, families_different,
     /// tool_f1 and schema_invalid (tool items; e.g. tool_f1<0.98), long_different (pairs whose
-    /// long-context needles differ).
+    /// long-context needles differ), identity_perturbed, identity_different and
+    /// identity_undecided (pairs with that identity verdict).
     /// [default: different>0,fail>0 for compare;
     /// nondeterministic>0,fail>0,changes_at_load>0,cache_dependent>0 for determinism]
     #[arg(long, value_name = "EXPR", value_parser = Gate::from_flag)]

@@ -73,7 +73,12 @@ fn pair_blocks(pair: &PairIdentity) -> Vec<Block> {
 }
 
 fn row(label: &str, c: &Closeness) -> Vec<String> {
-    let nats = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.2e}"));
+    let nats = |x: Option<f64>| match x {
+        None => "—".to_string(),
+        Some(0.0) => "0".to_string(),
+        Some(v) if v >= 0.01 => format!("{v:.3}"),
+        Some(v) => format!("{v:.1e}"),
+    };
     let share = |n: usize, of: usize| {
         if of == 0 {
             "—".to_string()

@@ -107,12 +107,17 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
     {
         return no_answer(format!("{}; code: {}", n.reason, candidate.source));
     }
-    Score::new(
+    let scored = Score::new(
         Some(outcome.all_passed()),
         Detail::Tests(outcome.tally()),
         format!("{}; code: {}", outcome.evidence(), candidate.source),
     )
-    .keyed(outcome.pattern())
+    .keyed(outcome.pattern());
+    match &outcome.not_loaded {
+        // Code that never got to its tests is a weak read of what the model can do.
+        Some(n) => scored.weakly(format!("code did not run: {}", n.reason)),
+        None => scored,
+    }
 }
 
 /// The score of an answer with no code to run: `reason` says why.
@@ -123,6 +128,7 @@ fn no_answer(reason: String) -> Score {
         format!("no answer: {reason}"),
     )
     .keyed("no code")
+    .weakly(format!("code did not run: {reason}"))
 }
 
 /// The score of a candidate the scorer could not run (a suite it could not load, a worker it
