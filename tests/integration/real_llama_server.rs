@@ -373,6 +373,10 @@ fn real_llama_server_long_ladder_rows_add_up_in_the_servers_own_tokens() {
             "1",
             "--max-context",
             "8192",
+            // Counted below: no A-vs-A control (identity is tested in identity.rs and on the
+            // committed runs of scripts/identity-examples.sh).
+            "--control",
+            "0",
             "--concurrency",
             "1",
             "--timeout",
