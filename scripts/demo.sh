@@ -63,5 +63,5 @@ for axis in ("identity", "behaviour"):
     for reason in a.get("because", [])[:3]:
         print("[demo]   - %s" % reason)' "$out/results.json" 2>/dev/null || true
 echo "[demo] report: $out/report.md and report.html (exit code $code: 0 the gate passed, 1 quality differs or a prompt failed, 3 incomplete)"
-echo "[demo] finished in $(elapsed_since "$demo_start"); identity is decided within the control's 60 prompts, while behaviour on this pair needs about 1,200 generated items to decide (scripts/demo.sh --until-decided, about an hour and a half on 2 cores)"
+echo "[demo] finished in $(elapsed_since "$demo_start"); identity is decided within the control's 60 prompts; behaviour here is read at ±5 points on about 240 graded items: a tighter --margin or scripts/demo.sh --until-decided (rounds of every family, up to 2,000 items) measures smaller differences"
 exit "$code"
