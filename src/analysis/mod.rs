@@ -103,6 +103,7 @@ fn run_sampling(inputs: &Inputs, prompts: &[PromptResult]) -> RunSampling {
         other_budgets: other_budgets(inputs.catalogue, manifest, prompts),
         repeats: manifest.repeats,
         params: manifest.sampling.params.clone(),
+        logprobs: manifest.sampling.logprobs_note.clone(),
     }
 }
 

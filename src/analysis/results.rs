@@ -123,6 +123,9 @@ pub struct RunSampling {
     pub other_budgets: BTreeMap<u32, usize>,
     pub repeats: u32,
     pub params: Map<String, Value>,
+    /// Whether decode logprobs were requested and why (the probe's finding, or the flag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<String>,
 }
 
 impl RunSampling {

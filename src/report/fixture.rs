@@ -56,6 +56,7 @@ pub(super) fn results() -> Results {
             other_budgets: BTreeMap::from([(4096, 1)]),
             repeats: 3,
             params: Map::from_iter([("seed".to_string(), json!(7))]),
+            logprobs: None,
         },
         endpoints: vec![
             endpoint(

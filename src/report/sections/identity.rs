@@ -15,6 +15,9 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         "Does each endpoint compute what the reference computes? Each pair is set against the reference answering the same prompts a second time in the same run (the control), so the reference's own nondeterminism is not read as a difference. **Verdict: $.**",
         &[identity.verdict.as_str()],
     ))];
+    if let Some(note) = &results.sampling.logprobs {
+        body.push(para(vec![text(format!("Decode logprobs: {note}."))]));
+    }
     for pair in &identity.evidence {
         body.extend(pair_blocks(pair));
     }
