@@ -3,6 +3,7 @@
 //! is inflated by that choice and is no estimate for the catalogue. The behaviour reasons then
 //! say the sample is selected and give the catalogue's and the generated items' figures apart.
 
+use super::quality::Paired;
 use super::results::PromptResult;
 use crate::catalogue::generator::is_generated;
 use crate::run::Manifest;
@@ -49,26 +50,27 @@ pub fn selected_reason(prompts: &[PromptResult], reference: &str, others: &[Stri
     )
 }
 
-/// (other − reference accuracy in points, items both graded).
+/// (other − reference accuracy in points, items both graded), from the one 2×2 tally.
 fn difference<'a>(
     prompts: impl Iterator<Item = &'a PromptResult>,
     reference: &str,
     other: &str,
 ) -> (f64, usize) {
-    let (mut n, mut delta) = (0usize, 0i64);
+    let mut paired = Paired::default();
     for p in prompts {
         let graded = |name: &str| p.answers.get(name).and_then(|a| a.correct);
         if let (Some(r), Some(o)) = (graded(reference), graded(other)) {
-            n += 1;
-            delta += i64::from(o) - i64::from(r);
+            paired.add(r, o);
         }
     }
+    let n = paired.graded();
+    let delta = paired.other_only as f64 - paired.reference_only as f64;
     let points = if n == 0 {
         0.0
     } else {
-        100.0 * delta as f64 / n as f64
+        100.0 * delta / n as f64
     };
-    (points, n)
+    (points, n as usize)
 }
 
 fn describe((points, n): (f64, usize)) -> String {

@@ -152,8 +152,6 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
                 repeat,
                 note: None,
             };
-            let answered =
-                |k: &RecordKey| merged.get(k).is_some_and(|(_, r)| !r.is_request_failure());
             match merged.get(&key) {
                 Some((_, r)) if !r.is_request_failure() => {
                     // The reasoning used the budget and its automatic retry never finished: retry now.
@@ -169,7 +167,7 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
                             max_tokens: retry.max_tokens,
                             ..key
                         };
-                        if !answered(&retry_key) {
+                        if !answered(&merged, &retry_key) {
                             jobs.push(retry);
                         }
                     }
@@ -232,9 +230,16 @@ fn push_missing(
         max_tokens: job.max_tokens,
         repeat: job.repeat,
     };
-    if merged.get(&key).is_none_or(|(_, r)| r.is_request_failure()) {
+    if !answered(merged, &key) {
         jobs.push(job);
     }
+}
+
+/// Whether `key`'s newest record holds a response (a failed request is sent again).
+fn answered(merged: &BTreeMap<RecordKey, (usize, &Record)>, key: &RecordKey) -> bool {
+    merged
+        .get(key)
+        .is_some_and(|(_, r)| !r.is_request_failure())
 }
 
 /// What every request of this invocation carries: the plan's sampling, with the decode-logprobs
