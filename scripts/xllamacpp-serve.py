@@ -4,10 +4,11 @@ loopback until SIGTERM or SIGINT.
 
     python xllamacpp-serve.py --model FILE.gguf --port 18001 --alias NAME \
         [--parallel 4] [--ctx 16384] [--threads 1] [--cache-type q4_0] [--draft-model FILE.gguf]
+        [--metrics]
 
 Flash attention is on (a quantized V cache needs it); --cache-type sets the K and V cache types
 (f16 by default); --draft-model turns on speculative decoding with that draft (the served GGUF
-itself can draft for itself).
+itself can draft for itself); --metrics serves Prometheus metrics on /metrics.
 """
 
 import argparse
@@ -29,6 +30,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--cache-type", choices=sorted(CACHE_TYPES), default="f16")
     parser.add_argument("--draft-model", help="a GGUF to draft with (speculative decoding)")
+    parser.add_argument("--metrics", action="store_true", help="serve Prometheus metrics on /metrics")
     args = parser.parse_args()
 
     # Block the signals before the server's threads start, so that they reach sigwait below.
@@ -48,6 +50,7 @@ def main() -> int:
     cache = getattr(xlc.ggml_type, CACHE_TYPES[args.cache_type])
     params.cache_type_k = cache
     params.cache_type_v = cache
+    params.endpoint_metrics = args.metrics
     if args.draft_model:
         spec = params.speculative
         spec.types = [xlc.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
