@@ -1,7 +1,7 @@
 //! Exit codes, and the one place where errors become them: every error the face returns carries
 //! a [`Failure`] (what went wrong), and [`Failure::exit`] is the only mapping to an [`Exit`].
 //! The exit-code table ([`Exit::meaning`]) is written here once; `--help` is generated from it
-//! and a test holds the README's table to it.
+//! and a test holds the exit-code table of `docs/src/exit-codes.md` to it.
 
 use std::fmt;
 
@@ -35,7 +35,8 @@ impl Exit {
         self as u8
     }
 
-    /// What the code means, for every command: the row of the README's exit-code table.
+    /// What the code means, for every command: the row of the exit-code table in
+    /// `docs/src/exit-codes.md`.
     pub fn meaning(self) -> &'static str {
         match self {
             Exit::Success => "success: the command did what was asked and no gate failed",
@@ -213,13 +214,14 @@ impl<T, E: Into<anyhow::Error>> UsageContext<T> for Result<T, E> {
 mod tests {
     use super::*;
 
-    /// The README's exit-code table, row by row: `| CODE | MEANING |`.
-    fn readme_table() -> Vec<(String, String)> {
-        let readme = include_str!("../README.md");
-        let section = readme
-            .split("\n## Exit codes\n")
-            .nth(1)
-            .expect("the README has an exit-code section");
+    /// The exit-code chapter of the book.
+    const CHAPTER: &str = include_str!("../docs/src/exit-codes.md");
+
+    /// The exit-code chapter's table, row by row: `| CODE | MEANING |`.
+    fn documented_table() -> Vec<(String, String)> {
+        let section = CHAPTER
+            .strip_prefix("# Exit codes\n")
+            .expect("docs/src/exit-codes.md starts with its heading");
         section
             .lines()
             .take_while(|l| !l.starts_with("## "))
@@ -236,13 +238,13 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_table_is_the_exit_code_table() {
+    fn the_documented_table_is_the_exit_code_table() {
         let want: Vec<(String, String)> = Exit::ALL
             .iter()
             .map(|e| (e.code().to_string(), e.meaning().to_string()))
             .collect();
-        assert_eq!(readme_table(), want);
-        assert!(include_str!("../README.md").contains(CLOSED_STDOUT));
+        assert_eq!(documented_table(), want);
+        assert!(CHAPTER.contains(CLOSED_STDOUT));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use super::verdict::Verdict;
 /// The version of the `results.json` layout (see `src/report/results.schema.json`).
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// `results.json`: a public contract (README, `src/report/results.schema.json`).
+/// `results.json`: a public contract (`docs/src/run-folder.md`, `src/report/results.schema.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {
     pub schema_version: u32,

@@ -155,9 +155,9 @@ pub fn summary_of(d: &Distribution, sampling: &SamplingParams, complete: bool) -
             } else {
                 because.push(
                     "a test that finds no difference does not show there is none (at 10 samples \
-                     per prompt it misses a sampler that drops top_k 2 in about 4 runs of 10; the \
-                     README gives its power by N): more --samples narrow what it can miss, and \
-                     compare at temperature 0 decides the answers themselves"
+                     per prompt it misses a sampler that drops top_k 2 in about 4 runs of 10; \
+                     docs/src/distribution.md gives its power by N): more --samples narrow what \
+                     it can miss, and compare at temperature 0 decides the answers themselves"
                         .into(),
                 );
                 SameModel::Undecided

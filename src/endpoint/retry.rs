@@ -14,7 +14,8 @@ pub struct RetryPolicy {
     pub max_retry_after: Duration,
 }
 
-/// The longest wait a server's `Retry-After` can impose before one retry (README, `--retries`).
+/// The longest wait a server's `Retry-After` can impose before one retry
+/// (`docs/src/comparing.md`, `--retries`).
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// Why a failed attempt is not retried although retries are left.

@@ -70,7 +70,7 @@ fn determinism(dir: &Path, phase: &[&str]) -> (i32, Value) {
     (exit_code(&out), r)
 }
 
-/// The exit code the README documents for `determinism`'s default gate.
+/// The exit code `docs/src/exit-codes.md` documents for `determinism`'s default gate.
 fn documented_exit(r: &Value, probe_verdict_fails: bool) -> i32 {
     if r["complete"] != json!(true) {
         3

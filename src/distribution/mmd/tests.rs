@@ -42,8 +42,8 @@ const LEVEL: Scenario = Scenario {
     samples: N,
 };
 
-/// The scenario the power test asserts (the README states it): top_k 2 over slopes 0.4 to 1.15
-/// (the cut tail holds 36% down to 7% of the mass).
+/// The scenario the power test asserts (`docs/src/distribution.md` states it): top_k 2 over
+/// slopes 0.4 to 1.15 (the cut tail holds 36% down to 7% of the mass).
 const POWER: Scenario = Scenario {
     top_k: 2,
     slope: 0.4,
@@ -176,8 +176,8 @@ fn the_same_seed_gives_the_same_p_values() {
     assert_eq!(test(&samples, settings(5)), test(&samples, settings(5)));
 }
 
-/// Power by scenario and N, printed for the README (`cargo test --lib power_table -- --ignored
-/// --nocapture`).
+/// Power by scenario and N, printed for `docs/src/distribution.md` (`cargo test --lib power_table
+/// -- --ignored --nocapture`).
 #[test]
 #[ignore]
 fn power_table() {
