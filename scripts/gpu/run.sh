@@ -4,6 +4,7 @@
 # coherence passes on them, writes each run folder under OUT, and stops what it started.
 #
 #   scripts/gpu/run.sh MODEL [--device cuda|cpu] [--out DIR] [--quick] [--passes LIST] [--only-deployments LIST] [--pair A,B]
+#                            [--warmup none|short|long] [--cb-memory FRACTION]
 #
 # MODEL is a Hugging Face folder or a .gguf file (converted once by prepare_model.py into
 # MODEL_DIR, default OUT/model). Passes (comma-separated; default all):
@@ -18,6 +19,14 @@
 # --only-deployments starts only the named deployments (fp32, fp32-cb, bf16-cb; default all).
 # --pair A,B names the two deployments compare, tools and long compare (A is the reference).
 # --quick shrinks every pass (a handful of requests each): the CPU smoke test of this script.
+# A server counts as up when GET /health answers 200 (no chat request: the passes meet the server
+# in the state a user's first request meets it). --warmup sends each server one chat request before
+# the passes: short, a 1-token "Hi"; long, a ~1k-token prompt; none (default). On the H200 a
+# continuous-batching fp32 server whose first request was short answered long prompts with
+# degenerate text ("Measured on an H200" in the docs), so --warmup short reproduces it on purpose.
+# --cb-memory caps each continuous-batching server's KV cache at FRACTION of the GPU memory free
+# when it allocates it, at its first request (`serve --cb-max-memory-percent`; default 0.2): left
+# to itself the first one takes 80-90% and the other deployments can run out of memory.
 # Needs python3 with torch and transformers, the serving extras named in scripts/gpu/wheels.txt,
 # and a coherence binary (COHERENCE, default target/release/coherence).
 set -euo pipefail
@@ -30,6 +39,7 @@ if [[ -z ${TRANSFORMERS:-} ]]; then
 fi
 
 model= device=cuda out=$ROOT/runs/gpu quick=0 passes=samples,load,compare,selftest only_deployments= pair=
+warmup=none cb_memory=0.2
 while (($#)); do
     case $1 in
         --device) device=$2; shift 2 ;;
@@ -38,11 +48,15 @@ while (($#)); do
         --passes) passes=$2; shift 2 ;;
         --only-deployments) only_deployments=$2; shift 2 ;;
         --pair) pair=$2; shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        --warmup) warmup=$2; shift 2 ;;
+        --cb-memory) cb_memory=$2; shift 2 ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
         -*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
         *) model=$1; shift ;;
     esac
 done
+[[ $warmup =~ ^(none|short|long)$ ]] || { echo "run.sh: --warmup $warmup: none, short or long" >&2; exit 2; }
+[[ $cb_memory =~ ^(0?\.[0-9]+|1(\.0*)?)$ ]] || { echo "run.sh: --cb-memory $cb_memory: a fraction, 0 to 1" >&2; exit 2; }
 [[ -n $model ]] || { echo "run.sh: name the model (a Hugging Face folder or a .gguf file)" >&2; exit 2; }
 [[ -x $COHERENCE ]] || { echo "run.sh: no coherence binary at $COHERENCE (cargo build --release, or set COHERENCE)" >&2; exit 2; }
 mkdir -p "$out/logs"
@@ -64,12 +78,21 @@ has_flag "--dtype" || dtype=--torch-dtype
 device_flags=()
 has_flag "--device" && device_flags=(--device "$device")
 has_flag "--continuous-batching" || { log "this transformers serve has no --continuous-batching:"; echo "$serve_help" >&2; exit 2; }
+# The KV-cache cap of a continuous-batching server (transformers 5.17: --cb-max-memory-percent, a
+# fraction of the free GPU memory, taken when the first request arrives; default 0.8 to 0.9).
+cb_flags=(--continuous-batching)
+if has_flag "--cb-max-memory-percent"; then
+    cb_flags+=(--cb-max-memory-percent "$cb_memory")
+elif [[ -z $only_deployments || $only_deployments == *-cb* ]]; then
+    log "this transformers serve has no --cb-max-memory-percent: each continuous-batching server takes most of"
+    log "the free GPU memory; on one GPU start one at a time (--only-deployments fp32-cb, then bf16-cb)"
+fi
 
 # name port flags…: the deployments, one server process each.
 DEPLOYMENTS=(
     "fp32 18101 $dtype float32"
-    "fp32-cb 18102 $dtype float32 --continuous-batching"
-    "bf16-cb 18103 $dtype bfloat16 --continuous-batching"
+    "fp32-cb 18102 $dtype float32 ${cb_flags[*]}"
+    "bf16-cb 18103 $dtype bfloat16 ${cb_flags[*]}"
 )
 if [[ -n $only_deployments ]]; then
     kept=()
@@ -111,16 +134,25 @@ for d in "${DEPLOYMENTS[@]}"; do
     log "$name: pid $! on $(url "$port") ($*; log $out/logs/$name.log)"
 done
 
-# Ready when a one-token chat completion answers (GET /v1/models answers 500 on this server).
+# Ready when GET /health answers 200: the model is loaded (the server preloads it before it
+# listens) and nothing is generated, so the passes' requests are the first the server serves. A
+# server without /health (404) counts as up once its models route answers at all (GET /v1/models
+# answers HTTP 500 on transformers 5.17). A chat request here would change the server's state:
+# see --warmup.
 wait_ready() {
     local port=$1 pid=$2 deadline=$((SECONDS + 600))
-    until "$PYTHON" - "$port" "$model" <<'PY' 2>/dev/null
-import json, sys, urllib.request
-body = json.dumps({"model": sys.argv[2], "max_tokens": 1,
-                   "messages": [{"role": "user", "content": "Hi"}]}).encode()
-req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/chat/completions", body,
-                             {"Content-Type": "application/json"})
-urllib.request.urlopen(req, timeout=60)
+    until "$PYTHON" - "$port" <<'PY' 2>/dev/null
+import sys, urllib.error, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+try:
+    urllib.request.urlopen(base + "/health", timeout=10)
+except urllib.error.HTTPError as e:
+    if e.code != 404:
+        raise
+    try:
+        urllib.request.urlopen(base + "/v1/models", timeout=10)
+    except urllib.error.HTTPError:
+        pass  # any HTTP answer: the server is up
 PY
     do
         kill -0 "$pid" 2>/dev/null || { log "the server on port $port exited; see $out/logs"; return 1; }
@@ -132,7 +164,37 @@ for i in "${!DEPLOYMENTS[@]}"; do
     set -- ${DEPLOYMENTS[$i]}
     wait_ready "$2" "${PIDS[$i]}"
 done
-log "every deployment answers"
+log "every deployment answers GET /health"
+
+# --warmup: one chat request to each server before the passes (the readiness check's old 1-token
+# "Hi", or a ~1k-token prompt), to reproduce what a server's first request does to later ones.
+if [[ $warmup != none ]]; then
+    for d in "${DEPLOYMENTS[@]}"; do
+        set -- $d
+        "$PYTHON" - "$2" "$model" "$warmup" <<'PY' >&2 || { log "--warmup $warmup: $1 did not answer"; exit 3; }
+import json, sys, urllib.request
+port, model, kind = sys.argv[1:]
+if kind == "short":
+    content = "Hi"
+else:  # about 1,000 prompt tokens with SmolLM2's tokenizer
+    content = "Read this and reply with one word.\n" + "The quick brown fox jumps over the lazy dog. " * 100
+body = json.dumps({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": content}]}).encode()
+req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", body,
+                             {"Content-Type": "application/json"})
+reply = json.load(urllib.request.urlopen(req, timeout=300))
+print(f"[gpu] warmup {kind} on port {port}: {reply.get('usage', {}).get('prompt_tokens')} prompt tokens")
+PY
+    done
+fi
+
+# The GPU's memory while the passes run (one line each 5 s), when nvidia-smi is there.
+if [[ $device == cuda* ]] && command -v nvidia-smi >/dev/null; then
+    setsid bash -c 'while :; do
+        printf "%s " "$(date -u +%FT%TZ)"; nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader | tr "\n" " "
+        nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | tr "\n" ";"; echo
+        sleep 5; done' >"$out/logs/gpu-memory.log" 2>&1 </dev/null &
+    PIDS+=("$!")
+fi
 
 # endpoint NAME: the flags naming deployment NAME (its model id is the folder path).
 endpoint() { local p; NAME=$1; p=$(port_of); echo "--endpoint $1=$(url "$p") --model $1=$model"; }
@@ -193,4 +255,8 @@ for pass in ${passes//,/ }; do
         *) log "unknown pass $pass (samples, load, compare, selftest, contract, tools, long)"; exit 2 ;;
     esac
 done
+# Requests lost to memory show in the servers' logs.
+oom=$(grep -l -i -E "out of memory|OutOfMemoryError" "$out"/logs/*.log 2>/dev/null | grep -v gpu-memory || true)
+if [[ -n $oom ]]; then log "out-of-memory errors in: $(echo $oom)"; else log "no out-of-memory error in the server logs"; fi
+[[ -s $out/logs/gpu-memory.log ]] && log "GPU memory, most used: $(awk '{print $2}' "$out/logs/gpu-memory.log" | sort -n | tail -n 1) MiB (logs/gpu-memory.log)"
 log "done: run folders under $out"
