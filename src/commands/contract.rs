@@ -7,6 +7,7 @@ use super::stdout;
 use crate::cli::ContractArgs;
 use crate::contract::{check, EndpointContract, Status, PROBES};
 use crate::error::{CliError, Exit, UsageContext};
+use crate::report::markdown_table;
 
 /// Exit 0 when no probe failed, 1 when one did, 3 when an endpoint could not be probed.
 pub fn contract(args: &ContractArgs) -> Result<Exit, CliError> {
@@ -39,24 +40,23 @@ pub fn contract(args: &ContractArgs) -> Result<Exit, CliError> {
 
 /// A table of probes by endpoint, then the evidence of every probe that did not pass.
 fn describe(results: &[EndpointContract]) -> String {
-    let width = PROBES.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
-    let mut text = format!("{:width$}", "probe");
-    for r in results {
-        text.push_str(&format!("  {:>12}", r.name));
-    }
-    text.push('\n');
-    for (probe, _) in PROBES {
-        text.push_str(&format!("{probe:width$}"));
-        for r in results {
-            let cell = r
-                .probes
-                .iter()
-                .find(|p| p.probe == *probe)
-                .map_or("-", |p| p.status.label());
-            text.push_str(&format!("  {cell:>12}"));
-        }
-        text.push('\n');
-    }
+    let mut headers = vec!["probe"];
+    headers.extend(results.iter().map(|r| r.name.as_str()));
+    let rows: Vec<Vec<String>> = PROBES
+        .iter()
+        .map(|(probe, _)| {
+            let mut row = vec![probe.to_string()];
+            row.extend(results.iter().map(|r| {
+                r.probes
+                    .iter()
+                    .find(|p| p.probe == *probe)
+                    .map_or("-", |p| p.status.label())
+                    .to_string()
+            }));
+            row
+        })
+        .collect();
+    let mut text = markdown_table(&headers, &rows);
     for r in results {
         let model = r.model.as_deref().unwrap_or("?");
         text.push_str(&format!("\n{} ({}, model {model}):\n", r.name, r.base_url));

@@ -24,6 +24,6 @@ pub fn issue(args: &ReportArgs, which: &str) -> Result<Exit, CliError> {
         records: &loaded.records,
     };
     let text = render(&run, &IssueChoice::parse(which)).map_err(|e| CliError::usage(anyhow!(e)))?;
-    stdout::print(&text)?;
+    stdout::print_verbatim(&text)?;
     Ok(Exit::Success)
 }

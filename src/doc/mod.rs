@@ -11,11 +11,13 @@ mod escape;
 mod html;
 mod markdown;
 mod template;
+mod terminal;
 
 pub use chart::{fmt_num, fmt_signed, quartiles, Quartiles};
 pub use html::{html_text, to_html, HtmlWriter};
 pub use markdown::{to_markdown, MarkdownWriter};
 pub use template::t;
+pub use terminal::{tables_for_terminal, terminal_width};
 
 /// A run of inline text.
 pub type Line = Vec<Inline>;

@@ -39,5 +39,6 @@ mod smoke;
 mod soak;
 mod standalone;
 mod teacher_forcing;
+mod terminal;
 mod tool_calls;
 mod verdicts;
