@@ -19,7 +19,7 @@ trap 'exit 130' INT TERM
 
 # Every generated family, 10 items each (an unselected sample: its accuracy difference is an
 # estimate, not a choice of where the pair differed); the catalogue's open-ended prompts (code,
-# stories, long working) take about 4 times as long (the requests of runs/example-smollm2-kv-demo).
+# stories, long working) take about 4 times as long (the requests of runs/example-smollm2-kv-demo-catalogue).
 DEMO_ITEMS=140
 DEMO_SEED=2
 DEMO_CONTROL=40
@@ -68,5 +68,5 @@ for axis in ("identity", "behaviour"):
         print("[demo]   - %s" % reason)' "$out/results.json" 2>/dev/null || true
 echo "[demo] report: $out/report.md and report.html (exit code $code: 0 the gate passed, 1 quality differs or a prompt failed, 3 incomplete)"
 echo "[demo] finished in $(elapsed_since "$demo_start")."
-echo "[demo] A longer run adds: the catalogue's 100 prompts (code run in the sandbox, JSON, traps, long working: scripts/demo.sh --suite core,generated --items $DEMO_ITEMS --seed $DEMO_SEED, about 4 times as long, as the requests of runs/example-smollm2-kv-demo show); smaller quality differences (behaviour is read at ±5 points here; scripts/demo.sh --until-decided sends rounds of every family until it decides, up to 2,000 items)."
+echo "[demo] A longer run adds: the catalogue's 100 prompts (code run in the sandbox, JSON, traps, long working: scripts/demo.sh --suite core,generated --items $DEMO_ITEMS --seed $DEMO_SEED, about 4 times as long, as the requests of runs/example-smollm2-kv-demo-catalogue show); smaller quality differences (behaviour is read at ±5 points here; scripts/demo.sh --until-decided sends rounds of every family until it decides, up to 2,000 items)."
 exit "$code"

@@ -248,7 +248,7 @@ mod tests {
         );
     }
 
-    /// The demo run's pairs (runs/example-smollm2-kv-demo) that were called `format`: both
+    /// The demo run's pairs (runs/example-smollm2-kv-demo-catalogue) that were called `format`: both
     /// wrong, failing the same checks, with different answers.
     #[test]
     fn the_demo_runs_different_wrong_answers_are_answers() {

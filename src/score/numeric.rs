@@ -843,7 +843,7 @@ mod tests {
 
     #[test]
     fn a_number_not_stated_as_the_answer_is_no_answer() {
-        // runs/example-smollm2-kv-demo, gen.substrings.0045 on kv-q4 (credited before).
+        // runs/example-smollm2-kv-demo-catalogue, gen.substrings.0045 on kv-q4 (credited before).
         assert_not_stated(
             "1",
             "Occasionally, a string of 'occ' occurs in a string of 'occ' with a length of 1.",
@@ -888,7 +888,7 @@ mod tests {
              occurrences of it."
         ));
         assert!(ok("1.6", "1.6 is a larger number than 1.13."));
-        // runs/example-smollm2-kv-demo, gen.substrings.0017 on kv-q4: "counted as" restates the
+        // runs/example-smollm2-kv-demo-catalogue, gen.substrings.0017 on kv-q4: "counted as" restates the
         // count the sentence already stated.
         assert!(ok(
             "1",

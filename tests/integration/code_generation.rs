@@ -81,7 +81,7 @@ fn ran_tests(s: &coherence::score::Score) -> bool {
     matches!(&s.detail, coherence::score::Detail::Tests(t) if t.ran)
 }
 
-/// Real answers from `runs/example-smollm2-kv-demo`: a bare fence, then the ```javascript one.
+/// Real answers from `runs/example-smollm2-kv-demo-catalogue`: a bare fence, then the ```javascript one.
 /// Each used to run the fence line as code (`did not load: SyntaxError: unterminated template
 /// literal`); the function now runs against its tests.
 #[test]

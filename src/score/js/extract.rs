@@ -389,7 +389,7 @@ mod tests {
             "function other() {}"
         );
     }
-    /// Real answers from the committed runs (`runs/example-smollm2-kv-demo`, `-kv-q4`): models
+    /// Real answers from the committed runs (`runs/example-smollm2-kv-demo-catalogue`, `-kv-q4`): models
     /// open with a bare fence and then the ```javascript one, with or without a blank line
     /// between. Read as CommonMark, the fence line is the first line of code.
     const DOUBLED_FENCE: &str = "```\n```javascript\nfunction belowZero(operations) {\n    return operations.length <= 0;\n}\n```\n\nExample usage:\n```javascript\nbelowZero([1, 2, 3]) returns false\nbelowZero([1, 2, -4, 5]) returns true\n```";
