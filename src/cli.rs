@@ -885,8 +885,19 @@ fn traffic_kind(raw: &str) -> Result<Kind, String> {
     Kind::parse(raw.trim()).ok_or_else(|| format!("expected one of {}", Kind::names()))
 }
 
+/// Why `raw` cannot be a URL as typed, before parsing: a space or control character, which a URL
+/// parser would quietly percent-encode or drop (a space in it is a quoting mistake).
+pub fn url_blemish(raw: &str) -> Option<&'static str> {
+    raw.chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+        .then_some("the URL holds a space or a control character (percent-encode one that belongs in it, e.g. %20)")
+}
+
 /// An `http://` or `https://` URL.
 fn http_url(raw: &str) -> Result<String, String> {
+    if let Some(why) = url_blemish(raw) {
+        return Err(why.into());
+    }
     let parsed = reqwest::Url::parse(raw).map_err(|e| format!("invalid URL: {e}"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err("the URL must start with http:// or https://".into());
