@@ -431,3 +431,66 @@ fn an_issue_report_carries_curl_commands_that_return_the_recorded_answers() {
         );
     }
 }
+
+/// `report --issue` quotes each endpoint's tool calls with its answer (arguments sent as an
+/// object said to be), clips a long answer with a marker, and stays under an issue's size
+/// limit (65,536 characters on GitHub) however many prompts read `different`.
+#[test]
+fn an_issue_report_quotes_tool_calls_and_stays_under_an_issue_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = correct_server();
+    // Every answer: 20,000 characters of text and two calls, one with object arguments.
+    let b = FakeServer::start("other-model", |req| {
+        if req.is_raw_completion() {
+            return Reply::content(correct_answer(&req.question()));
+        }
+        Reply::json(
+            200,
+            serde_json::json!({"choices": [{"message": {
+                "content": "lorem ipsum ".repeat(1_700),
+                "tool_calls": [
+                    {"id": "c0", "type": "function",
+                     "function": {"name": "lookup", "arguments": "{\"q\":\"r in strawberry\"}"}},
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "count", "arguments": {"letter": "r"}}}]},
+                "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 5, "completion_tokens": 5000, "total_tokens": 5005}}),
+        )
+    });
+    let run = dir.path().join("run");
+    let mut args = compare_args(&write_catalogue(dir.path()), &[("a", &a), ("b", &b)], &run);
+    args.push("--quiet".into());
+    let live = coherence(&args, dir.path(), &[]);
+    assert!(exit_code(&live) <= 1, "{}", stderr(&live));
+    let run_s = run.display().to_string();
+
+    let one = coherence(
+        &["report", &run_s, "--issue", "count_letters"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&one), 0, "{}", stderr(&one));
+    let md = stdout(&one);
+    assert!(
+        md.contains("made 2 tool call(s)")
+            && md.contains(r#"lookup({"q":"r in strawberry"})"#)
+            && md.contains(
+                r#"count({"letter":"r"})  (arguments sent as a JSON object, not a string)"#
+            ),
+        "{md}"
+    );
+    assert!(md.contains("[… clipped: "), "{md}");
+    let all = coherence(
+        &["report", &run_s, "--issue", "all-different"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&all), 0, "{}", stderr(&all));
+    let md = stdout(&all);
+    assert!(md.matches("made 2 tool call(s)").count() >= 2, "{md}");
+    assert!(
+        md.chars().count() < 65_536,
+        "{} characters",
+        md.chars().count()
+    );
+}
