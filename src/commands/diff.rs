@@ -81,6 +81,12 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
     );
     let (name_a, name_b) = names(&ea.spec.name, &eb.spec.name);
     let catalogue = catalogue_for_run(args.catalogue.as_deref(), &a.manifest)?;
+    // Scored with RUN_A's catalogue as it is now: refused, as a baseline is, when it changed
+    // since either run (RUN_B's is asked only when it differs from RUN_A's, already allowed).
+    notes.extend(a.same_catalogue(&catalogue, args.allow_catalogue_change)?);
+    if b.manifest.catalogue.hash != a.manifest.catalogue.hash {
+        notes.extend(b.same_catalogue(&catalogue, args.allow_catalogue_change)?);
+    }
     let scope = shared_scope(a, b, &catalogue, &mut notes)?;
     if a.manifest.sampling != b.manifest.sampling {
         notes.push(format!(

@@ -494,3 +494,61 @@ fn an_issue_report_quotes_tool_calls_and_stays_under_an_issue_size() {
         md.chars().count()
     );
 }
+
+/// `diff` scores with RUN_A's catalogue as it is now: one changed since the runs is refused, as
+/// `compare --baseline` refuses it, unless --allow-catalogue-change (then a warning says so).
+#[test]
+fn diff_refuses_a_catalogue_changed_since_the_runs_as_a_baseline_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = correct_server();
+    let catalogue = write_catalogue(dir.path());
+    let run_a = single_run(dir.path(), &catalogue, "a", &server);
+    let run_b = single_run(dir.path(), &catalogue, "b", &server);
+    // The expected answer of a prompt both runs have changes afterwards.
+    let eggs = catalogue.join("deterministic_math.toml");
+    let text = std::fs::read_to_string(&eggs).unwrap().replace("18", "19");
+    std::fs::write(&eggs, text).unwrap();
+    let (ra, rb) = (run_a.display().to_string(), run_b.display().to_string());
+    let out = dir.path().join("diff");
+    let out_s = out.display().to_string();
+    let refused = diff(dir.path(), &[&ra, &rb, "--out", &out_s]);
+    assert_eq!(exit_code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("the catalogues differ")
+            && stderr(&refused).contains("--allow-catalogue-change"),
+        "{}",
+        stderr(&refused)
+    );
+    let url = format!("new={}", server.url());
+    let baseline = coherence(
+        &[
+            "compare",
+            "--baseline",
+            &ra,
+            "--endpoint",
+            &url,
+            "--out",
+            "b",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&baseline),
+        2,
+        "the baseline refuses it the same way"
+    );
+
+    let allowed = diff(
+        dir.path(),
+        &[&ra, &rb, "--allow-catalogue-change", "--out", &out_s],
+    );
+    assert!(exit_code(&allowed) <= 1, "{}", stderr(&allowed));
+    assert!(
+        results(&out)["warnings"]
+            .to_string()
+            .contains("--allow-catalogue-change"),
+        "{}",
+        results(&out)["warnings"]
+    );
+}
