@@ -12,6 +12,7 @@ use super::score::catalogue_for_run;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::cli::CompareArgs;
 use crate::gate::Gate;
+use crate::run::replay::leave_out_unanswered;
 use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::{new_run_dir, CompareFolder};
 
@@ -91,7 +92,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         bail!("--out {}: this folder already holds a run", dir.display());
     }
     let m = &first.manifest;
-    Ok(RunPlan {
+    let mut plan = RunPlan {
         dir,
         previous: None,
         catalogue,
@@ -120,5 +121,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         until_decided: None,
         notes,
         endpoints,
-    })
+    };
+    leave_out_unanswered(&mut plan)?;
+    Ok(plan)
 }

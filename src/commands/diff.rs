@@ -15,6 +15,7 @@ use crate::error::{CliError, Exit, UsageContext};
 use crate::gate::Gate;
 use crate::load::LoadPlan;
 use crate::pipeline::run_and_score;
+use crate::run::replay::leave_out_unanswered;
 use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::{new_run_dir, CompareFolder};
 
@@ -113,7 +114,7 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         .repeats_of(&ea.spec.name)
         .max(b.manifest.repeats_of(&eb.spec.name));
     let sampling = a.manifest.sampling.clone();
-    Ok(RunPlan {
+    let mut plan = RunPlan {
         dir,
         previous: None,
         catalogue,
@@ -138,5 +139,7 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         reasoning_retry_budget: 0,
         until_decided: None,
         notes,
-    })
+    };
+    leave_out_unanswered(&mut plan)?;
+    Ok(plan)
 }

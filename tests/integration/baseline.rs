@@ -552,3 +552,86 @@ fn diff_refuses_a_catalogue_changed_since_the_runs_as_a_baseline_does() {
         results(&out)["warnings"]
     );
 }
+
+/// Keep only the records of `run` whose prompt is not in `drop` (a run that lost some answers).
+fn drop_records(run: &Path, drop: &[&str]) {
+    let path = run.join("records.jsonl");
+    let kept: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            !drop.contains(&r["prompt"].as_str().unwrap())
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, kept.concat()).unwrap();
+}
+
+/// A baseline or diff whose saved run has no answer for some prompts (nothing can be sent to a
+/// replayed endpoint) leaves them out with a warning naming how many, so the run completes; the
+/// dry run says so; a saved run with no answer at all is refused.
+#[test]
+fn prompts_a_saved_run_has_no_answer_for_are_left_out_so_the_run_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = correct_server();
+    let catalogue = write_catalogue(dir.path());
+    let base = single_run(dir.path(), &catalogue, "a", &server);
+    let other = single_run(dir.path(), &catalogue, "b", &server);
+    drop_records(&base, &["eggs", "capital"]);
+    let (base_s, other_s) = (base.display().to_string(), other.display().to_string());
+    let url = format!("new={}", server.url());
+    let against = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--baseline",
+            &base_s,
+            "--endpoint",
+            &url,
+            "--quiet",
+            "--out",
+            out,
+        ];
+        args.extend(extra);
+        coherence(&args, dir.path(), &[])
+    };
+    let said = "has no answer for 2 of the 5 prompts (`eggs`, `capital`)";
+
+    let planned = against("planned", &["--dry-run"]);
+    assert_eq!(exit_code(&planned), 0, "{}", stderr(&planned));
+    let text = stdout(&planned);
+    assert!(text.contains(said) && text.contains("3 prompts"), "{text}");
+
+    let run = dir.path().join("against");
+    let done = against(&run.display().to_string(), &[]);
+    assert_eq!(exit_code(&done), 0, "{}", stderr(&done));
+    let r = results(&run);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["prompts"].as_array().unwrap().len(), 3);
+    assert!(
+        r["warnings"].to_string().contains(said),
+        "{}",
+        r["warnings"]
+    );
+    // A resume finds nothing missing.
+    let again = resume(dir.path(), &run, &[]);
+    assert_eq!(exit_code(&again), 0, "{}", stderr(&again));
+
+    let diffed = dir.path().join("diffed");
+    let out = diff(
+        dir.path(),
+        &[&base_s, &other_s, "--out", &diffed.display().to_string()],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(results(&diffed)["complete"], true);
+    assert_eq!(results(&diffed)["prompts"].as_array().unwrap().len(), 3);
+
+    std::fs::write(base.join("records.jsonl"), "").unwrap();
+    let refused = against("none", &[]);
+    assert_eq!(exit_code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("has no answer for any of the 5 prompts"),
+        "{}",
+        stderr(&refused)
+    );
+}
