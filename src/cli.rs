@@ -662,7 +662,7 @@ pub struct BenchArgs {
     /// Tokens to generate per decode and concurrency request.
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: u32,
-    /// Concurrency levels to sweep, comma-separated, or `none`.
+    /// Concurrency levels to sweep, comma-separated (each 1 to 1024), or `none`.
     // A `None` item is a `none`; commands/bench_plan.rs turns the items into the levels.
     #[arg(long, value_name = "N,N", default_value = "1,2,4,6", value_delimiter = ',', value_parser = level_or_none)]
     pub concurrency: Vec<Option<u32>>,
@@ -747,8 +747,8 @@ pub struct SoakArgs {
     /// reply, or a wrong answer to a graded prompt.
     #[arg(long, conflicts_with_all = ["concurrency", "rate"])]
     pub sanity: bool,
-    /// With --sanity: the concurrency levels, comma-separated.
-    #[arg(long, value_name = "N,N", default_value = "1,2,4,6", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..), requires = "sanity")]
+    /// With --sanity: the concurrency levels, comma-separated (each 1 to 1024).
+    #[arg(long, value_name = "N,N", default_value = "1,2,4,6", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=crate::engine::MAX_CONCURRENCY as i64), requires = "sanity")]
     pub sanity_levels: Vec<u32>,
     /// Traffic kinds to mix, comma-separated: tool, code, json, reasoning, long, chat.
     #[arg(
@@ -811,14 +811,17 @@ pub struct ContractArgs {
 
 // Value parsers of the bench, soak and smoke flags: clap reports their errors with the flag.
 
-/// One `--concurrency` item: a level of at least 1, or `none` (None) for no sweep.
+/// One `--concurrency` item: a level from 1 to the engine's cap, or `none` (None) for no sweep.
 fn level_or_none(raw: &str) -> Result<Option<u32>, String> {
     if is_none(raw) {
         return Ok(None);
     }
     match raw.trim().parse::<u32>() {
-        Ok(n) if n > 0 => Ok(Some(n)),
-        _ => Err("expected a level of at least 1, or `none`".into()),
+        Ok(n) if (1..=crate::engine::MAX_CONCURRENCY as u32).contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "expected a level from 1 to {}, or `none`",
+            crate::engine::MAX_CONCURRENCY
+        )),
     }
 }
 
@@ -882,8 +885,19 @@ fn traffic_kind(raw: &str) -> Result<Kind, String> {
     Kind::parse(raw.trim()).ok_or_else(|| format!("expected one of {}", Kind::names()))
 }
 
+/// Why `raw` cannot be a URL as typed, before parsing: a space or control character, which a URL
+/// parser would quietly percent-encode or drop (a space in it is a quoting mistake).
+pub fn url_blemish(raw: &str) -> Option<&'static str> {
+    raw.chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+        .then_some("the URL holds a space or a control character (percent-encode one that belongs in it, e.g. %20)")
+}
+
 /// An `http://` or `https://` URL.
 fn http_url(raw: &str) -> Result<String, String> {
+    if let Some(why) = url_blemish(raw) {
+        return Err(why.into());
+    }
     let parsed = reqwest::Url::parse(raw).map_err(|e| format!("invalid URL: {e}"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err("the URL must start with http:// or https://".into());
@@ -918,6 +932,25 @@ mod bench_flag_tests {
         let err = bench(&["--concurrency", "1,0"]).unwrap_err();
         assert!(
             err.contains("--concurrency") && err.contains("'0'"),
+            "{err}"
+        );
+        // Capped as every other command's concurrency is (soak's levels too).
+        assert!(bench(&["--concurrency", "1024"]).is_ok());
+        let soak = Cli::try_parse_from([
+            "coherence",
+            "soak",
+            "--endpoint",
+            "a=http://x/v1",
+            "--sanity",
+            "--sanity-levels",
+            "1,1000000",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(soak.contains("--sanity-levels"), "{soak}");
+        let err = bench(&["--concurrency", "1,1000000"]).unwrap_err();
+        assert!(
+            err.contains("--concurrency") && err.contains("from 1 to 1024"),
             "{err}"
         );
         let err = bench(&["--prefill", "8q"]).unwrap_err();

@@ -1,6 +1,8 @@
-//! String helpers every layer uses: one-line clipping with an ellipsis for display, and one shared
-//! copy of each distinct string for data held many times over.
+//! String helpers every layer uses: one-line clipping with an ellipsis for display, block
+//! clipping that says how much was cut, and one shared copy of each distinct string for data
+//! held many times over.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -12,6 +14,21 @@ pub fn clip(s: &str, max: usize) -> String {
     } else {
         let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
         format!("{cut}…")
+    }
+}
+
+/// `s` whole when it has at most `max` characters; else its first `max` characters, line breaks
+/// kept, and a last line saying how many more there were.
+pub fn clip_block(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => Cow::Borrowed(s),
+        Some((cut, _)) => {
+            let more = s[cut..].chars().count();
+            Cow::Owned(format!(
+                "{}\n[… clipped: {more} more characters]",
+                &s[..cut]
+            ))
+        }
     }
 }
 
@@ -51,6 +68,15 @@ mod tests {
         assert_eq!(clip("a  b\nc", 10), "a b c");
         assert_eq!(clip("abcdefghij", 5), "abcd…");
         assert_eq!(clip("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn a_clipped_block_keeps_its_lines_and_says_how_much_was_cut() {
+        assert_eq!(clip_block("a\nb", 3), "a\nb");
+        assert_eq!(
+            clip_block("a\nbcé€", 3),
+            "a\nb\n[… clipped: 3 more characters]"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Runs `coherence bench`: warm-up, decode, concurrency sweep, prefill and the speculative
 //! decoding window, in that order; every request is logged to `bench.jsonl` as it completes,
 //! then `bench.json` and `bench.md` are written. Ctrl-C or SIGTERM abandons the round in flight,
-//! sends nothing more and writes both reports from what was measured, marked `interrupted`.
+//! sends nothing more and writes both reports from what was measured, marked `interrupted` (a
+//! metrics probe in flight is abandoned too).
 
 use super::baseline::{compare, flatten};
 use super::concurrency::Level;
@@ -15,6 +16,7 @@ use super::schema::{BenchReport, BenchStatus};
 use super::session::{Ended, Session};
 use super::warmup::Warmup;
 use super::{concurrency, decode, prefill, render, target, warmup};
+use crate::engine::unless_interrupted;
 
 /// Bench every endpoint of the set, one after the other, and with more than one write the
 /// side-by-side `bench.md` into the top folder. After an interruption the remaining endpoints
@@ -66,23 +68,30 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
         .unwrap_or_else(|| default_metrics_url(&endpoint.base_url));
     let probe = MetricsProbe::new(&metrics_url, plan.endpoint.key.clone(), &plan.client)
         .map_err(BenchError::Setup)?;
+    let interrupted = || Err("interrupted".to_string());
     let before = if session.stopped() {
-        Err("interrupted".to_string())
+        interrupted()
     } else {
-        probe.read().await
+        unless_interrupted(probe.read())
+            .await
+            .unwrap_or_else(interrupted)
     };
     let decode = measure_decode(&mut session, settings, &warm).await;
     let levels = measure_concurrency(&mut session, settings, &warm).await;
     let (prefills, skipped) = measure_prefill(&mut session, settings, &sizes, skipped).await;
     // After an interruption the window is not closed: abandoned requests may still be decoding.
-    let (spec_decode, status) = if session.stopped() {
-        (None, BenchStatus::Interrupted)
+    // A probe that hangs does not hold up an interruption either.
+    let after = if session.stopped() {
+        None
     } else {
-        let after = probe.read().await;
-        (
+        unless_interrupted(probe.read()).await
+    };
+    let (spec_decode, status) = match after {
+        Some(after) => (
             Some(acceptance(&probe.url, before, after)),
             BenchStatus::Finished,
-        )
+        ),
+        None => (None, BenchStatus::Interrupted),
     };
     let ended = session.finish();
 

@@ -12,8 +12,8 @@ use super::score::catalogue_for_run;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::cli::CompareArgs;
 use crate::gate::Gate;
-use crate::run::replay::catalogue_mismatch;
-use crate::run::{CatalogueInfo, RepeatOrder, RunPlan};
+use crate::run::replay::leave_out_unanswered;
+use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::{new_run_dir, CompareFolder};
 
 /// The plan of a comparison against saved baselines (`args.baseline`, at least one).
@@ -35,18 +35,10 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         }
     }
     let catalogue = catalogue_for_run(args.catalogue.catalogue.as_deref(), &first.manifest)?;
-    let now = CatalogueInfo::of(&catalogue);
-    let then = &first.manifest.catalogue;
-    let baseline_name = format!("the baseline {}", first.dir.display());
-    let current = format!("the catalogue {}", catalogue.dir.display());
-    if let Some(why) = catalogue_mismatch((&baseline_name, then), (&current, &now)) {
-        if !args.allow_catalogue_change {
-            bail!("--baseline: {why}; compare the prompts both have with --allow-catalogue-change");
-        }
-        notes.push(format!(
-            "--allow-catalogue-change: {why}; only the prompts both have are compared"
-        ));
-    }
+    let changed = first
+        .same_catalogue(&catalogue, args.allow_catalogue_change)
+        .map_err(|e| anyhow::anyhow!("--baseline: {e:#}"))?;
+    notes.extend(changed);
 
     let reference = baselines
         .iter()
@@ -100,7 +92,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         bail!("--out {}: this folder already holds a run", dir.display());
     }
     let m = &first.manifest;
-    Ok(RunPlan {
+    let mut plan = RunPlan {
         dir,
         previous: None,
         catalogue,
@@ -129,5 +121,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         until_decided: None,
         notes,
         endpoints,
-    })
+    };
+    leave_out_unanswered(&mut plan)?;
+    Ok(plan)
 }

@@ -17,6 +17,7 @@ use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
 use crate::run::manifest::{Manifest, Sampling, StoppingRule, MAX_REPEATS};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
+use crate::run::replay::leave_out_unanswered;
 use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::{new_run_dir, CompareFolder};
 
@@ -176,7 +177,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         None if pair && run.repeats == 1 => args.control,
         None => 0,
     };
-    Ok(RunPlan {
+    let mut plan = RunPlan {
         fail_on: resolve_gate(
             args.gate.fail_on.as_ref(),
             previous.as_ref().map(|m| &m.fail_on),
@@ -208,7 +209,12 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided,
         notes: long_notes,
-    })
+    };
+    // A resumed baseline or diff made before its unanswered prompts were left out.
+    if plan.replays() {
+        leave_out_unanswered(&mut plan)?;
+    }
+    Ok(plan)
 }
 
 /// A resumed run: its folder, scope and budget rule; `--only`/`--category` add the prompts they

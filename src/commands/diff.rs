@@ -15,6 +15,7 @@ use crate::error::{CliError, Exit, UsageContext};
 use crate::gate::Gate;
 use crate::load::LoadPlan;
 use crate::pipeline::run_and_score;
+use crate::run::replay::leave_out_unanswered;
 use crate::run::{RepeatOrder, RunPlan};
 use crate::run_folder::{new_run_dir, CompareFolder};
 
@@ -81,6 +82,12 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
     );
     let (name_a, name_b) = names(&ea.spec.name, &eb.spec.name);
     let catalogue = catalogue_for_run(args.catalogue.as_deref(), &a.manifest)?;
+    // Scored with RUN_A's catalogue as it is now: refused, as a baseline is, when it changed
+    // since either run (RUN_B's is asked only when it differs from RUN_A's, already allowed).
+    notes.extend(a.same_catalogue(&catalogue, args.allow_catalogue_change)?);
+    if b.manifest.catalogue.hash != a.manifest.catalogue.hash {
+        notes.extend(b.same_catalogue(&catalogue, args.allow_catalogue_change)?);
+    }
     let scope = shared_scope(a, b, &catalogue, &mut notes)?;
     if a.manifest.sampling != b.manifest.sampling {
         notes.push(format!(
@@ -107,7 +114,7 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         .repeats_of(&ea.spec.name)
         .max(b.manifest.repeats_of(&eb.spec.name));
     let sampling = a.manifest.sampling.clone();
-    Ok(RunPlan {
+    let mut plan = RunPlan {
         dir,
         previous: None,
         catalogue,
@@ -132,5 +139,7 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         reasoning_retry_budget: 0,
         until_decided: None,
         notes,
-    })
+    };
+    leave_out_unanswered(&mut plan)?;
+    Ok(plan)
 }

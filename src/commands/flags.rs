@@ -167,6 +167,9 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
 /// errors start with `context`, in which any credentials of `url` are masked.
 fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
     let context = context.replace(url, &mask_userinfo(url));
+    if let Some(why) = crate::cli::url_blemish(url) {
+        bail!("{context}: {why}");
+    }
     let parsed = reqwest::Url::parse(url).with_context(|| format!("{context}: invalid URL"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         bail!("{context}: the URL must start with http:// or https://");
@@ -321,6 +324,24 @@ mod tests {
             checked_url("x", "a", "http://h:1/v1/").unwrap(),
             "http://h:1/v1"
         );
+    }
+
+    #[test]
+    fn a_url_with_a_space_or_a_control_character_is_refused_naming_the_flag() {
+        for url in [
+            "http://x y/v1",
+            "http://x/v 1",
+            "http://x/v1\t",
+            "http://x/\u{7}v1",
+        ] {
+            let e = checked_url(&format!("--endpoint `a={url}`"), "a", url)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("--endpoint `a=") && e.contains("a space or a control character"),
+                "{url:?}: {e}"
+            );
+        }
     }
 
     fn params(raw: &[&str]) -> anyhow::Result<Map<String, Value>> {

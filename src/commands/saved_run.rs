@@ -1,13 +1,15 @@
 //! Saved runs read to be played again (`diff`, `compare --baseline`): an endpoint chosen by
 //! name, turned into a planned endpoint that nothing is sent to (and kept so on `--resume`), the
-//! prompts several runs all cover, and the refusal of runs whose items differ.
+//! prompts several runs all cover, and the refusal of runs whose items differ from each other's
+//! or from the catalogue's now.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 
+use crate::catalogue::Catalogue;
 use crate::run::replay::catalogue_mismatch;
-use crate::run::{EndpointInfo, Manifest, PlannedEndpoint, ReplaySource, Replayed};
+use crate::run::{CatalogueInfo, EndpointInfo, Manifest, PlannedEndpoint, ReplaySource, Replayed};
 
 /// A run folder read back: where it is and what its manifest says.
 pub(super) struct SavedRun {
@@ -67,6 +69,32 @@ impl SavedRun {
             bail!("{why}; compare the prompts both runs have with --allow-catalogue-change");
         }
         Ok(Some(why))
+    }
+}
+
+impl SavedRun {
+    /// Refuse (naming both catalogue hashes, or seeds, or generator versions) when `catalogue`,
+    /// the one the new run scores with, is not the one this run was made with (it changed
+    /// since), unless `allow`; then the change comes back as a note.
+    pub fn same_catalogue(
+        &self,
+        catalogue: &Catalogue,
+        allow: bool,
+    ) -> anyhow::Result<Option<String>> {
+        let then = format!("the saved run {}", self.dir.display());
+        let now = format!("the catalogue {}", catalogue.dir.display());
+        let Some(why) = catalogue_mismatch(
+            (&then, &self.manifest.catalogue),
+            (&now, &CatalogueInfo::of(catalogue)),
+        ) else {
+            return Ok(None);
+        };
+        if !allow {
+            bail!("{why}; compare the prompts both have with --allow-catalogue-change");
+        }
+        Ok(Some(format!(
+            "--allow-catalogue-change: {why}; only the prompts both have are compared"
+        )))
     }
 }
 

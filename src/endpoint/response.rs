@@ -49,8 +49,12 @@ pub struct ToolCall {
     pub id: Option<String>,
     /// `function.name`.
     pub name: Option<String>,
-    /// `function.arguments`: JSON text, as the model wrote it.
+    /// `function.arguments`: JSON text, as the model wrote it (for one sent as another JSON
+    /// type, that value's JSON text).
     pub arguments: Option<String>,
+    /// The JSON type `function.arguments` came as when it was not the JSON-encoded string the
+    /// OpenAI API sends (`object`, `array`, …); None for a string or no arguments.
+    pub arguments_type: Option<String>,
 }
 
 /// Why a request produced no usable answer.
@@ -230,14 +234,34 @@ fn tool_calls(choice: &Value) -> Vec<ToolCall> {
         .map(|calls| {
             calls
                 .iter()
-                .map(|c| ToolCall {
-                    id: str_at(c, "/id"),
-                    name: str_at(c, "/function/name"),
-                    arguments: str_at(c, "/function/arguments"),
+                .map(|c| {
+                    let (arguments, arguments_type) = match c.pointer("/function/arguments") {
+                        None | Some(Value::Null) => (None, None),
+                        Some(Value::String(text)) => (Some(text.clone()), None),
+                        Some(other) => (Some(other.to_string()), Some(json_type(other).into())),
+                    };
+                    ToolCall {
+                        id: str_at(c, "/id"),
+                        name: str_at(c, "/function/name"),
+                        arguments,
+                        arguments_type,
+                    }
                 })
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The name of a JSON value's type, as JSON Schema names it.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 impl Completion {
@@ -378,7 +402,19 @@ mod tests {
                 id: Some("c1".into()),
                 name: Some("add".into()),
                 arguments: Some("{\"a\":1}".into()),
+                arguments_type: None,
             }]
+        );
+        // Arguments sent as an object, not the JSON-encoded string the API sends: kept, and
+        // said so.
+        let object = parse_completion(
+            r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(object.tool_calls[0].arguments.as_deref(), Some("{\"a\":1}"));
+        assert_eq!(
+            object.tool_calls[0].arguments_type.as_deref(),
+            Some("object")
         );
         let mut read_back = Completion {
             logprobs: None,

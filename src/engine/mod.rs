@@ -27,6 +27,16 @@ pub const MAX_RATE: f64 = 1000.0;
 /// How often the sink's `tick` is called while the engine runs.
 const TICK: Duration = Duration::from_secs(1);
 
+/// `work`, unless Ctrl-C or SIGTERM comes first (None then, and `work` is dropped): for a wait
+/// outside the lanes (a metrics probe) that must not hold up an interrupted command.
+pub async fn unless_interrupted<T>(work: impl Future<Output = T>) -> Option<T> {
+    tokio::select! {
+        biased;
+        () = interrupted() => None,
+        out = work => Some(out),
+    }
+}
+
 /// The jobs of one endpoint and how many of them may be in flight at once.
 pub struct Lane<'a, J> {
     source: Box<dyn Iterator<Item = (Option<Instant>, J)> + Send + 'a>,

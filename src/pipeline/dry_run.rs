@@ -226,6 +226,7 @@ impl DryRun {
                 "more_token_ceiling_at_cap": c.more_tokens,
                 "estimated_seconds_at_cap": c.seconds.ceil(),
             })),
+            "notes": plan.notes,
             "resume": self.resume.as_ref().map(|(planned, missing)| json!({
                 "planned": planned,
                 "missing": missing.iter().map(|m| json!({
@@ -241,6 +242,9 @@ impl DryRun {
     /// The plan as `--dry-run` prints it.
     pub fn text(&self, plan: &RunPlan) -> String {
         let mut out = self.header(plan);
+        for note in &plan.notes {
+            let _ = writeln!(out, "note: {note}");
+        }
         let _ = writeln!(out, "{} requests", self.requests());
         let forcing = teacher_forcing_ceiling(plan);
         if forcing > 0 {

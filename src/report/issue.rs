@@ -2,7 +2,8 @@
 //! for each chosen prompt, the answers side by side, where they first diverge (with each side's
 //! top-k there, when logprobs were recorded), every endpoint's served model, fingerprint, server
 //! header and sampling, and a `curl` per endpoint that sends the recorded request again, its key
-//! left as `$OPENAI_API_KEY`.
+//! left as `$OPENAI_API_KEY`. Each endpoint's tool calls are quoted with its answer; quoted texts
+//! are clipped (marked) and the whole report is bounded under an issue's size limit.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,13 +11,29 @@ use std::path::Path;
 use crate::analysis::{PromptResult, Results, Verdict};
 use crate::catalogue::Catalogue;
 use crate::doc::{code, para, text, to_markdown, Block, Line, Part, Table};
+use crate::endpoint::ToolCall;
 use crate::run::journal::{effective, Slot};
 use crate::run::request::{endpoint_request, request_hash};
 use crate::run::Line as _;
 use crate::run::{Manifest, Record};
+use crate::text::{clip, clip_block};
 
 /// Alternatives shown per side at the first divergent token.
 const TOP_SHOWN: usize = 5;
+
+/// The most characters of one quoted text (the question, an answer, a call's arguments); the
+/// whole text is in the run's records.jsonl.
+const QUOTE_MAX: usize = 4_000;
+
+/// The longest request body a `curl` quotes; a longer one is named, not quoted.
+const CURL_BODY_MAX: usize = 8_000;
+
+/// The most characters of the whole report, under GitHub's 65,536 for an issue body: prompts
+/// past it are named, not shown (the first is always shown, its texts clipped).
+const ISSUE_MAX: usize = 60_000;
+
+/// The most characters of a table cell.
+const CELL_MAX: usize = 200;
 
 /// The run a report is written from: its folder, manifest, results, catalogue and records.
 pub struct IssueRun<'a> {
@@ -71,11 +88,25 @@ pub fn render(run: &IssueRun, choice: &IssueChoice) -> Result<String, String> {
         ));
     }
     let slots = effective(run.records);
-    let blocks: Vec<Block> = chosen
-        .iter()
-        .map(|p| Block::Part(prompt_part(run, &slots, p)))
-        .collect();
-    Ok(to_markdown(&blocks))
+    let mut out = String::new();
+    for (shown, p) in chosen.iter().enumerate() {
+        let part = to_markdown(&[Block::Part(prompt_part(run, &slots, p))]);
+        if shown > 0 && out.len() + part.len() > ISSUE_MAX {
+            let left: Vec<String> = chosen[shown..].iter().map(|p| p.id.clone()).collect();
+            out += &format!(
+                "\n{} more prompt(s) left out to keep this report under {ISSUE_MAX} characters \
+                 (an issue's limit); report each with --issue PROMPT_ID: {}\n",
+                left.len(),
+                crate::text::clip(&left.join(", "), 2_000)
+            );
+            break;
+        }
+        if shown > 0 {
+            out.push('\n');
+        }
+        out += &part;
+    }
+    Ok(out)
 }
 
 /// The record shown for a prompt on an endpoint: its first repeat with an answer, else its first.
@@ -112,7 +143,7 @@ fn prompt_part(run: &IssueRun, slots: &BTreeMap<Slot, &Record>, p: &PromptResult
             code(run.dir.display().to_string()),
             text(format!("); verdict: {}.", p.verdict.as_str())),
         ]),
-        Block::Quote(vec![text(p.question.clone())]),
+        Block::Quote(vec![text(clip_block(&p.question, QUOTE_MAX).into_owned())]),
     ];
     body.extend(p.pairs.iter().map(|pair| {
         para(vec![text(format!(
@@ -169,9 +200,11 @@ fn answers(p: &PromptResult, records: &[(&str, Option<&Record>)]) -> Vec<Block> 
         let a = p.answers.get(*name);
         table.text_row(&[
             name.to_string(),
-            a.and_then(|a| a.extracted.clone())
-                .or_else(|| a.and_then(|a| a.error.clone()))
-                .unwrap_or_default(),
+            clip(
+                a.and_then(|a| a.extracted.as_deref().or(a.error.as_deref()))
+                    .unwrap_or_default(),
+                CELL_MAX,
+            ),
             a.and_then(|a| a.correct)
                 .map_or(String::new(), |c| c.to_string()),
             a.and_then(|a| a.finish_reason.clone()).unwrap_or_default(),
@@ -179,13 +212,40 @@ fn answers(p: &PromptResult, records: &[(&str, Option<&Record>)]) -> Vec<Block> 
                 .map_or(String::new(), |n| n.to_string()),
         ]);
         let content = record
-            .and_then(|r| r.completion.content.as_deref().map(str::to_string))
-            .unwrap_or_else(|| "(no content)".into());
+            .and_then(|r| r.completion.content.as_deref())
+            .map_or("(no content)".into(), |c| clip_block(c, QUOTE_MAX));
         blocks.push(para(vec![code(name.to_string()), text(" answered:")]));
-        blocks.push(Block::Preformatted(content));
+        blocks.push(Block::Preformatted(content.into_owned()));
+        let calls = record.map_or(&[][..], |r| &r.completion.tool_calls[..]);
+        if !calls.is_empty() {
+            blocks.push(para(vec![
+                code(name.to_string()),
+                text(format!(" made {} tool call(s):", calls.len())),
+            ]));
+            blocks.push(Block::Preformatted(tool_calls_text(calls)));
+        }
     }
     blocks.insert(0, Block::Table(table));
     blocks
+}
+
+/// Each call as `name(arguments)`, one a line, the arguments clipped together to [`QUOTE_MAX`];
+/// arguments sent as another JSON type than a string are said to be.
+fn tool_calls_text(calls: &[ToolCall]) -> String {
+    let lines: Vec<String> = calls
+        .iter()
+        .map(|c| {
+            let sent_as = c.arguments_type.as_deref().map_or(String::new(), |t| {
+                format!("  (arguments sent as a JSON {t}, not a string)")
+            });
+            format!(
+                "{}({}){sent_as}",
+                c.name.as_deref().unwrap_or("(no name)"),
+                c.arguments.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    clip_block(&lines.join("\n"), QUOTE_MAX).into_owned()
 }
 
 /// Where each pair's texts first differ, and each side's top-k at the first differing token
@@ -332,11 +392,15 @@ fn reproduce(run: &IssueRun, id: &str, records: &[(&str, Option<&Record>)]) -> V
                 ))],
             });
         }
-        blocks.push(Block::Preformatted(curl(
-            &e.spec.base_url,
-            path,
-            &body.to_string(),
-        )));
+        let body = body.to_string();
+        if body.chars().count() > CURL_BODY_MAX {
+            blocks.push(para(vec![text(format!(
+                "The request body has {} characters, too many to quote here: it is the request of hash {hash}.",
+                body.chars().count()
+            ))]));
+            continue;
+        }
+        blocks.push(Block::Preformatted(curl(&e.spec.base_url, path, &body)));
     }
     blocks
 }

@@ -141,6 +141,7 @@ pub trait Line {
                     id: t.id.clone(),
                     name: t.name.clone(),
                     arguments: t.arguments.clone(),
+                    arguments_type: t.arguments_type.clone(),
                 })
                 .collect(),
             finish_reason: c.finish_reason.clone(),
@@ -257,6 +258,7 @@ mod tests {
                 id: Some("c1".into()),
                 name: Some("get_weather".into()),
                 arguments: Some(r#"{"city":"Paris"}"#.into()),
+                arguments_type: None,
             }]
         );
         let mut old = serde_json::to_value(&record).unwrap();

@@ -1,12 +1,17 @@
 //! Saved answers played again: a new run's replayed endpoints (`coherence diff`,
-//! `compare --baseline`) get their records copied from the saved runs they come from, and two
-//! saved runs are checked to hold the same items before their answers are compared.
+//! `compare --baseline`) get their records copied from the saved runs they come from, the
+//! prompts a replayed endpoint has no answer for are left out (nothing can be sent to it), and
+//! two saved runs are checked to hold the same items before their answers are compared.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::journal::{self, Journal};
+use anyhow::bail;
+
+use super::journal::{self, effective_in, Journal, Slot};
 use super::manifest::{CatalogueInfo, Manifest};
+use super::plan::RunPlan;
+use super::record::Line;
 
 /// Copy every replayed endpoint's answers into the new run's journal: each source's records of
 /// its endpoint for a prompt in the run's scope and a repeat it planned, renamed to the
@@ -33,6 +38,101 @@ pub fn copy_answers(manifest: &Manifest, journal: &mut Journal) -> anyhow::Resul
         }
     }
     Ok(copied)
+}
+
+/// Leave out of the plan the prompts a replayed endpoint has no answer for in some repeat it
+/// plays (no record, or only a failed request): nothing is sent to a replayed endpoint, so the
+/// run could never complete them. A new run reads the saved runs; a resumed one its own journal,
+/// where their answers were copied. A note (results.json `warnings`) says how many and which;
+/// when no prompt is left the plan is refused.
+pub fn leave_out_unanswered(plan: &mut RunPlan) -> anyhow::Result<()> {
+    let mut lacking: BTreeSet<String> = BTreeSet::new();
+    let mut notes = Vec::new();
+    for e in &plan.endpoints {
+        let Some(replayed) = &e.replayed else {
+            continue;
+        };
+        let journals: Vec<(&Path, &str, u32, String)> = if plan.previous.is_some() {
+            let repeats = replayed.from.iter().map(|s| s.repeats).sum();
+            let label = format!("the replayed endpoint `{}`", e.spec.name);
+            vec![(plan.dir.as_path(), e.spec.name.as_str(), repeats, label)]
+        } else {
+            (replayed.from.iter())
+                .map(|s| {
+                    let label = format!("the saved run {} (endpoint `{}`)", s.run, s.endpoint);
+                    (Path::new(&s.run), s.endpoint.as_str(), s.repeats, label)
+                })
+                .collect()
+        };
+        for (dir, endpoint, repeats, label) in journals {
+            let none = unanswered(dir, endpoint, repeats, &plan.scope)?;
+            if none.len() == plan.scope.len() {
+                bail!(
+                    "{label} has no answer for any of the {} prompts to compare",
+                    plan.scope.len()
+                );
+            }
+            if !none.is_empty() {
+                notes.push(format!(
+                    "{label} has no answer for {} of the {} prompts ({}); they are left out so the run can complete",
+                    none.len(),
+                    plan.scope.len(),
+                    listed(&none)
+                ));
+                lacking.extend(none);
+            }
+        }
+    }
+    if lacking.is_empty() {
+        return Ok(());
+    }
+    plan.scope.retain(|id| !lacking.contains(id));
+    plan.send.retain(|id| !lacking.contains(id));
+    if plan.scope.is_empty() {
+        bail!("{}; no prompt is left to compare", notes.join("; "));
+    }
+    plan.notes.extend(notes);
+    Ok(())
+}
+
+/// The prompts of `scope` (in its order) that `endpoint` has no usable record for in `dir`'s
+/// journal in some repeat below `repeats`.
+fn unanswered(
+    dir: &Path,
+    endpoint: &str,
+    repeats: u32,
+    scope: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let loaded = journal::load_for_scoring(dir)?;
+    let slots = effective_in(&loaded.records);
+    let answered = |prompt: &str, repeat: u32| {
+        let slot = Slot {
+            prompt,
+            endpoint,
+            repeat,
+        };
+        slots.get(&slot).is_some_and(|r| !r.is_request_failure())
+    };
+    Ok(scope
+        .iter()
+        .filter(|id| (0..repeats).any(|repeat| !answered(id, repeat)))
+        .cloned()
+        .collect())
+}
+
+/// At most ten ids, then how many more.
+fn listed(ids: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text += &format!(" and {} more", ids.len() - SHOWN);
+    }
+    text
 }
 
 /// Why two saved runs' answers cannot be compared item for item: their catalogues differ, or

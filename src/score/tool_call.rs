@@ -36,6 +36,9 @@ pub struct Call {
     /// The arguments as the model wrote them: JSON text, not yet parsed.
     #[serde(default)]
     pub arguments: Option<String>,
+    /// The JSON type the arguments came as when not a JSON-encoded string (`object`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_type: Option<String>,
 }
 
 /// What the scorer reads of a reply.
@@ -70,6 +73,9 @@ impl Reply {
 pub enum CallFault {
     /// `arguments` is not a JSON object.
     InvalidJson,
+    /// `arguments` came as a JSON value of this type instead of the JSON-encoded string the
+    /// OpenAI API sends (counted with `invalid_json`).
+    NotAString(String),
     /// No function of that name was offered.
     UnknownName,
     /// The arguments break the function's `parameters` schema: the first violation.
@@ -79,7 +85,7 @@ pub enum CallFault {
 impl CallFault {
     pub fn label(&self) -> &'static str {
         match self {
-            CallFault::InvalidJson => "invalid_json",
+            CallFault::InvalidJson | CallFault::NotAString(_) => "invalid_json",
             CallFault::UnknownName => "unknown_name",
             CallFault::SchemaMismatch(_) => "schema_mismatch",
         }
@@ -150,6 +156,11 @@ impl ToolCallFound {
                     "call {}: schema_mismatch ({})",
                     i + 1,
                     clip(why, 80)
+                )),
+                Some(CallFault::NotAString(kind)) => out.push(format!(
+                    "call {}: invalid_json (arguments must be a JSON-encoded string per the OpenAI API, not a JSON {})",
+                    i + 1,
+                    clip(kind, 20)
                 )),
                 Some(f) => out.push(format!("call {}: {}", i + 1, f.label())),
                 None => {}
@@ -256,6 +267,9 @@ fn fault(
     args: Option<&Map<String, Value>>,
     schemas: &BTreeMap<String, Value>,
 ) -> Option<CallFault> {
+    if let Some(kind) = &call.arguments_type {
+        return Some(CallFault::NotAString(kind.clone()));
+    }
     let Some(args) = args else {
         return Some(CallFault::InvalidJson);
     };
@@ -426,6 +440,7 @@ mod tests {
                 id: Some("c1".into()),
                 name: Some(name.into()),
                 arguments: Some(args.into()),
+                arguments_type: None,
             }],
             finish_reason: Some(finish.into()),
         }
@@ -454,6 +469,36 @@ mod tests {
             &reply("get_weather", r#"{"city":"Paris","days":3}"#, "tool_calls"),
         );
         assert_eq!(s.extracted, other.extracted);
+    }
+
+    #[test]
+    fn arguments_sent_as_an_object_are_not_a_string_not_a_schema_mismatch() {
+        // What the parser makes of `"arguments": {"city": "Paris", "days": 3}`.
+        let answer = Reply {
+            content: None,
+            tool_calls: vec![Call {
+                id: Some("c1".into()),
+                name: Some("get_weather".into()),
+                arguments: Some(r#"{"city":"Paris","days":3}"#.into()),
+                arguments_type: Some("object".into()),
+            }],
+            finish_reason: Some("tool_calls".into()),
+        }
+        .text();
+        let f = found(&answer);
+        assert_eq!(
+            (f.count("invalid_json"), f.count("schema_mismatch")),
+            (1, 0)
+        );
+        let s = score(&expected(), &schemas(), &answer);
+        assert_eq!(s.correct, Some(false));
+        assert!(
+            s.evidence.contains(
+                "arguments must be a JSON-encoded string per the OpenAI API, not a JSON object"
+            ),
+            "{}",
+            s.evidence
+        );
     }
 
     #[test]
@@ -524,6 +569,7 @@ mod tests {
             id: None,
             name: Some("get_weather".into()),
             arguments: Some(format!(r#"{{"city":"{city}"}}"#)),
+            arguments_type: None,
         };
         let r = Reply {
             content: None,

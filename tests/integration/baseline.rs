@@ -431,3 +431,207 @@ fn an_issue_report_carries_curl_commands_that_return_the_recorded_answers() {
         );
     }
 }
+
+/// `report --issue` quotes each endpoint's tool calls with its answer (arguments sent as an
+/// object said to be), clips a long answer with a marker, and stays under an issue's size
+/// limit (65,536 characters on GitHub) however many prompts read `different`.
+#[test]
+fn an_issue_report_quotes_tool_calls_and_stays_under_an_issue_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = correct_server();
+    // Every answer: 20,000 characters of text and two calls, one with object arguments.
+    let b = FakeServer::start("other-model", |req| {
+        if req.is_raw_completion() {
+            return Reply::content(correct_answer(&req.question()));
+        }
+        Reply::json(
+            200,
+            serde_json::json!({"choices": [{"message": {
+                "content": "lorem ipsum ".repeat(1_700),
+                "tool_calls": [
+                    {"id": "c0", "type": "function",
+                     "function": {"name": "lookup", "arguments": "{\"q\":\"r in strawberry\"}"}},
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "count", "arguments": {"letter": "r"}}}]},
+                "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 5, "completion_tokens": 5000, "total_tokens": 5005}}),
+        )
+    });
+    let run = dir.path().join("run");
+    let mut args = compare_args(&write_catalogue(dir.path()), &[("a", &a), ("b", &b)], &run);
+    args.push("--quiet".into());
+    let live = coherence(&args, dir.path(), &[]);
+    assert!(exit_code(&live) <= 1, "{}", stderr(&live));
+    let run_s = run.display().to_string();
+
+    let one = coherence(
+        &["report", &run_s, "--issue", "count_letters"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&one), 0, "{}", stderr(&one));
+    let md = stdout(&one);
+    assert!(
+        md.contains("made 2 tool call(s)")
+            && md.contains(r#"lookup({"q":"r in strawberry"})"#)
+            && md.contains(
+                r#"count({"letter":"r"})  (arguments sent as a JSON object, not a string)"#
+            ),
+        "{md}"
+    );
+    assert!(md.contains("[… clipped: "), "{md}");
+    let all = coherence(
+        &["report", &run_s, "--issue", "all-different"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&all), 0, "{}", stderr(&all));
+    let md = stdout(&all);
+    assert!(md.matches("made 2 tool call(s)").count() >= 2, "{md}");
+    assert!(
+        md.chars().count() < 65_536,
+        "{} characters",
+        md.chars().count()
+    );
+}
+
+/// `diff` scores with RUN_A's catalogue as it is now: one changed since the runs is refused, as
+/// `compare --baseline` refuses it, unless --allow-catalogue-change (then a warning says so).
+#[test]
+fn diff_refuses_a_catalogue_changed_since_the_runs_as_a_baseline_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = correct_server();
+    let catalogue = write_catalogue(dir.path());
+    let run_a = single_run(dir.path(), &catalogue, "a", &server);
+    let run_b = single_run(dir.path(), &catalogue, "b", &server);
+    // The expected answer of a prompt both runs have changes afterwards.
+    let eggs = catalogue.join("deterministic_math.toml");
+    let text = std::fs::read_to_string(&eggs).unwrap().replace("18", "19");
+    std::fs::write(&eggs, text).unwrap();
+    let (ra, rb) = (run_a.display().to_string(), run_b.display().to_string());
+    let out = dir.path().join("diff");
+    let out_s = out.display().to_string();
+    let refused = diff(dir.path(), &[&ra, &rb, "--out", &out_s]);
+    assert_eq!(exit_code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("the catalogues differ")
+            && stderr(&refused).contains("--allow-catalogue-change"),
+        "{}",
+        stderr(&refused)
+    );
+    let url = format!("new={}", server.url());
+    let baseline = coherence(
+        &[
+            "compare",
+            "--baseline",
+            &ra,
+            "--endpoint",
+            &url,
+            "--out",
+            "b",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(
+        exit_code(&baseline),
+        2,
+        "the baseline refuses it the same way"
+    );
+
+    let allowed = diff(
+        dir.path(),
+        &[&ra, &rb, "--allow-catalogue-change", "--out", &out_s],
+    );
+    assert!(exit_code(&allowed) <= 1, "{}", stderr(&allowed));
+    assert!(
+        results(&out)["warnings"]
+            .to_string()
+            .contains("--allow-catalogue-change"),
+        "{}",
+        results(&out)["warnings"]
+    );
+}
+
+/// Keep only the records of `run` whose prompt is not in `drop` (a run that lost some answers).
+fn drop_records(run: &Path, drop: &[&str]) {
+    let path = run.join("records.jsonl");
+    let kept: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            !drop.contains(&r["prompt"].as_str().unwrap())
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, kept.concat()).unwrap();
+}
+
+/// A baseline or diff whose saved run has no answer for some prompts (nothing can be sent to a
+/// replayed endpoint) leaves them out with a warning naming how many, so the run completes; the
+/// dry run says so; a saved run with no answer at all is refused.
+#[test]
+fn prompts_a_saved_run_has_no_answer_for_are_left_out_so_the_run_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = correct_server();
+    let catalogue = write_catalogue(dir.path());
+    let base = single_run(dir.path(), &catalogue, "a", &server);
+    let other = single_run(dir.path(), &catalogue, "b", &server);
+    drop_records(&base, &["eggs", "capital"]);
+    let (base_s, other_s) = (base.display().to_string(), other.display().to_string());
+    let url = format!("new={}", server.url());
+    let against = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--baseline",
+            &base_s,
+            "--endpoint",
+            &url,
+            "--quiet",
+            "--out",
+            out,
+        ];
+        args.extend(extra);
+        coherence(&args, dir.path(), &[])
+    };
+    let said = "has no answer for 2 of the 5 prompts (`eggs`, `capital`)";
+
+    let planned = against("planned", &["--dry-run"]);
+    assert_eq!(exit_code(&planned), 0, "{}", stderr(&planned));
+    let text = stdout(&planned);
+    assert!(text.contains(said) && text.contains("3 prompts"), "{text}");
+
+    let run = dir.path().join("against");
+    let done = against(&run.display().to_string(), &[]);
+    assert_eq!(exit_code(&done), 0, "{}", stderr(&done));
+    let r = results(&run);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["prompts"].as_array().unwrap().len(), 3);
+    assert!(
+        r["warnings"].to_string().contains(said),
+        "{}",
+        r["warnings"]
+    );
+    // A resume finds nothing missing.
+    let again = resume(dir.path(), &run, &[]);
+    assert_eq!(exit_code(&again), 0, "{}", stderr(&again));
+
+    let diffed = dir.path().join("diffed");
+    let out = diff(
+        dir.path(),
+        &[&base_s, &other_s, "--out", &diffed.display().to_string()],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(results(&diffed)["complete"], true);
+    assert_eq!(results(&diffed)["prompts"].as_array().unwrap().len(), 3);
+
+    std::fs::write(base.join("records.jsonl"), "").unwrap();
+    let refused = against("none", &[]);
+    assert_eq!(exit_code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("has no answer for any of the 5 prompts"),
+        "{}",
+        stderr(&refused)
+    );
+}

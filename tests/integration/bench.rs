@@ -751,3 +751,110 @@ fn sigterm_stops_the_bench_and_writes_what_was_measured() {
         stderr(&out)
     );
 }
+
+#[test]
+fn concurrency_above_the_cap_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = "a=http://127.0.0.1:9/v1";
+    for (args, flag) in [
+        (
+            vec!["bench", "--endpoint", url, "--concurrency", "1,1000000"],
+            "--concurrency",
+        ),
+        (
+            vec![
+                "soak",
+                "--endpoint",
+                url,
+                "--sanity",
+                "--sanity-levels",
+                "1000000",
+            ],
+            "--sanity-levels",
+        ),
+    ] {
+        let out = coherence(&args, dir.path(), &[]);
+        assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+        assert!(stderr(&out).contains(flag), "{}", stderr(&out));
+    }
+}
+
+/// A bench with the most requests in flight a flag allows obeys SIGTERM at once: it stops
+/// sending, keeps what it had logged, writes its reports and exits 3.
+#[cfg(unix)]
+#[test]
+fn sigterm_at_the_concurrency_cap_stops_the_bench_at_once() {
+    let _serial = serial();
+    let seen = Arc::new(AtomicU64::new(0));
+    let counter = seen.clone();
+    // The warm-up request is answered; every request after it hangs.
+    let server = FakeServer::start("slow-model", move |req| {
+        if is_metrics(req) {
+            return Reply::status(404, "no metrics");
+        }
+        match counter.fetch_add(1, Ordering::SeqCst) {
+            0 => generated(10, 1000.0),
+            _ => Reply::hang(),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("fake={}", server.url());
+    let out_dir = run.display().to_string();
+    let mut args = vec!["bench", "--endpoint", &url, "--out", &out_dir];
+    args.extend(
+        "--warmup 1 --runs 1 --max-tokens 10 --concurrency 1024 --rounds 1 --prefill none"
+            .split_whitespace(),
+    );
+    // Signalled once hundreds of the warm-up round's 1024 requests hang at the server.
+    let (out, took) = sigterm_when(&args, "the round reaches the server", || {
+        seen.load(Ordering::SeqCst) > 300
+    });
+    assert!(took < Duration::from_secs(5), "it stops at once ({took:?})");
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("bench.json")).unwrap()).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(r["warmup"]["requests"], 1, "the answered request is kept");
+    assert_eq!(logged(&run).len(), 1);
+}
+
+/// A metrics page that never answers does not hold up SIGTERM: the bench abandons the probe,
+/// keeps what it measured and exits at once.
+#[cfg(unix)]
+#[test]
+fn sigterm_while_the_metrics_probe_hangs_stops_the_bench_at_once() {
+    let _serial = serial();
+    let probes = Arc::new(AtomicU64::new(0));
+    let counter = probes.clone();
+    // The probe before the decode runs finds no page; the one after them hangs.
+    let server = FakeServer::start("slow-model", move |req| {
+        if !is_metrics(req) {
+            return generated(10, 1000.0);
+        }
+        match counter.fetch_add(1, Ordering::SeqCst) {
+            0 => Reply::status(404, "no metrics"),
+            _ => Reply::hang(),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("fake={}", server.url());
+    let out_dir = run.display().to_string();
+    let mut args = vec!["bench", "--endpoint", &url, "--out", &out_dir];
+    args.extend(
+        "--warmup 0 --runs 2 --max-tokens 10 --concurrency none --prefill none --retries 0"
+            .split_whitespace(),
+    );
+    let (out, took) = sigterm_when(&args, "the second probe reaches the server", || {
+        probes.load(Ordering::SeqCst) >= 2
+    });
+    assert!(took < Duration::from_secs(5), "it stops at once ({took:?})");
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("bench.json")).unwrap()).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(r["decode"]["runs"].as_array().unwrap().len(), 2, "{r}");
+    assert!(r["spec_decode"].is_null());
+    assert_eq!(logged(&run).len(), 2);
+}

@@ -252,6 +252,7 @@ fn replies(calls: &[ExpectedCall]) -> (String, String) {
             id: Some("call_0".into()),
             name: Some("unrequested".into()),
             arguments: Some("{}".into()),
+            arguments_type: None,
         }]);
         return (text.text(), wrong.text());
     }
@@ -262,6 +263,7 @@ fn replies(calls: &[ExpectedCall]) -> (String, String) {
             id: Some(format!("call_{i}")),
             name: Some(c.name.clone()),
             arguments: Some(Value::Object(c.arguments.clone()).to_string()),
+            arguments_type: None,
         })
         .collect();
     (calling(made).text(), text.text())
