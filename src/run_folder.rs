@@ -3,7 +3,7 @@
 //! skipping torn or unreadable lines), and reading a run file with an error that names it; and
 //! the compare run folder ([`CompareFolder`]), which owns the names of its files. (bench, soak,
 //! project and logprobs folders are typed beside their schemas: `bench::folder`,
-//! `project::folder`, `logprobs::folder`.)
+//! `project::folder`, `logprobs::folder`.) Every failed write is a [`WriteFailed`].
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, Write};
@@ -12,6 +12,28 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+
+/// A run folder or one of its files could not be written (a full disk, no permission, a path
+/// that is a file): the results are not all out, whichever file it was (exit 3, `crate::error`).
+#[derive(Debug, thiserror::Error)]
+#[error("{what} {}", path.display())]
+pub struct WriteFailed {
+    /// What could not be done: `cannot write`, `cannot create`, ….
+    what: &'static str,
+    path: PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+impl WriteFailed {
+    fn new<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Self + 'a {
+        move |source| WriteFailed {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
 
 /// `coherence <version>`: the `tool` field of every file a run writes.
 pub fn tool_version() -> String {
@@ -39,8 +61,8 @@ fn first_free(base: PathBuf) -> PathBuf {
 
 /// Create the run folder (and its parents).
 pub fn create_run_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create run folder {}", dir.display()))
+    std::fs::create_dir_all(dir).map_err(WriteFailed::new("cannot create run folder", dir))?;
+    Ok(())
 }
 
 /// Write `bytes` to a temp file next to `path` (named after it and this process), then rename it
@@ -69,15 +91,13 @@ pub fn write_atomic_with(
             write(&mut out)?;
             out.flush()
         })
-        .with_context(|| format!("cannot write {}", tmp.display()))
-        .and_then(|()| {
-            std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-        });
+        .map_err(WriteFailed::new("cannot write", &tmp))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(WriteFailed::new("cannot write", path)));
     if written.is_err() {
         // Best effort: a temp file left by a failed write is litter, not data.
         let _ = std::fs::remove_file(&tmp);
     }
-    written
+    Ok(written?)
 }
 
 /// Read and parse `dir/name`; `what` names the kind of folder (`run`, `soak run`) and file
@@ -198,7 +218,7 @@ impl JsonLines {
             .write(true)
             .truncate(true)
             .open(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+            .map_err(WriteFailed::new("cannot create", path))?;
         Ok(JsonLines {
             path: path.to_path_buf(),
             file,
@@ -216,7 +236,7 @@ impl JsonLines {
             .create(true)
             .append(true)
             .open(path)
-            .with_context(|| format!("cannot open {} for appending", path.display()))?;
+            .map_err(WriteFailed::new("cannot open for appending", path))?;
         Ok(JsonLines {
             path: path.to_path_buf(),
             file,
@@ -230,14 +250,15 @@ impl JsonLines {
         self.file
             .write_all(&line)
             .and_then(|_| self.file.flush())
-            .with_context(|| format!("cannot write to {}", self.path.display()))
+            .map_err(WriteFailed::new("cannot write to", &self.path))?;
+        Ok(())
     }
 }
 
 /// Make a file that does not end in a newline end in one: keep a last line that is a whole JSON
 /// object or array (only its newline was lost), cut one that is not (torn mid-write).
 fn mend_tail(path: &Path) -> anyhow::Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(WriteFailed::new("cannot open for appending", path))?;
     if bytes.is_empty() || bytes.ends_with(b"\n") {
         return Ok(());
     }
@@ -251,7 +272,7 @@ fn mend_tail(path: &Path) -> anyhow::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
         .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .map_err(WriteFailed::new("cannot write", path))?;
     if whole {
         file.seek(std::io::SeekFrom::End(0))
             .and_then(|_| file.write_all(b"\n"))
@@ -259,7 +280,8 @@ fn mend_tail(path: &Path) -> anyhow::Result<()> {
     } else {
         file.set_len(start as u64)
     }
-    .with_context(|| format!("cannot write {}", path.display()))
+    .map_err(WriteFailed::new("cannot write", path))?;
+    Ok(())
 }
 
 /// What a JSON Lines file held.
@@ -334,6 +356,36 @@ fn count_lines(path: &Path) -> anyhow::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_failed_write_is_a_write_failure_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A folder where a file should be: no write to it can succeed.
+        for name in ["results.json", "records.jsonl"] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        std::fs::write(dir.path().join("report.md"), "a file, not a folder").unwrap();
+        let errors = [
+            write_atomic(&dir.path().join("results.json"), b"{}").unwrap_err(),
+            JsonLines::append_to(&dir.path().join("records.jsonl"))
+                .err()
+                .unwrap(),
+            JsonLines::create(&dir.path().join("records.jsonl"))
+                .err()
+                .unwrap(),
+            create_run_dir(&dir.path().join("report.md/run")).unwrap_err(),
+        ];
+        for e in errors {
+            assert!(e.is::<WriteFailed>(), "{e:#}");
+            let text = format!("{e:#}");
+            assert!(
+                ["results.json", "records.jsonl", "report.md"]
+                    .iter()
+                    .any(|name| text.contains(name)),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn the_name_holds_command_stamp_and_endpoints() {

@@ -43,6 +43,18 @@ pub enum RunError {
     Send(anyhow::Error),
 }
 
+impl RunError {
+    /// The error inside, whichever stage it came from.
+    pub fn cause(&self) -> &anyhow::Error {
+        match self {
+            RunError::Folder(e)
+            | RunError::Config(e)
+            | RunError::Endpoint(e)
+            | RunError::Send(e) => e,
+        }
+    }
+}
+
 /// Resolve each endpoint's model from `GET /models` unless `--model` named it. An endpoint whose
 /// model cannot be resolved stops the run before anything is sent. A replayed endpoint keeps what
 /// its run recorded and is not asked.
