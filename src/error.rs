@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::run::RunError;
-use crate::run_folder::WriteFailed;
+use crate::run_folder::{FolderInUse, WriteFailed};
 
 /// The documented process exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,11 +95,13 @@ pub enum Failure {
 
 impl Failure {
     /// The failure a run-folder error is wherever it arises, whatever the call site said: a
-    /// file that could not be written is an output failure (a full disk reads the same for
-    /// every file).
+    /// folder another process holds is a usage error (nothing was written), a file that could
+    /// not be written is an output failure (a full disk reads the same for every file).
     fn forced_by(error: &anyhow::Error) -> Option<Failure> {
         error.chain().find_map(|e| {
-            if e.is::<WriteFailed>() {
+            if e.is::<FolderInUse>() {
+                Some(Failure::Usage)
+            } else if e.is::<WriteFailed>() {
                 Some(Failure::Output)
             } else {
                 e.downcast_ref::<RunError>()
@@ -298,6 +300,11 @@ mod tests {
         let setup = CliError::from(RunError::Folder(failed_write()));
         assert_eq!(setup.exit(), Exit::Incomplete);
         assert!(setup.to_string().contains("results.json"), "{setup}");
+        let busy = FolderInUse {
+            dir: dir.path().to_path_buf(),
+            pid: Some(7),
+        };
+        assert_eq!(CliError::output(busy).exit(), Exit::Usage);
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! skipping torn or unreadable lines), and reading a run file with an error that names it; and
 //! the compare run folder ([`CompareFolder`]), which owns the names of its files. (bench, soak,
 //! project and logprobs folders are typed beside their schemas: `bench::folder`,
-//! `project::folder`, `logprobs::folder`.) Every failed write is a [`WriteFailed`].
+//! `project::folder`, `logprobs::folder`.) Every write into a folder first holds it for this
+//! process ([`lock`]), and every failed write is a [`WriteFailed`].
+
+mod lock;
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, Write};
@@ -12,6 +15,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+
+pub use lock::{FolderInUse, LOCK_FILE};
 
 /// A run folder or one of its files could not be written (a full disk, no permission, a path
 /// that is a file): the results are not all out, whichever file it was (exit 3, `crate::error`).
@@ -32,6 +37,14 @@ impl WriteFailed {
             path: path.to_path_buf(),
             source,
         }
+    }
+}
+
+/// Hold the folder `path` is in for this process before writing it (see [`lock`]).
+fn hold_folder_of(path: &Path) -> anyhow::Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => lock::hold(dir),
+        _ => lock::hold(Path::new(".")),
     }
 }
 
@@ -59,14 +72,23 @@ fn first_free(base: PathBuf) -> PathBuf {
     dir
 }
 
-/// Create the run folder (and its parents).
+/// Create the run folder (and its parents) and hold it for this process: refused with
+/// [`FolderInUse`] while another process holds it.
 pub fn create_run_dir(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).map_err(WriteFailed::new("cannot create run folder", dir))?;
-    Ok(())
+    lock::hold(dir)
 }
 
-/// Write `bytes` to a temp file next to `path` (named after it and this process), then rename it
-/// over `path`, so a kill never leaves half a file. Errors name the file that could not be written.
+/// Hold the existing run folder `dir` for this process now (a resume), so that a second process
+/// is refused ([`FolderInUse`]) before it asks an endpoint anything; a new folder is held when
+/// [`create_run_dir`] makes it, and any folder at its first write.
+pub fn hold_run_dir(dir: &Path) -> anyhow::Result<()> {
+    lock::hold(dir)
+}
+
+/// Write `bytes` to a temp file next to `path` (`.NAME.PID.tmp`, swept by the next process that
+/// holds the folder when a kill leaves it), then rename it over `path`, so a kill never leaves
+/// half a file. Errors name the file that could not be written.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     write_atomic_with(path, |out| out.write_all(bytes))
 }
@@ -80,6 +102,7 @@ pub fn write_atomic_with(
     let name = path
         .file_name()
         .with_context(|| format!("cannot write {}: not a file path", path.display()))?;
+    hold_folder_of(path)?;
     let tmp = path.with_file_name(format!(
         ".{}.{}.tmp",
         name.to_string_lossy(),
@@ -213,6 +236,7 @@ pub struct JsonLines {
 impl JsonLines {
     /// Create (or truncate) `path`.
     pub fn create(path: &Path) -> anyhow::Result<Self> {
+        hold_folder_of(path)?;
         let file = OpenOptions::new()
             .create(true)
             .write(true)
@@ -229,6 +253,7 @@ impl JsonLines {
     /// newline so the next line starts on a line of its own: a complete line (one that parses)
     /// gets its newline, a torn one left by a killed writer is cut off.
     pub fn append_to(path: &Path) -> anyhow::Result<Self> {
+        hold_folder_of(path)?;
         if path.exists() {
             mend_tail(path)?;
         }
@@ -357,6 +382,16 @@ fn count_lines(path: &Path) -> anyhow::Result<usize> {
 mod tests {
     use super::*;
 
+    /// The names in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn every_failed_write_is_a_write_failure_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -421,11 +456,7 @@ mod tests {
         write_atomic(&path, b"one\n").unwrap();
         write_atomic(&path, b"two\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("manifest.json")]);
+        assert_eq!(names_in(dir.path()), [LOCK_FILE, "manifest.json"]);
         let err = write_atomic(&dir.path().join("missing/x.json"), b"").unwrap_err();
         assert!(
             format!("{err:#}").contains(".x.json."),
@@ -448,7 +479,7 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "{\"whole\": true}\n"
         );
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(names_in(dir.path()), [LOCK_FILE, "results.json"]);
     }
 
     #[test]

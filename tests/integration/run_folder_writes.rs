@@ -1,5 +1,6 @@
 //! Writing run folders: a file that cannot be written ends any command with exit 3 naming it,
-//! whichever file it is.
+//! whichever file it is, and the temp files killed writes left behind are swept by the next
+//! process that writes the folder. (One process per folder: `resume.rs`.)
 
 use std::path::Path;
 
@@ -35,4 +36,23 @@ fn a_run_file_that_cannot_be_written_is_exit_3_whichever_file_it_is() {
     );
     assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
     assert!(stderr(&out).contains("bench.jsonl"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_temp_files_of_killed_writes_are_swept_by_the_next_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = correct_server();
+    let run = dir.path().join("run");
+    assert_eq!(exit_code(&compare_into(dir.path(), &server, &run)), 0);
+    // What writes killed between creating their temp file and renaming it leave behind.
+    let stale = [".results.json.4242.tmp", ".report.html.77.tmp"];
+    for name in stale {
+        std::fs::write(run.join(name), "half a file").unwrap();
+    }
+    let out = coherence(&["score", &run.display().to_string()], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    for name in stale {
+        assert!(!run.join(name).exists(), "{name} is left");
+    }
+    assert!(run.join("results.json").is_file());
 }
