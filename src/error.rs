@@ -6,6 +6,7 @@
 use std::fmt;
 
 use crate::run::RunError;
+use crate::run_folder::{FolderInUse, WriteFailed};
 
 /// The documented process exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +95,22 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The failure a run-folder error is wherever it arises, whatever the call site said: a
+    /// folder another process holds is a usage error (nothing was written), a file that could
+    /// not be written is an output failure (a full disk reads the same for every file).
+    fn forced_by(error: &anyhow::Error) -> Option<Failure> {
+        error.chain().find_map(|e| {
+            if e.is::<FolderInUse>() {
+                Some(Failure::Usage)
+            } else if e.is::<WriteFailed>() {
+                Some(Failure::Output)
+            } else {
+                e.downcast_ref::<RunError>()
+                    .and_then(|run| Failure::forced_by(run.cause()))
+            }
+        })
+    }
+
     /// The one mapping from a failure to an exit code.
     pub fn exit(self) -> Exit {
         match self {
@@ -114,10 +131,13 @@ pub struct CliError {
 }
 
 impl CliError {
+    /// An error of `failure`, unless it is a run-folder error, whose failure is always the
+    /// same ([`Failure::forced_by`]).
     pub fn new(failure: Failure, error: impl Into<anyhow::Error>) -> Self {
+        let error = error.into();
         CliError {
-            failure,
-            error: error.into(),
+            failure: Failure::forced_by(&error).unwrap_or(failure),
+            error,
         }
     }
 
@@ -268,6 +288,25 @@ mod tests {
             assert_eq!(codes, ["0", "1", "2", "3"], "{help}");
             assert!(help.ends_with(CLOSED_STDOUT), "{help}");
         }
+    }
+
+    #[test]
+    fn run_folder_errors_end_the_same_whatever_the_call_site_said() {
+        let dir = tempfile::tempdir().unwrap();
+        // A folder where results.json goes: the write fails, as on a full disk.
+        std::fs::create_dir(dir.path().join("results.json")).unwrap();
+        let failed_write = || {
+            crate::run_folder::write_atomic(&dir.path().join("results.json"), b"{}").unwrap_err()
+        };
+        assert_eq!(CliError::usage(failed_write()).exit(), Exit::Incomplete);
+        let setup = CliError::from(RunError::Folder(failed_write()));
+        assert_eq!(setup.exit(), Exit::Incomplete);
+        assert!(setup.to_string().contains("results.json"), "{setup}");
+        let busy = FolderInUse {
+            dir: dir.path().to_path_buf(),
+            pid: Some(7),
+        };
+        assert_eq!(CliError::output(busy).exit(), Exit::Usage);
     }
 
     #[test]

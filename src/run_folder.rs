@@ -3,7 +3,10 @@
 //! skipping torn or unreadable lines), and reading a run file with an error that names it; and
 //! the compare run folder ([`CompareFolder`]), which owns the names of its files. (bench, soak,
 //! project and logprobs folders are typed beside their schemas: `bench::folder`,
-//! `project::folder`, `logprobs::folder`.)
+//! `project::folder`, `logprobs::folder`.) Every write into a folder first holds it for this
+//! process ([`lock`]), and every failed write is a [`WriteFailed`].
+
+mod lock;
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, Write};
@@ -12,6 +15,38 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+
+pub use lock::{FolderInUse, LOCK_FILE};
+
+/// A run folder or one of its files could not be written (a full disk, no permission, a path
+/// that is a file): the results are not all out, whichever file it was (exit 3, `crate::error`).
+#[derive(Debug, thiserror::Error)]
+#[error("{what} {}", path.display())]
+pub struct WriteFailed {
+    /// What could not be done: `cannot write`, `cannot create`, ….
+    what: &'static str,
+    path: PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+impl WriteFailed {
+    fn new<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Self + 'a {
+        move |source| WriteFailed {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Hold the folder `path` is in for this process before writing it (see [`lock`]).
+fn hold_folder_of(path: &Path) -> anyhow::Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => lock::hold(dir),
+        _ => lock::hold(Path::new(".")),
+    }
+}
 
 /// `coherence <version>`: the `tool` field of every file a run writes.
 pub fn tool_version() -> String {
@@ -37,14 +72,23 @@ fn first_free(base: PathBuf) -> PathBuf {
     dir
 }
 
-/// Create the run folder (and its parents).
+/// Create the run folder (and its parents) and hold it for this process: refused with
+/// [`FolderInUse`] while another process holds it.
 pub fn create_run_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create run folder {}", dir.display()))
+    std::fs::create_dir_all(dir).map_err(WriteFailed::new("cannot create run folder", dir))?;
+    lock::hold(dir)
 }
 
-/// Write `bytes` to a temp file next to `path` (named after it and this process), then rename it
-/// over `path`, so a kill never leaves half a file. Errors name the file that could not be written.
+/// Hold the existing run folder `dir` for this process now (a resume), so that a second process
+/// is refused ([`FolderInUse`]) before it asks an endpoint anything; a new folder is held when
+/// [`create_run_dir`] makes it, and any folder at its first write.
+pub fn hold_run_dir(dir: &Path) -> anyhow::Result<()> {
+    lock::hold(dir)
+}
+
+/// Write `bytes` to a temp file next to `path` (`.NAME.PID.tmp`, swept by the next process that
+/// holds the folder when a kill leaves it), then rename it over `path`, so a kill never leaves
+/// half a file. Errors name the file that could not be written.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     write_atomic_with(path, |out| out.write_all(bytes))
 }
@@ -58,6 +102,7 @@ pub fn write_atomic_with(
     let name = path
         .file_name()
         .with_context(|| format!("cannot write {}: not a file path", path.display()))?;
+    hold_folder_of(path)?;
     let tmp = path.with_file_name(format!(
         ".{}.{}.tmp",
         name.to_string_lossy(),
@@ -69,15 +114,13 @@ pub fn write_atomic_with(
             write(&mut out)?;
             out.flush()
         })
-        .with_context(|| format!("cannot write {}", tmp.display()))
-        .and_then(|()| {
-            std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-        });
+        .map_err(WriteFailed::new("cannot write", &tmp))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(WriteFailed::new("cannot write", path)));
     if written.is_err() {
         // Best effort: a temp file left by a failed write is litter, not data.
         let _ = std::fs::remove_file(&tmp);
     }
-    written
+    Ok(written?)
 }
 
 /// Read and parse `dir/name`; `what` names the kind of folder (`run`, `soak run`) and file
@@ -193,12 +236,13 @@ pub struct JsonLines {
 impl JsonLines {
     /// Create (or truncate) `path`.
     pub fn create(path: &Path) -> anyhow::Result<Self> {
+        hold_folder_of(path)?;
         let file = OpenOptions::new()
             .create(true)
             .write(true)
             .truncate(true)
             .open(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+            .map_err(WriteFailed::new("cannot create", path))?;
         Ok(JsonLines {
             path: path.to_path_buf(),
             file,
@@ -209,6 +253,7 @@ impl JsonLines {
     /// newline so the next line starts on a line of its own: a complete line (one that parses)
     /// gets its newline, a torn one left by a killed writer is cut off.
     pub fn append_to(path: &Path) -> anyhow::Result<Self> {
+        hold_folder_of(path)?;
         if path.exists() {
             mend_tail(path)?;
         }
@@ -216,7 +261,7 @@ impl JsonLines {
             .create(true)
             .append(true)
             .open(path)
-            .with_context(|| format!("cannot open {} for appending", path.display()))?;
+            .map_err(WriteFailed::new("cannot open for appending", path))?;
         Ok(JsonLines {
             path: path.to_path_buf(),
             file,
@@ -230,14 +275,15 @@ impl JsonLines {
         self.file
             .write_all(&line)
             .and_then(|_| self.file.flush())
-            .with_context(|| format!("cannot write to {}", self.path.display()))
+            .map_err(WriteFailed::new("cannot write to", &self.path))?;
+        Ok(())
     }
 }
 
 /// Make a file that does not end in a newline end in one: keep a last line that is a whole JSON
 /// object or array (only its newline was lost), cut one that is not (torn mid-write).
 fn mend_tail(path: &Path) -> anyhow::Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(WriteFailed::new("cannot open for appending", path))?;
     if bytes.is_empty() || bytes.ends_with(b"\n") {
         return Ok(());
     }
@@ -251,7 +297,7 @@ fn mend_tail(path: &Path) -> anyhow::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
         .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .map_err(WriteFailed::new("cannot write", path))?;
     if whole {
         file.seek(std::io::SeekFrom::End(0))
             .and_then(|_| file.write_all(b"\n"))
@@ -259,7 +305,8 @@ fn mend_tail(path: &Path) -> anyhow::Result<()> {
     } else {
         file.set_len(start as u64)
     }
-    .with_context(|| format!("cannot write {}", path.display()))
+    .map_err(WriteFailed::new("cannot write", path))?;
+    Ok(())
 }
 
 /// What a JSON Lines file held.
@@ -335,6 +382,46 @@ fn count_lines(path: &Path) -> anyhow::Result<usize> {
 mod tests {
     use super::*;
 
+    /// The names in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn every_failed_write_is_a_write_failure_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A folder where a file should be: no write to it can succeed.
+        for name in ["results.json", "records.jsonl"] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        std::fs::write(dir.path().join("report.md"), "a file, not a folder").unwrap();
+        let errors = [
+            write_atomic(&dir.path().join("results.json"), b"{}").unwrap_err(),
+            JsonLines::append_to(&dir.path().join("records.jsonl"))
+                .err()
+                .unwrap(),
+            JsonLines::create(&dir.path().join("records.jsonl"))
+                .err()
+                .unwrap(),
+            create_run_dir(&dir.path().join("report.md/run")).unwrap_err(),
+        ];
+        for e in errors {
+            assert!(e.is::<WriteFailed>(), "{e:#}");
+            let text = format!("{e:#}");
+            assert!(
+                ["results.json", "records.jsonl", "report.md"]
+                    .iter()
+                    .any(|name| text.contains(name)),
+                "{text}"
+            );
+        }
+    }
+
     #[test]
     fn the_name_holds_command_stamp_and_endpoints() {
         // Digits masked: the stamp is the current UTC time.
@@ -369,11 +456,7 @@ mod tests {
         write_atomic(&path, b"one\n").unwrap();
         write_atomic(&path, b"two\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("manifest.json")]);
+        assert_eq!(names_in(dir.path()), [LOCK_FILE, "manifest.json"]);
         let err = write_atomic(&dir.path().join("missing/x.json"), b"").unwrap_err();
         assert!(
             format!("{err:#}").contains(".x.json."),
@@ -396,7 +479,7 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "{\"whole\": true}\n"
         );
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(names_in(dir.path()), [LOCK_FILE, "results.json"]);
     }
 
     #[test]

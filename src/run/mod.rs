@@ -24,7 +24,7 @@ use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::engine::Progress;
 use crate::gate::Gate;
-use crate::run_folder::{create_run_dir, tool_version};
+use crate::run_folder::{create_run_dir, hold_run_dir, tool_version};
 
 /// Why a run could not start or go on. The face maps each to an exit code (`error.rs`).
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +41,18 @@ pub enum RunError {
     /// Sending or journalling failed after the run began; the journal keeps what was sent.
     #[error("{0:#}")]
     Send(anyhow::Error),
+}
+
+impl RunError {
+    /// The error inside, whichever stage it came from.
+    pub fn cause(&self) -> &anyhow::Error {
+        match self {
+            RunError::Folder(e)
+            | RunError::Config(e)
+            | RunError::Endpoint(e)
+            | RunError::Send(e) => e,
+        }
+    }
 }
 
 /// Resolve each endpoint's model from `GET /models` unless `--model` named it. An endpoint whose
@@ -273,6 +285,7 @@ pub struct RunOutcome {
 
 /// Execute a compare plan: manifest, journal, requests. Scoring and reports come after.
 pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, RunError> {
+    hold_run_dir(&plan.dir).map_err(RunError::Folder)?;
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
     create_run_dir(&plan.dir).map_err(RunError::Folder)?;
     let sampling = run_sampling(plan, &resolved).await;

@@ -33,6 +33,7 @@ mod regrade;
 mod resume;
 mod robustness;
 mod run_folder_values;
+mod run_folder_writes;
 mod secrets;
 mod selftest;
 mod smoke;

@@ -95,6 +95,57 @@ fn sigkill_midway_then_resume_sends_only_what_is_missing() {
     assert_eq!(manifest["invocations"].as_array().unwrap().len(), 2);
 }
 
+/// Two processes on one run folder: a second `compare --resume` (and a `score`, which writes
+/// results.json) is refused with exit 2 naming the first one's pid, sending nothing; once the
+/// first is killed, its lock is gone with it and a resume completes the run.
+#[cfg(unix)]
+#[test]
+fn a_run_folder_in_use_is_refused_to_a_second_process_until_the_first_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, args, run) = slow_run(dir.path());
+    let mut first = Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args(&args)
+        .env_remove("OPENAI_API_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while records_so_far(&run) < 2 {
+        assert!(started.elapsed() < Duration::from_secs(20), "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let holder = format!("in use by pid {}", first.id());
+    let second = resume(dir.path(), &run, &[]);
+    assert_eq!(exit_code(&second), 2, "{}", stderr(&second));
+    assert!(stderr(&second).contains(&holder), "{}", stderr(&second));
+    let run_s = run.display().to_string();
+    let score = coherence(&["score", &run_s], dir.path(), &[]);
+    assert_eq!(exit_code(&score), 2, "{}", stderr(&score));
+    assert!(stderr(&score).contains(&holder), "{}", stderr(&score));
+
+    first.kill().unwrap(); // SIGKILL: no chance to release anything
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200)); // what it wrote before dying has arrived
+    let sent = a.completion_requests().len() + b.completion_requests().len();
+    let kept = records(&run).len();
+    assert!(kept < 40, "killed before the end ({kept} answers kept)");
+    let third = resume(dir.path(), &run, &[]);
+    assert_eq!(exit_code(&third), 0, "{}", stderr(&third));
+    assert_eq!(records(&run).len(), 40);
+    assert_eq!(results(&run)["complete"], json!(true));
+    // The refused processes sent nothing: the resume sent exactly what was missing.
+    let resent = a.completion_requests().len() + b.completion_requests().len() - sent;
+    assert_eq!(resent, 40 - kept);
+}
+
+/// The records journalled in `run` so far.
+fn records_so_far(run: &Path) -> usize {
+    std::fs::read_to_string(run.join("records.jsonl"))
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
 #[test]
 fn a_torn_last_line_is_tolerated_on_resume() {
     let dir = tempfile::tempdir().unwrap();
