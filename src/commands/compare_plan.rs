@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail};
 
 use super::flags::{
-    client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys,
+    client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys, Sampled,
 };
 use super::long_plan::plan_long;
 use super::saved_run::keep_replayed;
@@ -158,7 +158,11 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
             new_scope(args, mode, &names, selected)?
         }
     };
-    run.sampling.params = parse_params(&args.params, std::mem::take(&mut run.sampling.params))?;
+    run.sampling.params = parse_params(
+        &args.params,
+        std::mem::take(&mut run.sampling.params),
+        Sampled::Greedy,
+    )?;
     run.sampling.logprobs |= args.logprobs;
     if args.logprobs {
         run.sampling.teacher_forcing = Some(true);

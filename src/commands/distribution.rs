@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::anyhow;
 
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
+use super::flags::{client_options, endpoint_specs, parse_params, with_keys, Sampled};
 use super::stdout::print;
 use crate::analysis::same_model_headline;
 use crate::cli::DistributionArgs;
@@ -82,7 +82,7 @@ fn sampling(
         ))
     })?;
     let base = saved.map(|s| s.params.clone()).unwrap_or_default();
-    let params = parse_params(&args.params, base).usage_err()?;
+    let params = parse_params(&args.params, base, Sampled::AtTemperature).usage_err()?;
     if let Some(k) = OWN_FLAGS.iter().find(|k| params.contains_key(**k)) {
         return Err(CliError::usage(anyhow!(
             "--param {k}: give it as --{} instead, so the manifest and report state it",

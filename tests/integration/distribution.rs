@@ -259,6 +259,39 @@ fn usage_errors_name_what_is_wrong() {
     );
 }
 
+/// `--param` may not set what the run controls: the temperature (the refusal says what is
+/// really sent, not temperature 0), the budget under its newer name, or a penalty.
+#[test]
+fn params_that_override_the_sampling_are_refused_saying_what_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    for (param, says) in [
+        (
+            "temperature=0",
+            "distribution sends the --temperature given",
+        ),
+        ("max_completion_tokens=5", "use --max-tokens"),
+        ("frequency_penalty=1", "changes what is sampled"),
+        ("presence_penalty=1", "changes what is sampled"),
+        ("repetition_penalty=1.2", "changes what is sampled"),
+    ] {
+        let run = coherence(
+            &args(&a, &b, &out, &["--temperature", "1", "--param", param]),
+            dir.path(),
+            &[],
+        );
+        let err = stderr(&run);
+        assert_eq!(exit_code(&run), 2, "{param}: {err}");
+        assert!(
+            err.contains(&format!("--param `{param}`")) && err.contains(says),
+            "{param}: {err}"
+        );
+        assert!(!err.contains("temperature 0"), "{param}: {err}");
+    }
+    assert!(chat_requests(&a).is_empty());
+}
+
 #[test]
 fn the_manifest_records_the_command_line_with_the_key_redacted() {
     let dir = tempfile::tempdir().unwrap();
