@@ -11,6 +11,7 @@ use crate::bench::sizes::token_count;
 use crate::bench::traffic::Kind;
 use crate::catalogue::generator::MAX_ITEMS;
 use crate::catalogue::{Suite, SuiteChoice};
+use crate::distribution::limits::{MAX_PERMUTATIONS, MAX_SAMPLES, MIN_PERMUTATIONS, MIN_SAMPLES};
 use crate::error::{exit_codes_help, Exit};
 use crate::gate::Gate;
 
@@ -1063,7 +1064,7 @@ pub struct DistributionArgs {
     pub top_k: Option<u32>,
     /// Samples per prompt and endpoint [default: 10, or the run's own on --resume; a larger N
     /// on --resume adds samples].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(i64::from(MIN_SAMPLES)..=i64::from(MAX_SAMPLES)))]
     pub samples: Option<u32>,
     /// Token budget for every prompt (default: the prompt's own).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -1073,7 +1074,7 @@ pub struct DistributionArgs {
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
     /// Label permutations of the test [default: 1000].
-    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(99..=100_000))]
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(i64::from(MIN_PERMUTATIONS)..=i64::from(MAX_PERMUTATIONS)))]
     pub permutations: Option<u32>,
     /// Seed of the permutations [default: 0].
     #[arg(long, value_name = "N")]
@@ -1101,21 +1102,19 @@ pub struct DistributionArgs {
 }
 
 fn parse_temperature(raw: &str) -> Result<f64, String> {
-    match raw.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 2.0 => Ok(v),
-        _ => Err(format!(
-            "`{raw}` is not a sampling temperature: give a number above 0 and at most 2, e.g. 0.7"
-        )),
-    }
+    let value: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{raw}` is not a number, e.g. 0.7"))?;
+    crate::distribution::limits::check_temperature(value).map(|()| value)
 }
 
 fn parse_top_p(raw: &str) -> Result<f64, String> {
-    match raw.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
-        _ => Err(format!(
-            "`{raw}` is not a top_p: give a number above 0 and at most 1, e.g. 0.95"
-        )),
-    }
+    let value: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{raw}` is not a number, e.g. 0.95"))?;
+    crate::distribution::limits::check_top_p(value).map(|()| value)
 }
 
 #[cfg(test)]

@@ -99,6 +99,27 @@ pub fn read_run_file<T: DeserializeOwned>(
     serde_json::from_str(&text).with_context(|| format!("{}: invalid {what}", path.display()))
 }
 
+/// A run file whose values serde cannot check (a range, a list that must not be empty), checked
+/// once read back: the error names the field.
+pub trait Checked {
+    fn check(&self) -> Result<(), String>;
+}
+
+/// [`read_run_file`], then [`Checked::check`]: a value out of bounds is an error naming the file
+/// and the field (`DIR/manifest.json: invalid manifest: `repeats` is 0; …`).
+pub fn read_checked_run_file<T: DeserializeOwned + Checked>(
+    dir: &Path,
+    name: &str,
+    folder: &str,
+    what: &str,
+) -> anyhow::Result<T> {
+    let value: T = read_run_file(dir, name, folder, what)?;
+    value
+        .check()
+        .map_err(|e| anyhow::anyhow!("{}: invalid {what}: {e}", dir.join(name).display()))?;
+    Ok(value)
+}
+
 /// A `coherence compare` run folder (also what `score`, `report`, `determinism` and `selftest`
 /// read and write): the one place its file names are written down. The schemas live with their
 /// modules (`run::Manifest`, `run::Record`, `load::LoadRecord`, `logprobs::forced::ForcedLine`,
@@ -151,6 +172,11 @@ impl CompareFolder {
     /// Parse the manifest; an error says the folder is not a run folder.
     pub fn read_manifest<T: DeserializeOwned>(&self) -> anyhow::Result<T> {
         self.read(Self::MANIFEST, "manifest")
+    }
+
+    /// Parse the manifest and check what serde cannot ([`Checked`]).
+    pub fn read_checked_manifest<T: DeserializeOwned + Checked>(&self) -> anyhow::Result<T> {
+        read_checked_run_file(&self.dir, Self::MANIFEST, "run", "manifest")
     }
 
     /// Parse one whole file of the folder; `what` names it in errors.

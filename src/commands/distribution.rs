@@ -12,6 +12,7 @@ use crate::cli::DistributionArgs;
 use crate::distribution::analyse::TestSettings;
 use crate::distribution::answer::{default_gate, unmeasured};
 use crate::distribution::folder::DistributionFolder;
+use crate::distribution::limits::OWN_FLAGS;
 use crate::distribution::mmd::{DEFAULT_ALPHA, DEFAULT_PERMUTATIONS};
 use crate::distribution::prompts::built_in;
 use crate::distribution::results::{DistributionResults, SamplingParams};
@@ -22,9 +23,6 @@ use crate::run_folder::new_run_dir;
 
 /// Samples per prompt and endpoint when `--samples` is not given.
 pub const DEFAULT_SAMPLES: u32 = 10;
-
-/// Request fields that have their own flag here.
-const OWN_FLAGS: [&str; 2] = ["top_p", "top_k"];
 
 pub fn distribution(args: &DistributionArgs, argv: Vec<String>) -> Result<Exit, CliError> {
     let plan = plan(args, argv)?;

@@ -13,6 +13,7 @@ use serde_json::json;
 use super::analyse::{analyse, PromptSamples, TestSettings};
 use super::answer;
 use super::folder::DistributionFolder;
+use super::limits;
 use super::prompts::{read, score_context};
 use super::report;
 use super::results::{DistributionResults, EndpointModel, SamplingParams};
@@ -21,9 +22,10 @@ use crate::endpoint::{ClientOptions, EndpointSpec};
 use crate::engine::Progress;
 use crate::gate::Gate;
 use crate::run::journal::{self, Journal};
+use crate::run::manifest::check_base_url;
 use crate::run::Line;
 use crate::run::{self, resolve_targets, Job, PlannedEndpoint, Record, RunError, Sampling, Target};
-use crate::run_folder::tool_version;
+use crate::run_folder::{tool_version, Checked};
 
 /// What a distribution run was started with; `--resume` reads it back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,6 +41,34 @@ pub struct DistributionManifest {
     pub seed: u64,
     pub gate: Gate,
     pub invocations: Vec<Vec<String>>,
+}
+
+impl Checked for DistributionManifest {
+    /// What serde cannot check: two endpoints with distinct names and http(s) URLs, prompts,
+    /// sampling parameters and test settings within the bounds the flags have (`limits`).
+    fn check(&self) -> Result<(), String> {
+        if self.endpoints.len() != 2 {
+            return Err(format!(
+                "`endpoints` lists {}; a distribution run has exactly two",
+                self.endpoints.len()
+            ));
+        }
+        if self.endpoints[0].name == self.endpoints[1].name {
+            return Err(format!(
+                "endpoint name `{}` appears twice",
+                self.endpoints[0].name
+            ));
+        }
+        for e in &self.endpoints {
+            check_base_url(&e.base_url)
+                .map_err(|why| format!("endpoint `{}`: `base_url` {why}", e.name))?;
+        }
+        if self.prompts.is_empty() {
+            return Err("`prompts` is empty".into());
+        }
+        limits::check_sampling(&self.sampling)?;
+        limits::check_test(self.alpha, self.permutations)
+    }
 }
 
 /// A distribution run, built by the face from flags (and the manifest of a resumed run).

@@ -259,6 +259,75 @@ fn usage_errors_name_what_is_wrong() {
     );
 }
 
+/// A distribution.json edited out of bounds (by hand, or by a hostile file) is refused on
+/// `--resume` before anything is sent, naming the file and the field, as manifest.json is.
+#[test]
+fn a_resumed_manifest_out_of_bounds_is_refused_naming_the_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let first = coherence(
+        &args(&a, &b, &out, &["--temperature", "0.7", "--samples", "2"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&first), 0, "{}", stderr(&first));
+    let sent = chat_requests(&a).len();
+    let path = out.join("distribution.json");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let cases: [(&str, Value, &str); 7] = [
+        (
+            "/sampling/samples",
+            serde_json::json!(4_294_967_295u64),
+            "`sampling.samples` is 4294967295",
+        ),
+        (
+            "/sampling/samples",
+            serde_json::json!(0),
+            "`sampling.samples` is 0",
+        ),
+        (
+            "/sampling/temperature",
+            serde_json::json!(-1),
+            "`sampling.temperature`",
+        ),
+        ("/sampling/top_p", serde_json::json!(5), "`sampling.top_p`"),
+        (
+            "/sampling/params",
+            serde_json::json!({"repetition_penalty": 1.3}),
+            "`repetition_penalty`",
+        ),
+        (
+            "/permutations",
+            serde_json::json!(4_000_000_000u64),
+            "`permutations` is 4000000000",
+        ),
+        ("/alpha", serde_json::json!(2), "`alpha` is 2"),
+    ];
+    for (field, value, says) in cases {
+        let mut bad = good.clone();
+        *bad.pointer_mut(field).unwrap() = value;
+        std::fs::write(&path, serde_json::to_vec_pretty(&bad).unwrap()).unwrap();
+        let resumed = coherence(
+            &[
+                "distribution",
+                "--resume",
+                &out.display().to_string(),
+                "--quiet",
+            ],
+            dir.path(),
+            &[],
+        );
+        let err = stderr(&resumed);
+        assert_eq!(exit_code(&resumed), 2, "{field}: {err}");
+        assert!(
+            err.contains("distribution.json: invalid distribution manifest") && err.contains(says),
+            "{field}: {err}"
+        );
+    }
+    assert_eq!(chat_requests(&a).len(), sent, "nothing is sent");
+}
+
 /// `--param` may not set what the run controls: the temperature (the refusal says what is
 /// really sent, not temperature 0), the budget under its newer name, or a penalty.
 #[test]

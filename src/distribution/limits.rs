@@ -1,0 +1,105 @@
+//! The bounds of a distribution run's settings, one list for the command line and for
+//! distribution.json read back by `--resume` (where an error names the field): samples,
+//! permutations, temperature, top_p, top_k, the token budget, the test's level, the request
+//! fields a `--param` may not set.
+
+use super::results::SamplingParams;
+use crate::run::params::refused;
+
+/// Samples per prompt and endpoint: the unbiased MMD² needs two a side; above 1000 the
+/// statistics would outgrow a run.
+pub const MIN_SAMPLES: u32 = 2;
+pub const MAX_SAMPLES: u32 = 1000;
+
+/// Label permutations of the test: 99 gives p-values down to 0.01.
+pub const MIN_PERMUTATIONS: u32 = 99;
+pub const MAX_PERMUTATIONS: u32 = 100_000;
+
+/// The highest temperature a run samples at.
+pub const MAX_TEMPERATURE: f64 = 2.0;
+
+/// Request fields with their own flag, which a `--param` may not set either.
+pub const OWN_FLAGS: [&str; 2] = ["top_p", "top_k"];
+
+/// A sampling temperature above 0 and at most [`MAX_TEMPERATURE`].
+pub fn check_temperature(t: f64) -> Result<(), String> {
+    (t > 0.0 && t <= MAX_TEMPERATURE).then_some(()).ok_or_else(|| {
+        format!("{t} is not a sampling temperature: give a number above 0 and at most {MAX_TEMPERATURE}, e.g. 0.7")
+    })
+}
+
+/// A top_p above 0 and at most 1.
+pub fn check_top_p(p: f64) -> Result<(), String> {
+    (p > 0.0 && p <= 1.0).then_some(()).ok_or_else(|| {
+        format!("{p} is not a top_p: give a number above 0 and at most 1, e.g. 0.95")
+    })
+}
+
+/// What serde cannot check of the sampling parameters; the error names the field.
+pub fn check_sampling(s: &SamplingParams) -> Result<(), String> {
+    check_temperature(s.temperature).map_err(|e| format!("`sampling.temperature`: {e}"))?;
+    if let Some(p) = s.top_p {
+        check_top_p(p).map_err(|e| format!("`sampling.top_p`: {e}"))?;
+    }
+    if s.top_k == Some(0) {
+        return Err("`sampling.top_k` is 0; give 1 or more".into());
+    }
+    if !(MIN_SAMPLES..=MAX_SAMPLES).contains(&s.samples) {
+        return Err(format!(
+            "`sampling.samples` is {}; give between {MIN_SAMPLES} and {MAX_SAMPLES}",
+            s.samples
+        ));
+    }
+    if s.max_tokens == Some(0) {
+        return Err("`sampling.max_tokens` is 0; give 1 or more".into());
+    }
+    if let Some(k) = s
+        .params
+        .keys()
+        .find(|k| refused(k).is_some() || OWN_FLAGS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "`sampling.params` sets `{k}`, which a distribution run sends itself or refuses"
+        ));
+    }
+    Ok(())
+}
+
+/// What serde cannot check of the test settings; the error names the field.
+pub fn check_test(alpha: f64, permutations: u32) -> Result<(), String> {
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(format!("`alpha` is {alpha}; give a level between 0 and 1"));
+    }
+    if !(MIN_PERMUTATIONS..=MAX_PERMUTATIONS).contains(&permutations) {
+        return Err(format!(
+            "`permutations` is {permutations}; give between {MIN_PERMUTATIONS} and {MAX_PERMUTATIONS}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_out_of_bounds_names_the_field() {
+        let good = SamplingParams {
+            temperature: 0.7,
+            top_p: None,
+            top_k: None,
+            samples: 10,
+            max_tokens: None,
+            params: serde_json::Map::new(),
+        };
+        assert_eq!(check_sampling(&good), Ok(()));
+        let e = check_sampling(&SamplingParams {
+            temperature: f64::NAN,
+            ..good.clone()
+        })
+        .unwrap_err();
+        assert!(e.contains("`sampling.temperature`"), "{e}");
+        assert!(check_test(0.05, 1000).is_ok());
+        assert!(check_test(f64::NAN, 1000).is_err());
+    }
+}
