@@ -3,6 +3,7 @@
 //! permutations, temperature, top_p, top_k, the token budget, the test's level, the request
 //! fields a `--param` may not set.
 
+use super::mmd::pairs_per_permutation;
 use super::results::SamplingParams;
 use crate::run::params::refused;
 
@@ -78,9 +79,46 @@ pub fn check_test(alpha: f64, permutations: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The most kernel look-ups the statistics may take (the permutation test and both controls):
+/// 10^10, about ten seconds on one core of a recent CPU. The work grows with the samples squared
+/// times the permutations (`statistics_work`), so 1000 samples a side allow 416 permutations;
+/// a `--permutations` above what fits is refused, the default is reduced to fit and says so.
+pub const MAX_STATISTICS_WORK: u64 = 10_000_000_000;
+
+/// Kernel look-ups of the statistics over `prompts` prompts with `samples` a side and
+/// `permutations` permutations: per permutation and prompt, the pairs within each side of the
+/// test (two sides of `samples`) and of each endpoint's control (its halves).
+pub fn statistics_work(prompts: usize, samples: u32, permutations: u32) -> u64 {
+    let s = samples as usize;
+    let per_prompt = pairs_per_permutation(s, s) + 2 * pairs_per_permutation(s.div_ceil(2), s / 2);
+    per_prompt
+        .saturating_mul(prompts as u64)
+        .saturating_mul(u64::from(permutations))
+}
+
+/// The most permutations within [`MAX_STATISTICS_WORK`] (at least 1).
+pub fn permutations_within(prompts: usize, samples: u32) -> u32 {
+    let one = statistics_work(prompts, samples, 1).max(1);
+    u32::try_from(MAX_STATISTICS_WORK / one)
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_work_grows_with_samples_squared_times_permutations() {
+        // 16 prompts, 10 samples a side, 1000 permutations: 16 × (90 + 2 × 20) × 1000.
+        assert_eq!(statistics_work(16, 10, 1000), 16 * 130 * 1000);
+        assert!(statistics_work(16, 10, 1000) < MAX_STATISTICS_WORK);
+        assert!(statistics_work(16, 1000, 100_000) > 100 * MAX_STATISTICS_WORK);
+        let fit = permutations_within(16, 1000);
+        assert!((400..=420).contains(&fit), "{fit}");
+        assert!(statistics_work(16, 1000, fit) <= MAX_STATISTICS_WORK);
+        assert!(statistics_work(16, 1000, fit + 1) > MAX_STATISTICS_WORK);
+    }
 
     #[test]
     fn sampling_out_of_bounds_names_the_field() {

@@ -361,6 +361,77 @@ fn params_that_override_the_sampling_are_refused_saying_what_is_sent() {
     assert!(chat_requests(&a).is_empty());
 }
 
+/// A fake answering 1 MB samples: the kernel compares each sample's first characters (counted
+/// in results.json), so the statistics take moments, with their progress on stderr.
+#[test]
+fn megabyte_samples_are_cut_before_the_kernel_and_the_statistics_show_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let verbose = |seed: u64| {
+        FakeServer::start("sampled-model", move |req: &Incoming| {
+            let filler = "lorem ipsum dolor sit amet ".repeat(40_000);
+            let word = WORDS[(req.call as usize + seed as usize) % WORDS.len()];
+            Reply::content(&format!("{word} {filler} The answer is 3."))
+        })
+    };
+    let (a, b) = (verbose(0), verbose(1));
+    let out = dir.path().join("run");
+    let mut flags = args(&a, &b, &out, &["--temperature", "1", "--samples", "2"]);
+    flags.retain(|f| f != "--quiet");
+    let started = std::time::Instant::now();
+    let run = coherence(&flags, dir.path(), &[]);
+    let took = started.elapsed();
+    let err = stderr(&run);
+    assert_eq!(exit_code(&run), 0, "{err}");
+    assert!(took.as_secs() < 60, "took {took:?}");
+    let d = &results(&out)["distribution"];
+    assert_eq!(d["sample_chars"], 2000);
+    // Every open prompt's sample (8 prompts, 2 samples, 2 endpoints) was cut.
+    assert!(d["clipped_samples"].as_u64().unwrap() >= 32, "{d:#}");
+    assert!(d["method_statement"]
+        .as_str()
+        .unwrap()
+        .contains("first 2000 characters"));
+    assert!(
+        err.contains("statistics: 16 prompts, up to 2 samples a side, 1000 permutations")
+            && err.contains("permutation 1000 of 1000"),
+        "{err}"
+    );
+}
+
+/// Samples × permutations beyond the statistics' work bound are refused before anything is
+/// sent, saying the most permutations that fit.
+#[test]
+fn too_many_samples_times_permutations_are_refused_saying_what_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let run = coherence(
+        &args(
+            &a,
+            &b,
+            &out,
+            &[
+                "--temperature",
+                "1",
+                "--samples",
+                "1000",
+                "--permutations",
+                "100000",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    let err = stderr(&run);
+    assert_eq!(exit_code(&run), 2, "{err}");
+    assert!(
+        err.contains("--permutations 100000 with --samples 1000")
+            && err.contains("give --permutations at most 417"),
+        "{err}"
+    );
+    assert!(chat_requests(&a).is_empty());
+}
+
 #[test]
 fn the_manifest_records_the_command_line_with_the_key_redacted() {
     let dir = tempfile::tempdir().unwrap();
