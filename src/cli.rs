@@ -223,13 +223,22 @@ impl SuiteArgs {
         } else {
             self.suites.clone()
         };
-        SuiteChoice::new(
+        let choice = SuiteChoice::new(
             suites,
             self.seed.unwrap_or(base.seed),
             self.items.unwrap_or(base.items),
         )
         .map_err(|e| format!("--items: {e}"))
-        .map(|choice| self.long.apply(choice, base))
+        .map(|choice| self.long.apply(choice, base))?;
+        if let Some(flag) = self.long.first_given() {
+            if !choice.includes(Suite::Long) {
+                return Err(format!(
+                    "{flag} shapes the long suite, which this run does not send: add --suite long"
+                ));
+            }
+        }
+        choice.long.check()?;
+        Ok(choice)
     }
 }
 
@@ -1167,12 +1176,12 @@ pub struct LongArgs {
     #[arg(long, value_name = "PCT,PCT", value_delimiter = ',', value_parser = crate::catalogue::long::parse_depth)]
     pub depths: Vec<u8>,
     /// With --suite long: items per (length, depth) cell [default: 2].
-    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::catalogue::long::MAX_PER_CELL as u64))]
     pub per_cell: Option<usize>,
     /// With --suite long: the context window in tokens when `GET /models` reports no
     /// `max_model_len`; items that would not fit (prompt + answer budget) are skipped, never
-    /// sent [default: 8192].
-    #[arg(long, value_name = "TOKENS", value_parser = RangedU64ValueParser::<u64>::new().range(256..))]
+    /// sent; at most 1048576 (a larger `max_model_len` is clamped to it) [default: 8192].
+    #[arg(long, value_name = "TOKENS", value_parser = crate::catalogue::long::parse_context)]
     pub max_context: Option<u64>,
 }
 
@@ -1199,5 +1208,17 @@ impl LongArgs {
     /// Whether `--max-context` was given (it then wins over `GET /models`).
     pub fn context_given(&self) -> bool {
         self.max_context.is_some()
+    }
+
+    /// The first of these flags given, which only the long suite reads.
+    fn first_given(&self) -> Option<&'static str> {
+        [
+            (!self.lengths.is_empty(), "--lengths"),
+            (!self.depths.is_empty(), "--depths"),
+            (self.per_cell.is_some(), "--per-cell"),
+            (self.max_context.is_some(), "--max-context"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
     }
 }

@@ -12,6 +12,7 @@ use super::flags::{
 use super::long_plan::plan_long;
 use super::saved_run::keep_replayed;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
+use crate::catalogue::long::Texts;
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
@@ -136,8 +137,14 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         suites = with_rounds(suites, rule, args.suite.items, previous.as_ref())?;
     }
     let client = client_options(&args.client)?;
-    let long_notes = plan_long(&mut suites, args, &endpoints, &client, previous.is_some());
-    let catalogue = load_catalogue_for(catalogue_flag.as_deref())?.with_suites(suites);
+    let long_notes = plan_long(&mut suites, args, &endpoints, &client, previous.is_some())?;
+    // A dry run counts the long items' planned tokens from their ids: no haystack is built.
+    let texts = if args.dry_run {
+        Texts::Planned
+    } else {
+        Texts::Built
+    };
+    let catalogue = load_catalogue_for(catalogue_flag.as_deref())?.with_suites_as(suites, texts);
     let selected: Vec<String> = catalogue
         .select(&args.only, &args.category)
         .map_err(|e| anyhow!(e))?

@@ -162,6 +162,7 @@ impl CatalogueInfo {
                 ))
             }
             Some(l) => {
+                l.choice.check()?;
                 choice.long = l.choice.clone();
                 choice.seed = l.seed;
             }
