@@ -6,7 +6,7 @@
 //! `project::folder`, `logprobs::folder`.)
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -263,29 +263,53 @@ impl JsonLines {
 /// Make a file that does not end in a newline end in one: keep a last line that is a whole JSON
 /// object or array (only its newline was lost), cut one that is not (torn mid-write).
 fn mend_tail(path: &Path) -> anyhow::Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.is_empty() || bytes.ends_with(b"\n") {
-        return Ok(());
-    }
-    let start = bytes
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let whole = serde_json::from_slice::<serde_json::Value>(&bytes[start..])
-        .is_ok_and(|v| v.is_object() || v.is_array());
+    let context = || format!("cannot mend {}", path.display());
     let mut file = OpenOptions::new()
+        .read(true)
         .write(true)
         .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .with_context(context)?;
+    let start = last_line_start(&mut file).with_context(context)?;
+    let Some(start) = start else {
+        return Ok(());
+    };
+    let mut last = Vec::new();
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.read_to_end(&mut last))
+        .with_context(context)?;
+    let whole = serde_json::from_slice::<serde_json::Value>(&last)
+        .is_ok_and(|v| v.is_object() || v.is_array());
     if whole {
-        file.seek(std::io::SeekFrom::End(0))
+        file.seek(SeekFrom::End(0))
             .and_then(|_| file.write_all(b"\n"))
             .and_then(|()| file.flush())
     } else {
-        file.set_len(start as u64)
+        file.set_len(start)
     }
     .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Where the last line of `file` starts when it lacks its newline (None: the file is empty or
+/// ends in one), read backwards a block at a time: a journal of gigabytes is never read whole.
+fn last_line_start(file: &mut File) -> std::io::Result<Option<u64>> {
+    const BLOCK: u64 = 64 * 1024;
+    let len = file.metadata()?.len();
+    let mut end = len;
+    let mut block = Vec::new();
+    while end > 0 {
+        let from = end.saturating_sub(BLOCK);
+        block.resize((end - from) as usize, 0);
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut block)?;
+        if end == len && block.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = block.iter().rposition(|b| *b == b'\n') {
+            return Ok(Some(from + i as u64 + 1));
+        }
+        end = from;
+    }
+    Ok((len > 0).then_some(0))
 }
 
 /// What a JSON Lines file held.
@@ -492,6 +516,30 @@ mod tests {
         std::fs::write(&path, b"{\"n\": 1}").unwrap();
         drop(JsonLines::append_to(&path).unwrap());
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"n\": 1}\n");
+    }
+
+    #[test]
+    fn a_last_line_longer_than_a_block_is_mended_from_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let long = "x".repeat(200 * 1024);
+        let whole = format!("{{\"n\": 1}}\n{{\"t\": \"{long}\"}}");
+        std::fs::write(&path, &whole).unwrap();
+        drop(JsonLines::append_to(&path).unwrap());
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            format!("{whole}\n").into_bytes()
+        );
+        let torn = format!("{{\"n\": 1}}\n{{\"t\": \"{long}");
+        std::fs::write(&path, &torn).unwrap();
+        drop(JsonLines::append_to(&path).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"n\": 1}\n");
+        std::fs::write(&path, &long).unwrap();
+        drop(JsonLines::append_to(&path).unwrap());
+        assert!(
+            std::fs::read(&path).unwrap().is_empty(),
+            "a torn only line is cut"
+        );
     }
 
     #[test]
