@@ -314,8 +314,10 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
                     note: None,
                     raw_body: Some(
                         serde_json::json!({"choices": [{"message": {"content": answer}}]})
-                            .to_string(),
+                            .to_string()
+                            .into(),
                     ),
+                    texts_in_raw_body: false,
                 };
                 serde_json::to_writer(&mut out, &record).unwrap();
                 out.write_all(b"\n").unwrap();

@@ -11,6 +11,7 @@ use crate::bench::sizes::token_count;
 use crate::bench::traffic::Kind;
 use crate::catalogue::generator::MAX_ITEMS;
 use crate::catalogue::{Suite, SuiteChoice};
+use crate::distribution::limits::{MAX_PERMUTATIONS, MAX_SAMPLES, MIN_PERMUTATIONS, MIN_SAMPLES};
 use crate::error::{exit_codes_help, Exit};
 use crate::gate::Gate;
 
@@ -222,13 +223,22 @@ impl SuiteArgs {
         } else {
             self.suites.clone()
         };
-        SuiteChoice::new(
+        let choice = SuiteChoice::new(
             suites,
             self.seed.unwrap_or(base.seed),
             self.items.unwrap_or(base.items),
         )
         .map_err(|e| format!("--items: {e}"))
-        .map(|choice| self.long.apply(choice, base))
+        .map(|choice| self.long.apply(choice, base))?;
+        if let Some(flag) = self.long.first_given() {
+            if !choice.includes(Suite::Long) {
+                return Err(format!(
+                    "{flag} shapes the long suite, which this run does not send: add --suite long"
+                ));
+            }
+        }
+        choice.long.check()?;
+        Ok(choice)
     }
 }
 
@@ -1096,7 +1106,7 @@ pub struct DistributionArgs {
     pub top_k: Option<u32>,
     /// Samples per prompt and endpoint [default: 10, or the run's own on --resume; a larger N
     /// on --resume adds samples].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(i64::from(MIN_SAMPLES)..=i64::from(MAX_SAMPLES)))]
     pub samples: Option<u32>,
     /// Token budget for every prompt (default: the prompt's own).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -1106,7 +1116,7 @@ pub struct DistributionArgs {
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
     /// Label permutations of the test [default: 1000].
-    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(99..=100_000))]
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(i64::from(MIN_PERMUTATIONS)..=i64::from(MAX_PERMUTATIONS)))]
     pub permutations: Option<u32>,
     /// Seed of the permutations [default: 0].
     #[arg(long, value_name = "N")]
@@ -1134,21 +1144,19 @@ pub struct DistributionArgs {
 }
 
 fn parse_temperature(raw: &str) -> Result<f64, String> {
-    match raw.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 2.0 => Ok(v),
-        _ => Err(format!(
-            "`{raw}` is not a sampling temperature: give a number above 0 and at most 2, e.g. 0.7"
-        )),
-    }
+    let value: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{raw}` is not a number, e.g. 0.7"))?;
+    crate::distribution::limits::check_temperature(value).map(|()| value)
 }
 
 fn parse_top_p(raw: &str) -> Result<f64, String> {
-    match raw.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
-        _ => Err(format!(
-            "`{raw}` is not a top_p: give a number above 0 and at most 1, e.g. 0.95"
-        )),
-    }
+    let value: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{raw}` is not a number, e.g. 0.95"))?;
+    crate::distribution::limits::check_top_p(value).map(|()| value)
 }
 
 #[cfg(test)]
@@ -1201,12 +1209,12 @@ pub struct LongArgs {
     #[arg(long, value_name = "PCT,PCT", value_delimiter = ',', value_parser = crate::catalogue::long::parse_depth)]
     pub depths: Vec<u8>,
     /// With --suite long: items per (length, depth) cell [default: 2].
-    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::catalogue::long::MAX_PER_CELL as u64))]
     pub per_cell: Option<usize>,
     /// With --suite long: the context window in tokens when `GET /models` reports no
     /// `max_model_len`; items that would not fit (prompt + answer budget) are skipped, never
-    /// sent [default: 8192].
-    #[arg(long, value_name = "TOKENS", value_parser = RangedU64ValueParser::<u64>::new().range(256..))]
+    /// sent; at most 1048576 (a larger `max_model_len` is clamped to it) [default: 8192].
+    #[arg(long, value_name = "TOKENS", value_parser = crate::catalogue::long::parse_context)]
     pub max_context: Option<u64>,
 }
 
@@ -1233,5 +1241,17 @@ impl LongArgs {
     /// Whether `--max-context` was given (it then wins over `GET /models`).
     pub fn context_given(&self) -> bool {
         self.max_context.is_some()
+    }
+
+    /// The first of these flags given, which only the long suite reads.
+    fn first_given(&self) -> Option<&'static str> {
+        [
+            (!self.lengths.is_empty(), "--lengths"),
+            (!self.depths.is_empty(), "--depths"),
+            (self.per_cell.is_some(), "--per-cell"),
+            (self.max_context.is_some(), "--max-context"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
     }
 }

@@ -9,7 +9,7 @@
 mod lock;
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -142,6 +142,27 @@ pub fn read_run_file<T: DeserializeOwned>(
     serde_json::from_str(&text).with_context(|| format!("{}: invalid {what}", path.display()))
 }
 
+/// A run file whose values serde cannot check (a range, a list that must not be empty), checked
+/// once read back: the error names the field.
+pub trait Checked {
+    fn check(&self) -> Result<(), String>;
+}
+
+/// [`read_run_file`], then [`Checked::check`]: a value out of bounds is an error naming the file
+/// and the field (`DIR/manifest.json: invalid manifest: `repeats` is 0; …`).
+pub fn read_checked_run_file<T: DeserializeOwned + Checked>(
+    dir: &Path,
+    name: &str,
+    folder: &str,
+    what: &str,
+) -> anyhow::Result<T> {
+    let value: T = read_run_file(dir, name, folder, what)?;
+    value
+        .check()
+        .map_err(|e| anyhow::anyhow!("{}: invalid {what}: {e}", dir.join(name).display()))?;
+    Ok(value)
+}
+
 /// A `coherence compare` run folder (also what `score`, `report`, `determinism` and `selftest`
 /// read and write): the one place its file names are written down. The schemas live with their
 /// modules (`run::Manifest`, `run::Record`, `load::LoadRecord`, `logprobs::forced::ForcedLine`,
@@ -194,6 +215,11 @@ impl CompareFolder {
     /// Parse the manifest; an error says the folder is not a run folder.
     pub fn read_manifest<T: DeserializeOwned>(&self) -> anyhow::Result<T> {
         self.read(Self::MANIFEST, "manifest")
+    }
+
+    /// Parse the manifest and check what serde cannot ([`Checked`]).
+    pub fn read_checked_manifest<T: DeserializeOwned + Checked>(&self) -> anyhow::Result<T> {
+        read_checked_run_file(&self.dir, Self::MANIFEST, "run", "manifest")
     }
 
     /// Parse one whole file of the folder; `what` names it in errors.
@@ -283,30 +309,54 @@ impl JsonLines {
 /// Make a file that does not end in a newline end in one: keep a last line that is a whole JSON
 /// object or array (only its newline was lost), cut one that is not (torn mid-write).
 fn mend_tail(path: &Path) -> anyhow::Result<()> {
-    let bytes = std::fs::read(path).map_err(WriteFailed::new("cannot open for appending", path))?;
-    if bytes.is_empty() || bytes.ends_with(b"\n") {
-        return Ok(());
-    }
-    let start = bytes
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let whole = serde_json::from_slice::<serde_json::Value>(&bytes[start..])
-        .is_ok_and(|v| v.is_object() || v.is_array());
+    let failed = |e| WriteFailed::new("cannot mend", path)(e);
     let mut file = OpenOptions::new()
+        .read(true)
         .write(true)
         .open(path)
-        .map_err(WriteFailed::new("cannot write", path))?;
+        .map_err(failed)?;
+    let start = last_line_start(&mut file).map_err(failed)?;
+    let Some(start) = start else {
+        return Ok(());
+    };
+    let mut last = Vec::new();
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.read_to_end(&mut last))
+        .map_err(failed)?;
+    let whole = serde_json::from_slice::<serde_json::Value>(&last)
+        .is_ok_and(|v| v.is_object() || v.is_array());
     if whole {
-        file.seek(std::io::SeekFrom::End(0))
+        file.seek(SeekFrom::End(0))
             .and_then(|_| file.write_all(b"\n"))
             .and_then(|()| file.flush())
     } else {
-        file.set_len(start as u64)
+        file.set_len(start)
     }
     .map_err(WriteFailed::new("cannot write", path))?;
     Ok(())
+}
+
+/// Where the last line of `file` starts when it lacks its newline (None: the file is empty or
+/// ends in one), read backwards a block at a time: a journal of gigabytes is never read whole.
+fn last_line_start(file: &mut File) -> std::io::Result<Option<u64>> {
+    const BLOCK: u64 = 64 * 1024;
+    let len = file.metadata()?.len();
+    let mut end = len;
+    let mut block = Vec::new();
+    while end > 0 {
+        let from = end.saturating_sub(BLOCK);
+        block.resize((end - from) as usize, 0);
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut block)?;
+        if end == len && block.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = block.iter().rposition(|b| *b == b'\n') {
+            return Ok(Some(from + i as u64 + 1));
+        }
+        end = from;
+    }
+    Ok((len > 0).then_some(0))
 }
 
 /// What a JSON Lines file held.
@@ -549,6 +599,30 @@ mod tests {
         std::fs::write(&path, b"{\"n\": 1}").unwrap();
         drop(JsonLines::append_to(&path).unwrap());
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"n\": 1}\n");
+    }
+
+    #[test]
+    fn a_last_line_longer_than_a_block_is_mended_from_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let long = "x".repeat(200 * 1024);
+        let whole = format!("{{\"n\": 1}}\n{{\"t\": \"{long}\"}}");
+        std::fs::write(&path, &whole).unwrap();
+        drop(JsonLines::append_to(&path).unwrap());
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            format!("{whole}\n").into_bytes()
+        );
+        let torn = format!("{{\"n\": 1}}\n{{\"t\": \"{long}");
+        std::fs::write(&path, &torn).unwrap();
+        drop(JsonLines::append_to(&path).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"n\": 1}\n");
+        std::fs::write(&path, &long).unwrap();
+        drop(JsonLines::append_to(&path).unwrap());
+        assert!(
+            std::fs::read(&path).unwrap().is_empty(),
+            "a torn only line is cut"
+        );
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub fn analyze_load(
             let answer = rec.scored_text(&prompt.score);
             score(&prompt.score, &answer, ctx)
                 .extracted
-                .unwrap_or_else(|| answer.into_owned())
+                .unwrap_or_else(|| answer.to_string())
         });
         grouped
             .entry((endpoint, prompt_id))

@@ -23,6 +23,7 @@ mod parity;
 mod per_prompt;
 mod probe;
 mod quality;
+pub mod quote;
 mod results;
 mod rollup;
 mod run_figures;
@@ -72,6 +73,7 @@ use families::PairFamilies;
 use per_prompt::prompt_results;
 pub use run_figures::pair_families;
 use run_figures::{back_to_back_warning, other_budgets, roll_up};
+use tool_calls::ToolCalls;
 
 /// "Same model?" from the pairs' figures; the sequential decisions count only in an
 /// `--until-decided` run (stopping on a look would invalidate the fixed-sample verdict there).
@@ -136,6 +138,8 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
     let mut behaviour = same_model_answer(manifest, &figures, &families, &sequential);
     let tool_calls = tool_calls::analyze(inputs, &names);
+    let clipped = answers.clipped + tool_calls.as_ref().map_or(0, ToolCalls::clipped_texts);
+    warnings.extend(quote::warning(clipped));
     if let Some(t) = &tool_calls {
         behaviour.refuted_by(t.reasons());
     }

@@ -2,7 +2,6 @@
 //! pair of the reference with another endpoint given a verdict, a kind and a noise label; and
 //! what the journal lacked (missing slots, failed requests).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,11 +10,12 @@ use super::determinism::{determinism_of, Class, RepeatOutcome};
 use super::divergence::first_divergence;
 use super::inputs::Inputs;
 use super::kind::{self, DivergenceKind};
+use super::quote::Quoter;
 use super::results::{AnswerResult, CodeRun, PairResult, PromptResult, RepeatAnswer};
 use super::verdict::{pair_verdict, Side, Verdict};
 use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};
-use crate::endpoint::LogprobToken;
+use crate::endpoint::{LogprobToken, Text};
 use crate::run::journal::{effective_in, Slot};
 use crate::run::record::{Answered, Line};
 use crate::score::{cut_off, score, Detail, Score, ScoreContext, ScorerSpec};
@@ -30,6 +30,8 @@ pub struct PromptResults {
     pub missing: usize,
     /// Prompts of the run that the catalogue no longer has (skipped).
     pub warnings: Vec<String>,
+    /// Texts longer than `quote::QUOTE_BYTES`, quoted clipped.
+    pub clipped: usize,
 }
 
 /// What one endpoint did on one prompt, before comparing.
@@ -96,7 +98,9 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
         request_failures: 0,
         missing: 0,
         warnings: Vec::new(),
+        clipped: 0,
     };
+    let mut quoter = Quoter::default();
     for id in &manifest.prompts {
         let Some(prompt) = catalogue.get(id) else {
             out.warnings.push(format!(
@@ -130,8 +134,14 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
             }
             per_endpoint.push(ep);
         }
-        out.prompts.push(prompt_result(prompt, names, per_endpoint));
+        // Compared on the whole texts; quoted clipped, so no reply is held whole in the results.
+        let mut result = prompt_result(prompt, names, per_endpoint);
+        for answer in result.answers.values_mut() {
+            quoter.answer(answer);
+        }
+        out.prompts.push(result);
     }
+    out.clipped = quoter.clipped;
     out
 }
 
@@ -161,8 +171,9 @@ fn score_all<'a>(
     slots: &'a BTreeMap<Slot<&str>, &Answered>,
     ctx: &ScoreContext,
 ) -> HashMap<&'a Slot<&'a str>, Arc<Score>> {
-    let mut distinct: HashMap<(&str, Cow<str>, bool), usize> = HashMap::new();
-    let mut work: Vec<(&Prompt, Cow<str>, bool)> = Vec::new();
+    // Keyed by the shared text itself: a repeat of an answer costs a pointer, not a copy.
+    let mut distinct: HashMap<(&str, Text, bool), usize> = HashMap::new();
+    let mut work: Vec<(&Prompt, Text, bool)> = Vec::new();
     let mut slot_work: Vec<(&Slot<&str>, usize)> = Vec::with_capacity(slots.len());
     for (slot, r) in slots.iter().filter(|(_, r)| r.is_usable()) {
         let Some(prompt) = catalogue.get(slot.prompt) else {
@@ -188,7 +199,7 @@ fn score_all<'a>(
             s.spawn(|| {
                 let mut i = next.fetch_add(1, Ordering::Relaxed);
                 while let Some((prompt, answer, truncated)) = work.get(i) {
-                    let (answer, truncated) = (answer.as_ref(), *truncated);
+                    let (answer, truncated) = (&**answer, *truncated);
                     let mut scored = score(&prompt.score, answer, ctx);
                     if truncated {
                         scored = cut_off(&prompt.score, answer, scored);

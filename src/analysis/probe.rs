@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::quote::quote;
 use super::FAILED_KEY;
 use crate::load::journal::ProbeCondition;
 
@@ -31,7 +32,7 @@ pub type ByCondition = BTreeMap<ProbeCondition, Vec<Probe>>;
 pub fn histogram(probes: &[Probe]) -> BTreeMap<String, u32> {
     let mut h = BTreeMap::new();
     for p in probes {
-        *h.entry(p.bucket()).or_default() += 1;
+        *h.entry(quote(p.bucket())).or_default() += 1;
     }
     h
 }

@@ -439,6 +439,15 @@ pub struct AnswerResult {
     /// For a code answer (a `js` prompt): whether its tests ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<CodeRun>,
+    /// A text quoted here (the answer, the scorer's reading, the evidence, a repeat's) is longer
+    /// than `analysis::quote::QUOTE_BYTES` and quoted clipped, with a marker; records.jsonl holds
+    /// it whole. Absent when nothing is clipped.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub clipped: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One repeat's answer, with where it sat in what the endpoint was sent. A long run holds one per

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::inputs::Inputs;
+use super::quote::Quoter;
 use super::stats::mcnemar_exact;
 use crate::run::journal::{effective_in, Slot};
 use crate::run::record::Line;
@@ -17,6 +18,17 @@ use crate::score::{Detail, ScorerSpec};
 pub struct ToolCalls {
     pub endpoints: Vec<EndpointToolCalls>,
     pub pairs: Vec<PairToolCalls>,
+}
+
+impl ToolCalls {
+    /// Failing items quoted clipped.
+    pub fn clipped_texts(&self) -> usize {
+        self.endpoints
+            .iter()
+            .flat_map(|e| &e.failing)
+            .filter(|f| f.clipped)
+            .count()
+    }
 }
 
 /// One endpoint's replies to the tool items (each item's first repeat).
@@ -57,6 +69,13 @@ pub struct FailingItem {
     pub prompt: String,
     pub reply: String,
     pub evidence: String,
+    /// The reply or the evidence is longer than `quote::QUOTE_BYTES` and quoted clipped.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub clipped: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The other endpoint against the reference on the tool items both answered.
@@ -86,8 +105,10 @@ pub struct PairToolCalls {
 struct Checked {
     prompt: String,
     found: ToolCallFound,
+    /// The reply and the evidence, as quoted.
     reply: String,
     evidence: String,
+    clipped: bool,
 }
 
 /// The section for the run's tool items, or `None` when it has none.
@@ -122,11 +143,16 @@ pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
                     let Detail::ToolCall(found) = scored.detail else {
                         return None;
                     };
+                    let (mut reply, mut evidence) =
+                        (scored.as_written.unwrap_or_default(), scored.evidence);
+                    let mut quoter = Quoter::default();
+                    let clipped = quoter.string(&mut reply) | quoter.string(&mut evidence);
                     Some(Checked {
                         prompt: p.id.clone(),
                         found,
-                        reply: scored.as_written.unwrap_or_default(),
-                        evidence: scored.evidence,
+                        reply,
+                        evidence,
+                        clipped,
                     })
                 })
                 .collect()
@@ -182,6 +208,7 @@ fn endpoint(name: &str, checked: &[Option<Checked>]) -> EndpointToolCalls {
                 prompt: c.prompt.clone(),
                 reply: c.reply.clone(),
                 evidence: c.evidence.clone(),
+                clipped: c.clipped,
             })
             .collect(),
     }

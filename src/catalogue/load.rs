@@ -7,6 +7,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::generator;
+use super::long::Texts;
 use super::spec::{Message, Prompt, PromptRequest, Role, SourceLocation, ToolUse, CATEGORIES};
 use super::suite::{Suite, SuiteChoice};
 use super::tools;
@@ -148,6 +149,11 @@ impl Catalogue {
     /// This catalogue (its files: the core suite) with the chosen suites: without its own
     /// prompts when `core` is not chosen, followed by the generated items when `generated` is.
     pub fn with_suites(self, choice: SuiteChoice) -> Catalogue {
+        self.with_suites_as(choice, Texts::Built)
+    }
+
+    /// [`Catalogue::with_suites`], the long items with their text or only their plan (a dry run).
+    pub fn with_suites_as(self, choice: SuiteChoice, texts: Texts) -> Catalogue {
         let mut prompts = if choice.includes(Suite::Core) {
             self.prompts
         } else {
@@ -164,7 +170,7 @@ impl Catalogue {
             prompts.extend(tools::items());
         }
         if choice.includes(Suite::Long) {
-            prompts.extend(super::long::generate(choice.seed, &choice.long).0);
+            prompts.extend(super::long::generate_as(choice.seed, &choice.long, texts).0);
         }
         Catalogue::new(self.dir, prompts, self.hash, choice)
     }

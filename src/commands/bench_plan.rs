@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::Map;
 
-use super::flags::{client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys};
+use super::flags::{
+    client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys, Sampled,
+};
 use crate::bench::baseline::Baseline;
 use crate::bench::folder::{BenchFolder, SoakFolder};
 use crate::bench::plan::{BenchSettings, Graded, Load, Slo};
@@ -70,7 +72,7 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
         prefill,
         prefill_runs: args.prefill_runs,
         stream: false,
-        params: parse_params(&args.params, Map::new())?,
+        params: parse_params(&args.params, Map::new(), Sampled::Greedy)?,
     };
     let client = client_options(&args.client)?;
     let several = endpoints.len() > 1;
@@ -128,7 +130,7 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
         sanity: args.sanity,
         kinds: distinct(&args.kinds),
         long_context: args.long_context,
-        params: parse_params(&args.params, Map::new())?,
+        params: parse_params(&args.params, Map::new(), Sampled::Greedy)?,
         dir,
         json: args.json,
         quiet: args.quiet,

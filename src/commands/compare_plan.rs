@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail};
 
 use super::flags::{
-    client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys,
+    client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys, Sampled,
 };
 use super::long_plan::plan_long;
 use super::saved_run::keep_replayed;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
+use crate::catalogue::long::Texts;
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::cli::{CompareArgs, RepeatOrderArg};
 use crate::gate::Gate;
@@ -137,8 +138,14 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         suites = with_rounds(suites, rule, args.suite.items, previous.as_ref())?;
     }
     let client = client_options(&args.client)?;
-    let long_notes = plan_long(&mut suites, args, &endpoints, &client, previous.is_some());
-    let catalogue = load_catalogue_for(catalogue_flag.as_deref())?.with_suites(suites);
+    let long_notes = plan_long(&mut suites, args, &endpoints, &client, previous.is_some())?;
+    // A dry run counts the long items' planned tokens from their ids: no haystack is built.
+    let texts = if args.dry_run {
+        Texts::Planned
+    } else {
+        Texts::Built
+    };
+    let catalogue = load_catalogue_for(catalogue_flag.as_deref())?.with_suites_as(suites, texts);
     let selected: Vec<String> = catalogue
         .select(&args.only, &args.category)
         .map_err(|e| anyhow!(e))?
@@ -159,7 +166,11 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
             new_scope(args, mode, &names, selected)?
         }
     };
-    run.sampling.params = parse_params(&args.params, std::mem::take(&mut run.sampling.params))?;
+    run.sampling.params = parse_params(
+        &args.params,
+        std::mem::take(&mut run.sampling.params),
+        Sampled::Greedy,
+    )?;
     run.sampling.logprobs |= args.logprobs;
     if args.logprobs {
         run.sampling.teacher_forcing = Some(true);

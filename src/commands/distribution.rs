@@ -5,13 +5,16 @@ use std::path::Path;
 
 use anyhow::anyhow;
 
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
+use super::flags::{client_options, endpoint_specs, parse_params, with_keys, Sampled};
 use super::stdout::print;
 use crate::analysis::same_model_headline;
 use crate::cli::DistributionArgs;
 use crate::distribution::analyse::TestSettings;
 use crate::distribution::answer::{default_gate, unmeasured};
 use crate::distribution::folder::DistributionFolder;
+use crate::distribution::limits::{
+    permutations_within, statistics_work, MAX_STATISTICS_WORK, MIN_PERMUTATIONS, OWN_FLAGS,
+};
 use crate::distribution::mmd::{DEFAULT_ALPHA, DEFAULT_PERMUTATIONS};
 use crate::distribution::prompts::built_in;
 use crate::distribution::results::{DistributionResults, SamplingParams};
@@ -22,9 +25,6 @@ use crate::run_folder::new_run_dir;
 
 /// Samples per prompt and endpoint when `--samples` is not given.
 pub const DEFAULT_SAMPLES: u32 = 10;
-
-/// Request fields that have their own flag here.
-const OWN_FLAGS: [&str; 2] = ["top_p", "top_k"];
 
 pub fn distribution(args: &DistributionArgs, argv: Vec<String>) -> Result<Exit, CliError> {
     let plan = plan(args, argv)?;
@@ -82,7 +82,7 @@ fn sampling(
         ))
     })?;
     let base = saved.map(|s| s.params.clone()).unwrap_or_default();
-    let params = parse_params(&args.params, base).usage_err()?;
+    let params = parse_params(&args.params, base, Sampled::AtTemperature).usage_err()?;
     if let Some(k) = OWN_FLAGS.iter().find(|k| params.contains_key(**k)) {
         return Err(CliError::usage(anyhow!(
             "--param {k}: give it as --{} instead, so the manifest and report state it",
@@ -125,6 +125,36 @@ fn gate(
     Ok(gate)
 }
 
+/// The permutations of the test within [`MAX_STATISTICS_WORK`]: `--permutations` above what fits
+/// is refused (exit 2, saying the most that fits); the run's own or the default is reduced to
+/// fit, and the reduction (the second value: what was asked) is stated in the results.
+fn permutations(
+    flag: Option<u32>,
+    saved: Option<u32>,
+    prompts: usize,
+    samples: u32,
+) -> Result<(u32, Option<u32>), CliError> {
+    let fit = permutations_within(prompts, samples);
+    match flag {
+        Some(b) if b > fit => Err(CliError::usage(anyhow!(
+            "--permutations {b} with --samples {samples}: the permutation test would take about \
+             {:.1e} kernel look-ups over {prompts} prompts, above the {MAX_STATISTICS_WORK:.0e} \
+             it is allowed (about ten seconds); give --permutations at most {fit}, or fewer \
+             --samples",
+            statistics_work(prompts, samples, b) as f64
+        ))),
+        Some(b) => Ok((b, None)),
+        None => {
+            let asked = saved.unwrap_or(DEFAULT_PERMUTATIONS);
+            Ok(if asked > fit {
+                (fit.max(MIN_PERMUTATIONS), Some(asked))
+            } else {
+                (asked, None)
+            })
+        }
+    }
+}
+
 /// The plan from flags, starting from the manifest of `--resume DIR` when given.
 fn plan(args: &DistributionArgs, argv: Vec<String>) -> Result<DistributionPlan, CliError> {
     let previous = previous(args)?;
@@ -151,13 +181,17 @@ fn plan(args: &DistributionArgs, argv: Vec<String>) -> Result<DistributionPlan, 
     }
     let sampling = sampling(args, previous.as_ref())?;
     let gate = gate(args, previous.as_ref())?;
+    let (permutations, reduced_from) = permutations(
+        args.permutations,
+        previous.as_ref().map(|m| m.permutations),
+        prompts.len(),
+        sampling.samples,
+    )?;
     let test = TestSettings {
         alpha: previous.as_ref().map_or(DEFAULT_ALPHA, |m| m.alpha),
-        permutations: args
-            .permutations
-            .or(previous.as_ref().map(|m| m.permutations))
-            .unwrap_or(DEFAULT_PERMUTATIONS),
+        permutations,
         seed: args.seed.or(previous.as_ref().map(|m| m.seed)).unwrap_or(0),
+        reduced_from,
     };
     let client = client_options(&args.client).usage_err()?;
     let endpoints = with_keys(specs).usage_err()?;
@@ -211,4 +245,28 @@ fn summary(dir: &Path, r: &DistributionResults) -> String {
     let report = DistributionFolder::new(dir).report_path();
     out.push_str(&format!("report: {}\n", report.display()));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_permutations_shrink_to_the_work_bound_and_a_flag_above_it_is_refused() {
+        assert_eq!(permutations(None, None, 16, 10).unwrap(), (1000, None));
+        assert_eq!(
+            permutations(None, None, 16, 1000).unwrap(),
+            (417, Some(1000))
+        );
+        assert_eq!(
+            permutations(None, Some(5000), 16, 1000).unwrap(),
+            (417, Some(5000))
+        );
+        assert_eq!(
+            permutations(Some(400), None, 16, 1000).unwrap(),
+            (400, None)
+        );
+        let e = permutations(Some(100_000), None, 16, 1000).unwrap_err();
+        assert!(format!("{:#}", e.error).contains("at most 417"));
+    }
 }

@@ -12,6 +12,7 @@ use super::config::{load_config, DEFAULT_CONFIG};
 use crate::catalogue::{embedded, load_catalogue, Catalogue};
 use crate::cli::{ClientArgs, EndpointArgs};
 use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
+use crate::run::params::{refused, Refused};
 use crate::run::PlannedEndpoint;
 
 const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -248,44 +249,55 @@ pub fn client_options(args: &ClientArgs) -> anyhow::Result<ClientOptions> {
     })
 }
 
-/// Fields a `--param` may not set, because the tool owns them.
-const RESERVED_PARAMS: &[&str] = &["model", "messages", "prompt", "stream", "max_tokens"];
+/// What a command's requests sample with, which a `--param` may not change (see
+/// `run::params`), named in the refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampled {
+    /// compare, determinism, selftest, bench, project: temperature 0, one choice.
+    Greedy,
+    /// distribution: the `--temperature` (and `--top-p`, `--top-k`) given, one choice.
+    AtTemperature,
+}
 
-/// Fields a `--param` may not set because they change what is sampled at temperature 0, which
-/// every request, the manifest and the report state: the temperature itself, more than one
-/// choice or candidate, beam search, and the samplers that replace or vary the temperature.
-/// Truncation (`top_p`, `top_k`, `min_p`) and `seed` are allowed: greedy decoding ignores them.
-pub const SAMPLING_PARAMS: &[&str] = &[
-    "temperature",
-    "n",
-    "best_of",
-    "use_beam_search",
-    "dynatemp_range",
-    "dynatemp_exponent",
-    "mirostat",
-];
+impl Sampled {
+    /// What every request carries, as a refusal states it.
+    fn statement(self) -> &'static str {
+        match self {
+            Sampled::Greedy => {
+                "coherence sends temperature 0 and one choice to every endpoint, and its \
+                 manifest and report say so"
+            }
+            Sampled::AtTemperature => {
+                "distribution sends the --temperature given (and --top-p, --top-k when given) \
+                 and one choice to both endpoints, and its manifest and report say so"
+            }
+        }
+    }
+}
 
 /// Parse `--param KEY=VALUE` flags on top of `params`; fields coherence owns and fields that
-/// change what is sampled at temperature 0 are refused.
+/// change what is sampled (`run::params`) are refused, naming the flag and what is sent instead.
 pub fn parse_params(
     raw: &[String],
     mut params: Map<String, Value>,
+    sampled: Sampled,
 ) -> anyhow::Result<Map<String, Value>> {
     for p in raw {
         let (k, v) = split_pair("--param", p, "KEY=VALUE, e.g. top_p=1 or seed=42")?;
-        if RESERVED_PARAMS.contains(&k) {
-            let hint = if k == "max_tokens" {
-                " (use --max-tokens)"
-            } else {
-                ""
-            };
-            bail!("--param `{p}`: `{k}` is set by coherence itself{hint}");
-        }
-        if SAMPLING_PARAMS.contains(&k) {
-            bail!(
-                "--param `{p}`: `{k}` changes what is sampled; coherence sends temperature 0 and \
-                 one choice to every endpoint, and its manifest and report say so"
-            );
+        match refused(k) {
+            Some(Refused::OwnField) => {
+                let hint = if k.starts_with("max_") {
+                    " (use --max-tokens)"
+                } else {
+                    ""
+                };
+                bail!("--param `{p}`: `{k}` is set by coherence itself{hint}");
+            }
+            Some(Refused::Sampling) => bail!(
+                "--param `{p}`: `{k}` changes what is sampled; {}",
+                sampled.statement()
+            ),
+            None => {}
         }
         let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
         params.insert(k.to_string(), value);
@@ -346,18 +358,42 @@ mod tests {
 
     fn params(raw: &[&str]) -> anyhow::Result<Map<String, Value>> {
         let raw: Vec<String> = raw.iter().map(|s| s.to_string()).collect();
-        parse_params(&raw, Map::new())
+        parse_params(&raw, Map::new(), Sampled::Greedy)
     }
 
     #[test]
     fn params_that_change_sampling_are_refused_naming_the_flag() {
-        for p in ["temperature=1.0", "n=2", "best_of=3", "mirostat=2"] {
+        for p in [
+            "temperature=1.0",
+            "n=2",
+            "best_of=3",
+            "mirostat=2",
+            "repetition_penalty=1.3",
+            "frequency_penalty=0.5",
+            "presence_penalty=0.5",
+        ] {
             let e = params(&[p]).unwrap_err().to_string();
             assert!(
                 e.starts_with(&format!("--param `{p}`")) && e.contains("changes what is sampled"),
                 "{e}"
             );
         }
+        let e = params(&["max_completion_tokens=5"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("set by coherence itself (use --max-tokens)"),
+            "{e}"
+        );
+        let raw = vec!["temperature=0".to_string()];
+        let e = parse_params(&raw, Map::new(), Sampled::AtTemperature)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("distribution sends the --temperature given")
+                && !e.contains("temperature 0"),
+            "a distribution run does not send temperature 0: {e}"
+        );
         let ok = params(&["seed=42", "top_p=1", "cache_prompt=false"]).unwrap();
         assert_eq!(ok["top_p"], serde_json::json!(1));
         assert_eq!(ok["seed"], serde_json::json!(42));

@@ -12,7 +12,7 @@ use crate::project::results::ProjectResults;
 use crate::project::{self, ProjectError, ProjectPlan, ProjectSettings, Task};
 use crate::run_folder::new_run_dir;
 
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys};
+use super::flags::{client_options, endpoint_specs, parse_params, with_keys, Sampled};
 use super::stdout::print;
 
 pub fn project(args: &ProjectArgs, argv: Vec<String>) -> Result<Exit, CliError> {
@@ -64,7 +64,7 @@ fn plan(args: &ProjectArgs, argv: Vec<String>) -> Result<ProjectPlan, CliError> 
         .as_ref()
         .map(|p| p.params.clone())
         .unwrap_or_default();
-    let params = parse_params(&args.params, base_params).usage_err()?;
+    let params = parse_params(&args.params, base_params, Sampled::Greedy).usage_err()?;
     let max_tokens = args
         .max_tokens
         .or(previous.as_ref().and_then(|p| p.max_tokens));

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use super::mmd::{self, Samples};
 use std::sync::Arc;
 
+use super::kernel::SAMPLE_CHARS;
+use super::limits::MAX_STATISTICS_WORK;
 use super::prompts::{is_graded, kernel, Reading};
 use super::results::{
     Accuracy, AccuracyDifference, AnswerCount, Control, Distribution, PromptTest, Verdict,
@@ -28,24 +30,35 @@ pub struct TestSettings {
     pub alpha: f64,
     pub permutations: u32,
     pub seed: u64,
+    /// The permutations asked for, when fewer are made to keep the test within
+    /// [`MAX_STATISTICS_WORK`].
+    pub reduced_from: Option<u32>,
 }
 
 /// The usable samples of one prompt: per endpoint (A, then B), in sample order.
 pub type PromptSamples = [Vec<Reading>; 2];
 
-/// Test A against B on every prompt and run each endpoint's control.
+/// What the statistics have done, for progress: the stage (`the test`, `control NAME`) and the
+/// permutations it has made.
+pub type Tell<'a> = &'a mut dyn FnMut(&str, u32);
+
+/// Test A against B on every prompt and run each endpoint's control, telling `tell` each
+/// permutation made.
 pub fn analyse(
     items: &[Arc<Prompt>],
     names: [&str; 2],
     samples: &[PromptSamples],
     settings: TestSettings,
+    tell: Tell,
 ) -> Distribution {
     let pairs: Vec<Samples> = items
         .iter()
         .zip(samples)
         .map(|(item, [a, b])| Samples::new(kernel(item), &keys(a.iter()), &keys(b.iter())))
         .collect();
-    let pooled = mmd::test(&pairs, mmd_settings(settings, 0));
+    let pooled = mmd::test_telling(&pairs, mmd_settings(settings, 0), &mut |made| {
+        tell("the test", made)
+    });
     let prompts = items
         .iter()
         .zip(samples)
@@ -55,7 +68,7 @@ pub fn analyse(
     let control = names
         .iter()
         .enumerate()
-        .map(|(e, name)| control(items, samples, e, name, settings))
+        .map(|(e, name)| control(items, samples, e, name, settings, &mut *tell))
         .collect();
     let accuracy = names
         .iter()
@@ -65,6 +78,13 @@ pub fn analyse(
     Distribution {
         method: METHOD.to_string(),
         method_statement: method_statement(settings),
+        sample_chars: SAMPLE_CHARS,
+        clipped_samples: samples
+            .iter()
+            .flatten()
+            .flatten()
+            .filter(|r| r.clipped)
+            .count(),
         alpha: settings.alpha,
         permutations: settings.permutations,
         seed: settings.seed,
@@ -81,11 +101,17 @@ pub fn analyse(
 
 /// The method in one sentence.
 pub fn method_statement(settings: TestSettings) -> String {
+    let reduced = settings.reduced_from.map_or(String::new(), |from| {
+        format!(
+            " (reduced from {from} so the test stays within {MAX_STATISTICS_WORK} kernel look-ups)"
+        )
+    });
     format!(
         "Per prompt, the unbiased MMD² between the two endpoints' samples (graded prompts: exact \
-         match on the scored answer; open prompts: cosine of character trigram counts); pooled as \
-         the sum over prompts; p from {} permutations of the endpoint labels within each prompt, \
-         all prompts permuted together (seed {}), p = (b + 1) / (B + 1); different when p < {}.",
+         match on the scored answer; open prompts: cosine of character trigram counts; each \
+         sample's first {SAMPLE_CHARS} characters); pooled as the sum over prompts; p from {}{reduced} \
+         permutations of the endpoint labels within each prompt, all prompts permuted together \
+         (seed {}), p = (b + 1) / (B + 1); different when p < {}.",
         settings.permutations, settings.seed, settings.alpha
     )
 }
@@ -157,6 +183,7 @@ fn control(
     e: usize,
     name: &str,
     settings: TestSettings,
+    tell: Tell,
 ) -> Control {
     let halves: Vec<Samples> = items
         .iter()
@@ -167,7 +194,10 @@ fn control(
             Samples::new(kernel(item), &even, &odd)
         })
         .collect();
-    let pooled = mmd::test(&halves, mmd_settings(settings, 1 + e as u64));
+    let stage = format!("control {name}");
+    let pooled = mmd::test_telling(&halves, mmd_settings(settings, 1 + e as u64), &mut |made| {
+        tell(&stage, made)
+    });
     Control {
         endpoint: name.to_string(),
         statistic: pooled.statistic,
@@ -234,6 +264,7 @@ mod tests {
         Reading {
             key: key.into(),
             correct,
+            clipped: false,
         }
     }
 
@@ -242,6 +273,7 @@ mod tests {
             alpha: 0.05,
             permutations: 200,
             seed: 9,
+            reduced_from: None,
         }
     }
 
@@ -264,7 +296,7 @@ mod tests {
             [side("3", true), side("2", false)],
             [open("apple"), open("kiwi")],
         ];
-        let d = analyse(&items, ["a", "b"], &samples, settings());
+        let d = analyse(&items, ["a", "b"], &samples, settings(), &mut |_, _| {});
         assert_eq!(d.verdict, Verdict::Different, "{:?}", d.p);
         assert_eq!(d.prompts_tested, 2);
         assert!(d
@@ -300,12 +332,12 @@ mod tests {
         };
         let open = || -> Vec<Reading> { (0..10).map(|_| reading("pear", None)).collect() };
         let samples = vec![[mixed(), mixed()], [open(), open()]];
-        let d = analyse(&items, ["a", "b"], &samples, settings());
+        let d = analyse(&items, ["a", "b"], &samples, settings(), &mut |_, _| {});
         assert_eq!(d.verdict, Verdict::Same, "{:?}", d.p);
         let diff = d.accuracy_difference.unwrap();
         assert_eq!(diff.difference, 0.0);
         let lone = vec![[vec![reading("3", Some(true))], mixed()], [vec![], open()]];
-        let d = analyse(&items, ["a", "b"], &lone, settings());
+        let d = analyse(&items, ["a", "b"], &lone, settings(), &mut |_, _| {});
         assert_eq!(
             (d.verdict, d.p, d.prompts_tested),
             (Verdict::Untested, None, 0)

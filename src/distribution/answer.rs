@@ -221,6 +221,8 @@ mod tests {
         Distribution {
             method: "mmd_permutation".into(),
             method_statement: String::new(),
+            sample_chars: 2000,
+            clipped_samples: 0,
             alpha: 0.05,
             permutations: 1000,
             seed: 0,

@@ -9,7 +9,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::run_folder::{create_run_dir, read_run_file, write_atomic};
+use crate::run_folder::{create_run_dir, read_checked_run_file, write_atomic, Checked};
 
 /// What the run was started with (endpoints, sampling parameters, prompts, test, gate); read back
 /// by `--resume`.
@@ -37,9 +37,10 @@ impl DistributionFolder {
         create_run_dir(&self.dir)
     }
 
-    /// The manifest; an error says the folder is not a distribution run.
-    pub fn read_manifest<T: DeserializeOwned>(&self) -> anyhow::Result<T> {
-        read_run_file(
+    /// The manifest, checked ([`Checked`]); an error says the folder is not a distribution run,
+    /// or names the file and the field out of bounds.
+    pub fn read_manifest<T: DeserializeOwned + Checked>(&self) -> anyhow::Result<T> {
+        read_checked_run_file(
             &self.dir,
             MANIFEST,
             "distribution run",
@@ -75,16 +76,38 @@ impl DistributionFolder {
 mod tests {
     use super::*;
 
+    #[derive(Debug, serde::Deserialize)]
+    struct Settings {
+        samples: u32,
+    }
+
+    impl Checked for Settings {
+        fn check(&self) -> Result<(), String> {
+            match self.samples {
+                0 => Err("`samples` is 0".into()),
+                _ => Ok(()),
+            }
+        }
+    }
+
     #[test]
-    fn writes_under_its_names_and_reads_the_manifest_back() {
+    fn writes_under_its_names_and_reads_the_manifest_back_checked() {
         let dir = tempfile::tempdir().unwrap();
         let folder = DistributionFolder::new(&dir.path().join("run"));
         folder.create().unwrap();
         folder
             .write_manifest(&serde_json::json!({"samples": 10}))
             .unwrap();
-        let back: serde_json::Value = folder.read_manifest().unwrap();
-        assert_eq!(back["samples"], 10);
+        let back: Settings = folder.read_manifest().unwrap();
+        assert_eq!(back.samples, 10);
+        folder
+            .write_manifest(&serde_json::json!({"samples": 0}))
+            .unwrap();
+        let e = format!("{:#}", folder.read_manifest::<Settings>().unwrap_err());
+        assert!(
+            e.contains("distribution.json: invalid distribution manifest: `samples` is 0"),
+            "{e}"
+        );
         folder
             .write_reports(
                 &serde_json::json!({"complete": true}),
@@ -97,7 +120,7 @@ mod tests {
         assert_eq!(read("report.md"), "# md\n");
         assert_eq!(read("report.html"), "<p>html</p>");
         let e = DistributionFolder::new(dir.path())
-            .read_manifest::<serde_json::Value>()
+            .read_manifest::<Settings>()
             .unwrap_err();
         assert!(
             format!("{e:#}").contains("is not a distribution run folder"),

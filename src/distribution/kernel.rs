@@ -9,6 +9,20 @@ use serde::{Deserialize, Serialize};
 /// The length of the character n-grams of the open-text kernel.
 pub const NGRAM: usize = 3;
 
+/// The characters of each sample the test compares: an open prompt's reply is a word or a
+/// sentence (64 tokens), so a longer one differs already in its first 2000 characters, and the
+/// kernel's cost (a profile per sample, a cosine per pair) stays bounded whatever a server sends.
+/// Longer samples are cut here (`clip_sample`) and counted in results.json.
+pub const SAMPLE_CHARS: usize = 2000;
+
+/// The first [`SAMPLE_CHARS`] characters of `text`, and whether it was longer.
+pub fn clip_sample(text: &str) -> (&str, bool) {
+    match text.char_indices().nth(SAMPLE_CHARS) {
+        Some((cut, _)) => (&text[..cut], true),
+        None => (text, false),
+    }
+}
+
 /// How two samples of one prompt are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -98,6 +112,15 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_is_cut_at_its_first_characters() {
+        assert_eq!(clip_sample("short"), ("short", false));
+        let long = "é".repeat(SAMPLE_CHARS + 5);
+        let (cut, clipped) = clip_sample(&long);
+        assert!(clipped);
+        assert_eq!(cut.chars().count(), SAMPLE_CHARS);
+    }
 
     #[test]
     fn exact_match_is_one_on_equal_keys_only() {

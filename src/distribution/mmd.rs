@@ -97,8 +97,21 @@ pub struct Pooled {
     pub permutations: u32,
 }
 
+/// Kernel look-ups one permutation of one prompt costs: every pair within each side (the pairs
+/// across the sides follow from the total). The permutation test's work is this summed over
+/// prompts, times the permutations.
+pub fn pairs_per_permutation(a: usize, b: usize) -> u64 {
+    let pairs = |n: usize| (n as u64) * (n.saturating_sub(1) as u64) / 2;
+    pairs(a) + pairs(b)
+}
+
 /// Test every prompt and the pool, permuting the labels within each prompt.
 pub fn test(samples: &[Samples], settings: Settings) -> Pooled {
+    test_telling(samples, settings, &mut |_| {})
+}
+
+/// [`test`], telling `done` the number of permutations made after each one.
+pub fn test_telling(samples: &[Samples], settings: Settings, done: &mut dyn FnMut(u32)) -> Pooled {
     let mut rng = fastrand::Rng::with_seed(settings.seed);
     let tested: Vec<usize> = (0..samples.len())
         .filter(|&i| samples[i].testable())
@@ -112,7 +125,7 @@ pub fn test(samples: &[Samples], settings: Settings) -> Pooled {
     let mut reached = vec![0u32; tested.len()];
     let mut pooled_reached = 0u32;
     let mut orders: Vec<Vec<usize>> = tested.iter().map(|&i| identity(&samples[i])).collect();
-    for _ in 0..settings.permutations {
+    for made in 1..=settings.permutations {
         let mut sum = 0.0;
         for (x, &i) in tested.iter().enumerate() {
             rng.shuffle(&mut orders[x]);
@@ -125,6 +138,7 @@ pub fn test(samples: &[Samples], settings: Settings) -> Pooled {
         if sum >= statistic - TIE {
             pooled_reached += 1;
         }
+        done(made);
     }
     let p = |b: u32| f64::from(b + 1) / f64::from(settings.permutations + 1);
     let mut prompts = vec![

@@ -2,14 +2,16 @@
 //! temperature, by a kernel two-sample test (MMD) on N samples per prompt and endpoint, with an
 //! A-vs-A control per endpoint and accuracy at temperature on the graded prompts.
 //!
-//! `kernel` and `mmd` are the statistic (pure); `prompts` the built-in set and how a sample is
-//! read; `analyse` the figures; `answer` "same model?" and the gate; `pipeline` the run on the
-//! request engine; `folder`, `results` and `report` its files.
+//! `kernel` and `mmd` are the statistic (pure); `limits` the bounds of the settings; `prompts`
+//! the built-in set and how a sample is read; `analyse` the figures; `answer` "same model?" and
+//! the gate; `pipeline` the run on the request engine; `folder`, `results` and `report` its
+//! files.
 
 pub mod analyse;
 pub mod answer;
 pub mod folder;
 pub mod kernel;
+pub mod limits;
 pub mod mmd;
 pub mod pipeline;
 pub mod prompts;

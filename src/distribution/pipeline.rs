@@ -13,6 +13,7 @@ use serde_json::json;
 use super::analyse::{analyse, PromptSamples, TestSettings};
 use super::answer;
 use super::folder::DistributionFolder;
+use super::limits::{self, statistics_work, MAX_STATISTICS_WORK};
 use super::prompts::{read, score_context};
 use super::report;
 use super::results::{DistributionResults, EndpointModel, SamplingParams};
@@ -21,9 +22,14 @@ use crate::endpoint::{ClientOptions, EndpointSpec};
 use crate::engine::Progress;
 use crate::gate::Gate;
 use crate::run::journal::{self, Journal};
+use crate::run::manifest::check_base_url;
+use crate::run::record::Answered;
 use crate::run::Line;
-use crate::run::{self, resolve_targets, Job, PlannedEndpoint, Record, RunError, Sampling, Target};
-use crate::run_folder::tool_version;
+use crate::run::{self, resolve_targets, Job, PlannedEndpoint, RunError, Sampling, Target};
+use crate::run_folder::{tool_version, Checked};
+
+/// How often plain progress output prints a statistics line.
+const STATISTICS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What a distribution run was started with; `--resume` reads it back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,6 +45,34 @@ pub struct DistributionManifest {
     pub seed: u64,
     pub gate: Gate,
     pub invocations: Vec<Vec<String>>,
+}
+
+impl Checked for DistributionManifest {
+    /// What serde cannot check: two endpoints with distinct names and http(s) URLs, prompts,
+    /// sampling parameters and test settings within the bounds the flags have (`limits`).
+    fn check(&self) -> Result<(), String> {
+        if self.endpoints.len() != 2 {
+            return Err(format!(
+                "`endpoints` lists {}; a distribution run has exactly two",
+                self.endpoints.len()
+            ));
+        }
+        if self.endpoints[0].name == self.endpoints[1].name {
+            return Err(format!(
+                "endpoint name `{}` appears twice",
+                self.endpoints[0].name
+            ));
+        }
+        for e in &self.endpoints {
+            check_base_url(&e.base_url)
+                .map_err(|why| format!("endpoint `{}`: `base_url` {why}", e.name))?;
+        }
+        if self.prompts.is_empty() {
+            return Err("`prompts` is empty".into());
+        }
+        limits::check_sampling(&self.sampling)?;
+        limits::check_test(self.alpha, self.permutations)
+    }
 }
 
 /// A distribution run, built by the face from flags (and the manifest of a resumed run).
@@ -79,10 +113,11 @@ pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, Distrib
         .write_manifest(&manifest(plan, &targets))
         .map_err(RunError::Folder)?;
     let interrupted = send_missing(plan, &targets).await.map_err(RunError::Send)?;
-    let loaded = journal::load(&plan.dir).map_err(RunError::Send)?;
+    let loaded = journal::load_for_scoring(&plan.dir).map_err(RunError::Send)?;
     let (samples, all_there) = gather(plan, &targets, &loaded.records);
+    drop(loaded);
     let names = [targets[0].name.as_str(), targets[1].name.as_str()];
-    let distribution = analyse(&plan.prompts, names, &samples, plan.test);
+    let distribution = statistics(plan, names, &samples);
     let complete = all_there && !interrupted;
     let summary = answer::summary_of(&distribution, &plan.sampling, complete);
     let gate = answer::evaluate(&plan.gate, &distribution, &summary);
@@ -110,6 +145,41 @@ pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, Distrib
         )
         .map_err(DistributionError::Report)?;
     Ok(results)
+}
+
+/// The test and its controls, with progress on stderr: the work first, then each stage's
+/// permutations as they are made.
+fn statistics(
+    plan: &DistributionPlan,
+    names: [&str; 2],
+    samples: &[PromptSamples],
+) -> super::results::Distribution {
+    let mut progress = Progress::status_line(plan.quiet, STATISTICS_EVERY);
+    let test = plan.test;
+    let per_side = samples.iter().flatten().map(Vec::len).max().unwrap_or(0);
+    if let Some(asked) = test.reduced_from {
+        progress.note(&format!(
+            "note: {} permutations instead of {asked}, so the test stays within {MAX_STATISTICS_WORK} kernel look-ups (--permutations sets them)",
+            test.permutations
+        ));
+    }
+    progress.note(&format!(
+        "statistics: {} prompts, up to {per_side} samples a side, {} permutations for the test and each control: about {:.1e} kernel look-ups",
+        samples.len(),
+        test.permutations,
+        statistics_work(samples.len(), per_side as u32, test.permutations) as f64
+    ));
+    let distribution = analyse(&plan.prompts, names, samples, test, &mut |stage, made| {
+        progress.status(
+            &format!(
+                "statistics: {stage}: permutation {made} of {}",
+                test.permutations
+            ),
+            made == test.permutations,
+        );
+    });
+    progress.finish();
+    distribution
 }
 
 fn manifest(plan: &DistributionPlan, targets: &[Target]) -> DistributionManifest {
@@ -156,10 +226,15 @@ pub fn request_sampling(s: &SamplingParams) -> Sampling {
 type Slot = (String, String, u32);
 
 /// The newest record of each slot (later lines win).
-fn newest(records: &[Record]) -> BTreeMap<Slot, &Record> {
+fn newest<R: Line>(records: &[R]) -> BTreeMap<Slot, &R> {
     records
         .iter()
-        .map(|r| ((r.prompt.clone(), r.endpoint.clone(), r.repeat), r))
+        .map(|r| {
+            (
+                (r.prompt().to_string(), r.endpoint().to_string(), r.repeat()),
+                r,
+            )
+        })
         .collect()
 }
 
@@ -173,7 +248,7 @@ fn max_tokens(plan: &DistributionPlan, prompt: &Prompt) -> u32 {
 /// Send every sample without an answer (none yet, or a request that failed), appending each
 /// record as it arrives. Returns whether Ctrl-C or SIGTERM stopped it.
 async fn send_missing(plan: &DistributionPlan, targets: &[Target]) -> anyhow::Result<bool> {
-    let loaded = journal::load(&plan.dir)?;
+    let loaded = journal::load_for_scoring(&plan.dir)?;
     let have = newest(&loaded.records);
     let mut jobs = Vec::new();
     for repeat in 0..plan.sampling.samples {
@@ -225,7 +300,7 @@ async fn send_missing(plan: &DistributionPlan, targets: &[Target]) -> anyhow::Re
 fn gather(
     plan: &DistributionPlan,
     targets: &[Target],
-    records: &[Record],
+    records: &[Answered],
 ) -> (Vec<PromptSamples>, bool) {
     let have = newest(records);
     let ctx = score_context();
@@ -241,7 +316,7 @@ fn gather(
                             .filter(|r| !r.is_request_failure())
                     })
                     .map(|r| {
-                        let c = &r.completion;
+                        let c = r.completion();
                         let text = c.answer.as_deref().or(c.content.as_deref()).unwrap_or("");
                         read(prompt, text, &ctx)
                     })

@@ -18,7 +18,7 @@ use crate::catalogue::embedded::load_built_in;
 use crate::catalogue::{Message, Prompt, PromptRequest, Role, SourceLocation};
 use crate::score::{self, ScoreContext, ScorerSpec, TextChecks};
 
-use super::kernel::Kernel;
+use super::kernel::{clip_sample, Kernel};
 
 /// The graded prompts, by core catalogue id.
 pub const GRADED: [&str; 8] = [
@@ -65,12 +65,26 @@ pub const GRADED_MAX_TOKENS: u32 = 512;
 /// The budget of an open prompt: one sentence.
 pub const OPEN_MAX_TOKENS: u32 = 64;
 
-/// One sample as the test compares it: its kernel input and, for a graded prompt, whether it is
-/// right.
+/// One sample as the test compares it: its kernel input (at most `kernel::SAMPLE_CHARS` characters)
+/// and, for a graded prompt, whether it is right.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
     pub key: String,
     pub correct: Option<bool>,
+    /// The key was cut to `kernel::SAMPLE_CHARS` characters.
+    pub clipped: bool,
+}
+
+impl Reading {
+    /// A sample compared on `key`, cut to `kernel::SAMPLE_CHARS` characters.
+    fn of(key: &str, correct: Option<bool>) -> Reading {
+        let (key, clipped) = clip_sample(key);
+        Reading {
+            key: key.to_string(),
+            correct,
+            clipped,
+        }
+    }
 }
 
 /// The key of a graded answer the scorer read nothing from.
@@ -98,15 +112,10 @@ pub fn kernel(prompt: &Prompt) -> Kernel {
 pub fn read(prompt: &Prompt, answer: &str, ctx: &ScoreContext) -> Reading {
     if is_graded(prompt) {
         let s = score::score(&prompt.score, answer, ctx);
-        Reading {
-            key: s.extracted.unwrap_or_else(|| NO_ANSWER.to_string()),
-            correct: Some(s.correct == Some(true)),
-        }
+        let key = s.extracted.as_deref().unwrap_or(NO_ANSWER);
+        Reading::of(key, Some(s.correct == Some(true)))
     } else {
-        Reading {
-            key: answer.trim().to_string(),
-            correct: None,
-        }
+        Reading::of(answer.trim(), None)
     }
 }
 
@@ -158,6 +167,7 @@ pub fn score_context() -> ScoreContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::distribution::kernel::SAMPLE_CHARS;
 
     #[test]
     fn the_set_holds_graded_chat_prompts_that_score_and_open_ones() {
@@ -184,9 +194,13 @@ mod tests {
             r,
             Reading {
                 key: "Waves crash.".into(),
-                correct: None
+                correct: None,
+                clipped: false,
             }
         );
+        let long = format!("{} end", "wave ".repeat(1000));
+        let r = read(open, &long, &ctx);
+        assert!(r.clipped && r.key.chars().count() == SAMPLE_CHARS);
     }
 
     #[test]

@@ -128,11 +128,15 @@ fn test(r: &DistributionResults) -> Part {
         &d.prompts_tested.to_string(),
         d.verdict.as_str(),
     ]);
-    Part::section(
-        "test",
-        vec![text("Two-sample test")],
-        vec![para(vec![text(d.method_statement.clone())]), table.into()],
-    )
+    let mut blocks = vec![para(vec![text(d.method_statement.clone())])];
+    if d.clipped_samples > 0 {
+        blocks.push(para(vec![text(format!(
+            "{} samples were longer than {} characters: the test compared their first {}.",
+            d.clipped_samples, d.sample_chars, d.sample_chars
+        ))]));
+    }
+    blocks.push(table.into());
+    Part::section("test", vec![text("Two-sample test")], blocks)
 }
 
 fn control(r: &DistributionResults) -> Part {
@@ -289,6 +293,8 @@ mod tests {
             distribution: Distribution {
                 method: "mmd_permutation".into(),
                 method_statement: "Per prompt, the unbiased MMD².".into(),
+                sample_chars: 2000,
+                clipped_samples: 0,
                 alpha: 0.05,
                 permutations: 1000,
                 seed: 0,

@@ -53,6 +53,12 @@ pub struct Distribution {
     pub method: String,
     /// The method in one sentence, as the report states it.
     pub method_statement: String,
+    /// The characters of each sample the kernel compares (longer samples are cut).
+    #[serde(default)]
+    pub sample_chars: usize,
+    /// Samples longer than `sample_chars`, cut before the kernel.
+    #[serde(default)]
+    pub clipped_samples: usize,
     pub alpha: f64,
     pub permutations: u32,
     pub seed: u64,

@@ -204,9 +204,15 @@ pub fn parse_completion(body: &str) -> Result<Completion, Failure> {
         (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
         (a, b) => a.or(b),
     };
+    let content = content.map(Text::from);
+    // The answer is most often the content itself: one copy for both.
+    let answer = answer.map(|a| match &content {
+        Some(c) if **c == *a => c.clone(),
+        _ => Text::from(a),
+    });
     Ok(Completion {
-        content: content.map(Text::from),
-        answer: answer.map(Text::from),
+        content,
+        answer,
         reasoning: reasoning.filter(|r| !r.trim().is_empty()).map(Text::from),
         finish_reason: str_at(choice, "finish_reason"),
         usage: json
@@ -265,6 +271,17 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 impl Completion {
+    /// Reads `content`, `answer` and `reasoning` from the raw response body, as the response was
+    /// first parsed, for a record that keeps a long reply only there (nothing when the body
+    /// does not parse).
+    pub fn read_texts(&mut self, body: &str) {
+        if let Ok(parsed) = parse_completion(body) {
+            self.content = parsed.content;
+            self.answer = parsed.answer;
+            self.reasoning = parsed.reasoning;
+        }
+    }
+
     /// Reads the tokens' logprobs and the tool calls from the raw response body, for a
     /// completion read back from a record (which keeps them only there).
     pub fn read_body(&mut self, body: &str) {

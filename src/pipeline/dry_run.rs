@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::catalogue::long::{planned_prompt_tokens, CHARS_PER_TOKEN};
-use crate::logprobs::passages::{long_passages, planned};
+use crate::catalogue::long::{is_long, planned_prompt_tokens, CHARS_PER_TOKEN};
+use crate::logprobs::passages::planned;
 use crate::run::{journal, pending_jobs, RunPlan};
 
 /// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
@@ -53,9 +53,11 @@ impl PassageScoring {
             return PassageScoring::default();
         }
         PassageScoring {
-            tokens: long_passages(plan)
+            tokens: plan
+                .scope
                 .iter()
-                .filter_map(|(id, _)| plan.catalogue.get(id))
+                .filter(|id| is_long(id))
+                .filter_map(|id| plan.catalogue.get(id))
                 .map(planned_prompt_tokens)
                 .collect(),
             endpoints: plan.endpoints.len(),

@@ -393,6 +393,7 @@ fn answer(extracted: &str, correct: Option<bool>, text: &str) -> AnswerResult {
         }),
         repeats: Vec::new(),
         code: None,
+        clipped: false,
     }
 }
 

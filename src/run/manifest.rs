@@ -12,7 +12,7 @@ use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
-use crate::run_folder::CompareFolder;
+use crate::run_folder::{Checked, CompareFolder};
 
 /// The most repeats of each prompt a run may have (`--repeats`, a manifest's `repeats`): far
 /// beyond any useful determinism run, small enough that a run's slots always fit in memory.
@@ -162,6 +162,7 @@ impl CatalogueInfo {
                 ))
             }
             Some(l) => {
+                l.choice.check()?;
                 choice.long = l.choice.clone();
                 choice.seed = l.seed;
             }
@@ -283,7 +284,7 @@ fn first_repeated<'a>(values: impl Iterator<Item = &'a str>) -> Option<&'a str> 
 }
 
 /// An `http://` or `https://` URL a client can be made for.
-fn check_base_url(url: &str) -> Result<(), String> {
+pub(crate) fn check_base_url(url: &str) -> Result<(), String> {
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(()),
         Ok(_) => Err(format!("`{url}` is not an http:// or https:// URL")),
@@ -291,21 +292,11 @@ fn check_base_url(url: &str) -> Result<(), String> {
     }
 }
 
-impl Manifest {
-    pub fn read(dir: &Path) -> anyhow::Result<Self> {
-        let folder = CompareFolder::new(dir);
-        let manifest: Manifest = folder.read_manifest()?;
-        manifest.validate().map_err(|e| {
-            let path = folder.file(CompareFolder::MANIFEST);
-            anyhow::anyhow!("{}: invalid manifest: {e}", path.display())
-        })?;
-        Ok(manifest)
-    }
-
+impl Checked for Manifest {
     /// What serde cannot check: at least one endpoint with an http(s) URL, unique names, at
     /// least one prompt, each once, a repeat count within [`MAX_REPEATS`], a margin between 0
-    /// and 100 points.
-    fn validate(&self) -> Result<(), String> {
+    /// and 100 points, a suite choice this coherence can make.
+    fn check(&self) -> Result<(), String> {
         if self.endpoints.is_empty() {
             return Err("`endpoints` is empty; a run has at least one endpoint".into());
         }
@@ -349,6 +340,12 @@ impl Manifest {
             .suite_choice()
             .map_err(|e| format!("catalogue: {e}"))?;
         Ok(())
+    }
+}
+
+impl Manifest {
+    pub fn read(dir: &Path) -> anyhow::Result<Self> {
+        CompareFolder::new(dir).read_checked_manifest()
     }
 
     /// Write atomically (temp file + rename) so a kill never leaves half a manifest.

@@ -4,6 +4,7 @@ mod executor;
 pub mod journal;
 mod logprobs_probe;
 pub mod manifest;
+pub mod params;
 pub mod plan;
 pub mod record;
 pub mod replay;

@@ -1,13 +1,12 @@
 //! One line of `records.jsonl`: the full outcome of one request, success or failure; and
 //! `Answered`, the smaller form scoring keeps of it.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::endpoint::{Completion, Exchange, Failure};
+use crate::endpoint::{Completion, Exchange, Failure, Text};
 use crate::score::tool_call::{Call, Reply};
 use crate::score::ScorerSpec;
 
@@ -51,12 +50,29 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The final attempt's response body, capped, with any API key redacted.
-    pub raw_body: Option<String>,
+    pub raw_body: Option<Arc<str>>,
+    /// On disk: `content`, `answer` and `reasoning` are left out of the line because one of
+    /// them is longer than [`INLINE_TEXT_BYTES`] and `raw_body` holds them (they are read back
+    /// from it), so a long reply is written once. Always false in memory.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub texts_in_raw_body: bool,
+}
+
+/// A completion text longer than this is written only inside the record's `raw_body`, not
+/// again as `content`, `answer` and `reasoning` (64 KiB: every ordinary answer keeps its
+/// fields, a reply of megabytes is written once).
+pub const INLINE_TEXT_BYTES: usize = 64 * 1024;
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Record::serialize(self, serializer)
+        match self.with_texts_in_body() {
+            Some(line) => Record::serialize(&line, serializer),
+            None => Record::serialize(self, serializer),
+        }
     }
 }
 
@@ -64,9 +80,39 @@ impl<'de> Deserialize<'de> for Record {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut record = Record::deserialize(deserializer)?;
         if let Some(body) = &record.raw_body {
+            if std::mem::take(&mut record.texts_in_raw_body) {
+                record.completion.read_texts(body);
+            }
             record.completion.read_body(body);
         }
         Ok(record)
+    }
+}
+
+impl Record {
+    /// The line to write when a completion text is longer than [`INLINE_TEXT_BYTES`] and the raw
+    /// body gives every text back exactly: this record without them, flagged. None otherwise.
+    fn with_texts_in_body(&self) -> Option<Record> {
+        let c = &self.completion;
+        let long = [&c.content, &c.answer, &c.reasoning]
+            .into_iter()
+            .flatten()
+            .any(|t| t.len() > INLINE_TEXT_BYTES);
+        let body = self.raw_body.as_deref().filter(|_| long)?;
+        let mut back = Completion::default();
+        back.read_texts(body);
+        let same =
+            (&back.content, &back.answer, &back.reasoning) == (&c.content, &c.answer, &c.reasoning);
+        same.then(|| Record {
+            completion: Completion {
+                content: None,
+                answer: None,
+                reasoning: None,
+                ..c.clone()
+            },
+            texts_in_raw_body: true,
+            ..self.clone()
+        })
     }
 }
 
@@ -95,7 +141,8 @@ impl Record {
             server: ex.server,
             error: ex.failure,
             note: None,
-            raw_body: ex.body,
+            raw_body: ex.body.map(Arc::from),
+            texts_in_raw_body: false,
         }
     }
 }
@@ -122,10 +169,15 @@ pub trait Line {
 
     /// The text a scorer reads of this line: the answer, or for a `tool_call` score the whole
     /// reply (its text, tool calls and finish reason, as `tool_call::Reply::text` renders it).
-    fn scored_text(&self, spec: &ScorerSpec) -> Cow<'_, str> {
+    /// Shared, so that keeping it (as scoring does per distinct answer) copies no text.
+    fn scored_text(&self, spec: &ScorerSpec) -> Text {
         match spec {
-            ScorerSpec::ToolCall { .. } => Cow::Owned(self.reply().text()),
-            _ => Cow::Borrowed(self.completion().answer.as_deref().unwrap_or("")),
+            ScorerSpec::ToolCall { .. } => Text::from(self.reply().text()),
+            _ => self
+                .completion()
+                .answer
+                .clone()
+                .unwrap_or_else(|| Text::from("")),
         }
     }
 

@@ -214,9 +214,14 @@ impl Reply {
 
 type Handler = dyn Fn(&Incoming) -> Reply + Send + Sync;
 
+/// The context window `GET /v1/models` reports unless told otherwise.
+pub const DEFAULT_MAX_MODEL_LEN: u64 = 4096;
+
 struct Shared {
     model: String,
     fingerprint: Option<String>,
+    /// `max_model_len` in the models listing.
+    max_model_len: u64,
     handler: Box<Handler>,
     log: Mutex<Vec<Incoming>>,
     calls: Mutex<HashMap<(String, String), u32>>,
@@ -246,9 +251,29 @@ impl FakeServer {
         fingerprint: Option<&str>,
         handler: impl Fn(&Incoming) -> Reply + Send + Sync + 'static,
     ) -> Self {
+        Self::start_full(model, fingerprint, DEFAULT_MAX_MODEL_LEN, handler)
+    }
+
+    /// As `start`, its models listing reporting a context window of `max_model_len` tokens
+    /// (a hostile server may report 2^63 - 1).
+    pub fn start_with_context(
+        model: &str,
+        max_model_len: u64,
+        handler: impl Fn(&Incoming) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        Self::start_full(model, None, max_model_len, handler)
+    }
+
+    fn start_full(
+        model: &str,
+        fingerprint: Option<&str>,
+        max_model_len: u64,
+        handler: impl Fn(&Incoming) -> Reply + Send + Sync + 'static,
+    ) -> Self {
         let shared = Arc::new(Shared {
             model: model.to_string(),
             fingerprint: fingerprint.map(str::to_string),
+            max_model_len,
             handler: Box::new(handler),
             log: Mutex::new(Vec::new()),
             calls: Mutex::new(HashMap::new()),
@@ -332,7 +357,7 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
     let reply = if req.method == "GET" && req.path.ends_with("/models") {
         Reply::json(
             200,
-            json!({"object": "list", "data": [{"id": shared.model, "object": "model", "owned_by": "fake", "max_model_len": 4096}]}),
+            json!({"object": "list", "data": [{"id": shared.model, "object": "model", "owned_by": "fake", "max_model_len": shared.max_model_len}]}),
         )
     } else {
         (shared.handler)(&req)

@@ -259,6 +259,179 @@ fn usage_errors_name_what_is_wrong() {
     );
 }
 
+/// A distribution.json edited out of bounds (by hand, or by a hostile file) is refused on
+/// `--resume` before anything is sent, naming the file and the field, as manifest.json is.
+#[test]
+fn a_resumed_manifest_out_of_bounds_is_refused_naming_the_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let first = coherence(
+        &args(&a, &b, &out, &["--temperature", "0.7", "--samples", "2"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&first), 0, "{}", stderr(&first));
+    let sent = chat_requests(&a).len();
+    let path = out.join("distribution.json");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let cases: [(&str, Value, &str); 7] = [
+        (
+            "/sampling/samples",
+            serde_json::json!(4_294_967_295u64),
+            "`sampling.samples` is 4294967295",
+        ),
+        (
+            "/sampling/samples",
+            serde_json::json!(0),
+            "`sampling.samples` is 0",
+        ),
+        (
+            "/sampling/temperature",
+            serde_json::json!(-1),
+            "`sampling.temperature`",
+        ),
+        ("/sampling/top_p", serde_json::json!(5), "`sampling.top_p`"),
+        (
+            "/sampling/params",
+            serde_json::json!({"repetition_penalty": 1.3}),
+            "`repetition_penalty`",
+        ),
+        (
+            "/permutations",
+            serde_json::json!(4_000_000_000u64),
+            "`permutations` is 4000000000",
+        ),
+        ("/alpha", serde_json::json!(2), "`alpha` is 2"),
+    ];
+    for (field, value, says) in cases {
+        let mut bad = good.clone();
+        *bad.pointer_mut(field).unwrap() = value;
+        std::fs::write(&path, serde_json::to_vec_pretty(&bad).unwrap()).unwrap();
+        let resumed = coherence(
+            &[
+                "distribution",
+                "--resume",
+                &out.display().to_string(),
+                "--quiet",
+            ],
+            dir.path(),
+            &[],
+        );
+        let err = stderr(&resumed);
+        assert_eq!(exit_code(&resumed), 2, "{field}: {err}");
+        assert!(
+            err.contains("distribution.json: invalid distribution manifest") && err.contains(says),
+            "{field}: {err}"
+        );
+    }
+    assert_eq!(chat_requests(&a).len(), sent, "nothing is sent");
+}
+
+/// `--param` may not set what the run controls: the temperature (the refusal says what is
+/// really sent, not temperature 0), the budget under its newer name, or a penalty.
+#[test]
+fn params_that_override_the_sampling_are_refused_saying_what_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    for (param, says) in [
+        (
+            "temperature=0",
+            "distribution sends the --temperature given",
+        ),
+        ("max_completion_tokens=5", "use --max-tokens"),
+        ("frequency_penalty=1", "changes what is sampled"),
+        ("presence_penalty=1", "changes what is sampled"),
+        ("repetition_penalty=1.2", "changes what is sampled"),
+    ] {
+        let run = coherence(
+            &args(&a, &b, &out, &["--temperature", "1", "--param", param]),
+            dir.path(),
+            &[],
+        );
+        let err = stderr(&run);
+        assert_eq!(exit_code(&run), 2, "{param}: {err}");
+        assert!(
+            err.contains(&format!("--param `{param}`")) && err.contains(says),
+            "{param}: {err}"
+        );
+        assert!(!err.contains("temperature 0"), "{param}: {err}");
+    }
+    assert!(chat_requests(&a).is_empty());
+}
+
+/// A fake answering 1 MB samples: the kernel compares each sample's first characters (counted
+/// in results.json), so the statistics take moments, with their progress on stderr.
+#[test]
+fn megabyte_samples_are_cut_before_the_kernel_and_the_statistics_show_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let verbose = |seed: u64| {
+        FakeServer::start("sampled-model", move |req: &Incoming| {
+            let filler = "lorem ipsum dolor sit amet ".repeat(40_000);
+            let word = WORDS[(req.call as usize + seed as usize) % WORDS.len()];
+            Reply::content(&format!("{word} {filler} The answer is 3."))
+        })
+    };
+    let (a, b) = (verbose(0), verbose(1));
+    let out = dir.path().join("run");
+    let mut flags = args(&a, &b, &out, &["--temperature", "1", "--samples", "2"]);
+    flags.retain(|f| f != "--quiet");
+    let started = std::time::Instant::now();
+    let run = coherence(&flags, dir.path(), &[]);
+    let took = started.elapsed();
+    let err = stderr(&run);
+    assert_eq!(exit_code(&run), 0, "{err}");
+    assert!(took.as_secs() < 60, "took {took:?}");
+    let d = &results(&out)["distribution"];
+    assert_eq!(d["sample_chars"], 2000);
+    // Every open prompt's sample (8 prompts, 2 samples, 2 endpoints) was cut.
+    assert!(d["clipped_samples"].as_u64().unwrap() >= 32, "{d:#}");
+    assert!(d["method_statement"]
+        .as_str()
+        .unwrap()
+        .contains("first 2000 characters"));
+    assert!(
+        err.contains("statistics: 16 prompts, up to 2 samples a side, 1000 permutations")
+            && err.contains("permutation 1000 of 1000"),
+        "{err}"
+    );
+}
+
+/// Samples × permutations beyond the statistics' work bound are refused before anything is
+/// sent, saying the most permutations that fit.
+#[test]
+fn too_many_samples_times_permutations_are_refused_saying_what_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sampler(1, true), sampler(2, true));
+    let out = dir.path().join("run");
+    let run = coherence(
+        &args(
+            &a,
+            &b,
+            &out,
+            &[
+                "--temperature",
+                "1",
+                "--samples",
+                "1000",
+                "--permutations",
+                "100000",
+            ],
+        ),
+        dir.path(),
+        &[],
+    );
+    let err = stderr(&run);
+    assert_eq!(exit_code(&run), 2, "{err}");
+    assert!(
+        err.contains("--permutations 100000 with --samples 1000")
+            && err.contains("give --permutations at most 417"),
+        "{err}"
+    );
+    assert!(chat_requests(&a).is_empty());
+}
+
 #[test]
 fn the_manifest_records_the_command_line_with_the_key_redacted() {
     let dir = tempfile::tempdir().unwrap();

@@ -230,3 +230,143 @@ fn a_dry_run_counts_the_prompt_tokens_of_the_ladder_and_their_prefill_time() {
     assert_eq!(seconds, (per_endpoint as f64 / 100.0 / 4.0).ceil());
     assert!(a.completion_requests().is_empty() && b.requests().is_empty());
 }
+
+/// A flag above the bound the ladder plans for is a usage error naming it, before anything is
+/// built: even a dry run or a listing once made every item's text up front and aborted.
+#[test]
+fn a_context_above_the_bound_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = "18446744073709551615";
+    let listed = coherence(
+        &["prompts", "list", "--suite", "long", "--max-context", huge],
+        dir.path(),
+        &[],
+    );
+    let dry = coherence(
+        &[
+            "compare",
+            "--suite",
+            "long",
+            "--endpoint",
+            "a=http://127.0.0.1:9/v1",
+            "--endpoint",
+            "b=http://127.0.0.1:9/v1",
+            "--max-context",
+            huge,
+            "--dry-run",
+        ],
+        dir.path(),
+        &[],
+    );
+    for out in [listed, dry] {
+        let err = stderr(&out);
+        assert_eq!(exit_code(&out), 2, "{err}");
+        assert!(
+            err.contains("--max-context") && err.contains("1048576"),
+            "{err}"
+        );
+    }
+}
+
+/// A server reporting an absurd window does not abort the run: the ladder stops at the bound,
+/// with a warning naming the endpoint, and no request is longer than the bound.
+#[test]
+fn a_server_reporting_a_huge_context_gets_the_ladder_clamped_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = || {
+        FakeServer::start_with_context("m", i64::MAX as u64, |req| {
+            match needle_answer(&req.question()) {
+                Some(value) => Reply::content(&value),
+                None => Reply::status(404, "not a long item"),
+            }
+        })
+    };
+    let (a, b) = (server(), server());
+    let (out, run) = long_run(dir.path(), &a, &b, &["--depths", "50", "--per-cell", "1"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let warnings = results(&run)["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "endpoint `a` reports a context window (max_model_len) of 9223372036854775807 tokens"
+        ) && warnings.contains("at most 1048576"),
+        "{warnings}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    let long = &manifest["catalogue"]["long"];
+    assert_eq!(long["context"], 1_048_576, "{long}");
+    assert_eq!(long["lengths"].as_array().unwrap().last().unwrap(), 917_504);
+    let longest = a
+        .completion_requests()
+        .iter()
+        .map(|r| prompt_tokens(&r.body))
+        .max()
+        .unwrap();
+    assert!(
+        longest <= 1_048_576,
+        "a request of {longest} tokens was sent"
+    );
+}
+
+/// A ladder of which nothing fits says so, with the window, whose it is and which `--lengths`
+/// would fit, instead of "the catalogue holds no prompt".
+#[test]
+fn a_ladder_that_does_not_fit_says_which_lengths_would() {
+    let (_dir, servers, out, _) = correct_pair_run("--lengths 1k,2k --max-context 600");
+    let err = stderr(&out);
+    assert_eq!(exit_code(&out), 2, "{err}");
+    assert!(
+        err.contains("every ladder length (1024, 2048) exceeds the context window of 600 tokens")
+            && err.contains("--lengths of at most 552 tokens"),
+        "{err}"
+    );
+    assert!(servers[0].completion_requests().is_empty());
+    let (_dir, _servers, out, _) = correct_pair_run("--lengths 8k");
+    let err = stderr(&out);
+    assert_eq!(exit_code(&out), 2, "{err}");
+    assert!(
+        err.contains("4096 tokens that endpoint `a` reports (max_model_len)")
+            && err.contains("at most 4048 tokens"),
+        "{err}"
+    );
+}
+
+/// The long suite's flags without the long suite are a usage error naming the flag, not
+/// silently ignored.
+#[test]
+fn long_suite_flags_without_the_long_suite_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in [["--lengths", "1k"], ["--depths", "50"], ["--per-cell", "3"]] {
+        let out = coherence(
+            &["prompts", "list", "--suite", "core", flag[0], flag[1]],
+            dir.path(),
+            &[],
+        );
+        let err = stderr(&out);
+        assert_eq!(exit_code(&out), 2, "{err}");
+        assert!(
+            err.contains(&format!("{} shapes the long suite", flag[0]))
+                && err.contains("add --suite long"),
+            "{err}"
+        );
+    }
+    let server = needle_server(u64::MAX);
+    let out = coherence(
+        &[
+            "compare",
+            "--endpoint",
+            &format!("a={}", server.url()),
+            "--endpoint",
+            &format!("b={}", server.url()),
+            "--suite",
+            "core",
+            "--lengths",
+            "1k",
+            "--dry-run",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--lengths shapes the long suite"));
+}

@@ -272,12 +272,14 @@ fn a_dry_run_counts_the_passage_scorings_and_their_prompt_tokens() {
         &[],
     );
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    // A long item's planned tokens are the length its id names (the dry run builds no text).
     let planned: u64 = listed["prompts"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| p["prompt"].as_str().unwrap().len().div_ceil(4) as u64)
+        .map(|p| p["context_tokens"].as_u64().unwrap())
         .sum();
+    assert_eq!(planned, 256 + 1024);
     // Two passages, each on both endpoints and once more on the reference.
     assert_eq!(plan["long_passage_requests"], 2 * 3);
     assert_eq!(plan["long_passage_prompt_tokens"], planned * 3);

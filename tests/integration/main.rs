@@ -19,6 +19,7 @@ mod failures;
 mod generated;
 mod identity;
 mod js_sandbox;
+mod large_replies;
 mod limits;
 mod load;
 mod logprobs;

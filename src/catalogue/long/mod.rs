@@ -12,8 +12,9 @@ mod ladder;
 use fastrand::Rng;
 
 pub use ladder::{
-    default_ladder, parse_depth, parse_length, sorted, LongChoice, Skipped, ANSWER_TOKENS,
-    CHARS_PER_TOKEN, DEFAULT_CONTEXT, DEFAULT_DEPTHS, DEFAULT_PER_CELL,
+    default_ladder, parse_context, parse_depth, parse_length, sorted, LongChoice, Skipped,
+    ANSWER_TOKENS, CHARS_PER_TOKEN, DEFAULT_CONTEXT, DEFAULT_DEPTHS, DEFAULT_PER_CELL, MAX_CONTEXT,
+    MAX_PER_CELL, MIN_FITTING_CONTEXT,
 };
 
 use super::generator::splitmix;
@@ -83,9 +84,13 @@ impl LongId {
     }
 }
 
-/// A prompt's planned length in tokens: the characters of what is tokenized (every message, or
-/// the raw prompt) over [`CHARS_PER_TOKEN`], rounded up.
+/// A prompt's planned length in tokens: a long item's planned length (its id says it, so an
+/// item made without its text counts the same), else the characters of what is tokenized
+/// (every message, or the raw prompt) over [`CHARS_PER_TOKEN`], rounded up.
 pub fn planned_prompt_tokens(p: &Prompt) -> u64 {
+    if let Some(at) = LongId::parse(&p.id) {
+        return u64::from(at.tokens);
+    }
     let chars = match &p.request {
         PromptRequest::Chat { messages } => messages.iter().map(|m| m.content.len()).sum(),
         PromptRequest::Completion { prompt } => prompt.len(),
@@ -98,9 +103,22 @@ pub fn is_long(id: &str) -> bool {
     id.starts_with(ID_PREFIX)
 }
 
+/// Whether long items are made with their text (to send, list or score) or without it: a dry
+/// run counts each item's planned tokens from its id and never builds a haystack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Texts {
+    Built,
+    Planned,
+}
+
 /// Every item of the choice that fits its context, by length, then depth, then index; and the
 /// lengths skipped because they do not fit (never sent).
 pub fn generate(seed: u64, choice: &LongChoice) -> (Vec<Prompt>, Vec<Skipped>) {
+    generate_as(seed, choice, Texts::Built)
+}
+
+/// [`generate`], the items with their text or only their plan.
+pub fn generate_as(seed: u64, choice: &LongChoice, texts: Texts) -> (Vec<Prompt>, Vec<Skipped>) {
     let (lengths, skipped) = choice.fitting();
     let items = lengths
         .iter()
@@ -113,13 +131,18 @@ pub fn generate(seed: u64, choice: &LongChoice) -> (Vec<Prompt>, Vec<Skipped>) {
                 })
             })
         })
-        .map(|at| item(seed, at))
+        .map(|at| make(seed, at, texts))
         .collect();
     (items, skipped)
 }
 
 /// The item at `at` for `seed`: the same whatever else is generated.
 pub fn item(seed: u64, at: LongId) -> Prompt {
+    make(seed, at, Texts::Built)
+}
+
+/// The item at `at` for `seed`, its message empty when only its plan is asked for.
+fn make(seed: u64, at: LongId, texts: Texts) -> Prompt {
     let mut rng = Rng::with_seed(mix(&[
         seed,
         u64::from(LONG_VERSION),
@@ -135,28 +158,17 @@ pub fn item(seed: u64, at: LongId) -> Prompt {
             "Read the document below, then answer the question after it.\n\n<document>\n{document}\n</document>\n\nQuestion: what is the access code for {key}? Reply with the six-digit code only."
         )
     };
-    let budget = (at.tokens as usize * CHARS_PER_TOKEN).saturating_sub(frame("").len());
-    let needle_lines: Vec<String> = keys
-        .iter()
-        .zip(&values)
-        .map(|(k, v)| format!("The access code for {k} is {v}."))
-        .collect();
-    let needles_len: usize = needle_lines.iter().map(|l| l.len() + 1).sum();
-    let mut sentences = haystack::sentences(&mut rng, budget.saturating_sub(needles_len));
-    // Distractors first, at random places; then the needle at its depth, so it lands exactly there.
-    for line in needle_lines.iter().skip(1) {
-        let at = rng.usize(..=sentences.len());
-        sentences.insert(at, line.clone());
-    }
-    let needle_at = (sentences.len() * usize::from(at.depth.min(100))).div_ceil(100);
-    sentences.insert(needle_at.min(sentences.len()), needle_lines[0].clone());
+    let content = match texts {
+        Texts::Built => frame(&document(&mut rng, at, &keys, &values, frame("").len())),
+        Texts::Planned => String::new(),
+    };
     Prompt {
         id: at.id(),
         category: CATEGORY.to_string(),
         request: PromptRequest::Chat {
             messages: vec![Message {
                 role: Role::User,
-                content: frame(&sentences.join(" ")),
+                content,
             }],
         },
         max_tokens: Some(ANSWER_TOKENS),
@@ -178,6 +190,33 @@ pub fn item(seed: u64, at: LongId) -> Prompt {
             line: at.index + 1,
         },
     }
+}
+
+/// The haystack with the needle at its depth and the distractors at random places, filling the
+/// planned length less the frame's `frame_len` characters.
+fn document(
+    rng: &mut Rng,
+    at: LongId,
+    keys: &[String],
+    values: &[String],
+    frame_len: usize,
+) -> String {
+    let budget = (at.tokens as usize * CHARS_PER_TOKEN).saturating_sub(frame_len);
+    let needle_lines: Vec<String> = keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| format!("The access code for {k} is {v}."))
+        .collect();
+    let needles_len: usize = needle_lines.iter().map(|l| l.len() + 1).sum();
+    let mut sentences = haystack::sentences(rng, budget.saturating_sub(needles_len));
+    // Distractors first, at random places; then the needle at its depth, so it lands exactly there.
+    for line in needle_lines.iter().skip(1) {
+        let at = rng.usize(..=sentences.len());
+        sentences.insert(at, line.clone());
+    }
+    let needle_at = (sentences.len() * usize::from(at.depth.min(100))).div_ceil(100);
+    sentences.insert(needle_at.min(sentences.len()), needle_lines[0].clone());
+    sentences.join(" ")
 }
 
 /// `n` different keys such as "the amber vault".

@@ -81,3 +81,19 @@ fn every_reference_scores_correct_and_every_wrong_answer_does_not() {
         assert!(self_test(p, &ctx).is_empty(), "{}", p.id);
     }
 }
+
+#[test]
+fn items_made_without_text_keep_their_ids_answers_and_planned_tokens() {
+    let choice = choice(vec![256, 1024]);
+    let (built, _) = generate(5, &choice);
+    let (planned, _) = generate_as(5, &choice, Texts::Planned);
+    assert_eq!(built.len(), planned.len());
+    for (b, p) in built.iter().zip(&planned) {
+        assert_eq!(
+            (&b.id, &b.reference, &b.wrong),
+            (&p.id, &p.reference, &p.wrong)
+        );
+        assert!(p.question().is_empty() && !b.question().is_empty());
+        assert_eq!(planned_prompt_tokens(b), planned_prompt_tokens(p));
+    }
+}
