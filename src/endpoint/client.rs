@@ -59,7 +59,7 @@ impl ClientOptions {
 pub struct ModelsInfo {
     pub ids: Vec<String>,
     pub max_model_len: Option<u64>,
-    /// The `Server` response header, when sent.
+    /// The `Server` response header, when sent, with the key redacted.
     pub server: Option<String>,
 }
 
@@ -79,6 +79,7 @@ pub struct Exchange {
     pub status: Option<u16>,
     /// The final attempt's body, capped and with the key redacted.
     pub body: Option<String>,
+    /// The `Server` response header, with the key redacted.
     pub server: Option<String>,
     /// Duration of the final attempt.
     pub latency: Duration,
@@ -265,7 +266,8 @@ impl Client {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
         };
-        out.server = header(reqwest::header::SERVER);
+        // A header is the server's text like the body: a hostile one echoes the key there too.
+        out.server = header(reqwest::header::SERVER).map(|v| self.redact(&v));
         out.retry_after = header(reqwest::header::RETRY_AFTER)
             .and_then(|v| parse_retry_after(&v, SystemTime::now()));
         let body = self.read_capped(resp).await;
@@ -318,11 +320,18 @@ impl Client {
                 Err(e) => return Err(self.transport_failure(&e, resp.url().as_str())),
             }
         }
-        let text = String::from_utf8_lossy(&buf);
-        Ok(match &self.key {
-            Some(k) => k.redact(&text),
-            None => text.into_owned(),
-        })
+        Ok(self.redact(&String::from_utf8_lossy(&buf)))
+    }
+
+    /// `text` with this endpoint's key redacted ([`ApiKey::redact`]). Every body, header and
+    /// message the client returns has been through it; a caller that joins pieces of bodies
+    /// (the deltas of a stream) passes the joined text through it again, since a key split
+    /// across two pieces is whole only there.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.key {
+            Some(k) => k.redact(text),
+            None => text.to_string(),
+        }
     }
 
     fn transport_failure(&self, e: &reqwest::Error, url: &str) -> Failure {
@@ -343,10 +352,6 @@ impl Client {
                 self.opts.timeout.as_secs_f64()
             ));
         }
-        let msg = match &self.key {
-            Some(k) => k.redact(&msg),
-            None => msg,
-        };
-        Failure::new(kind, msg)
+        Failure::new(kind, self.redact(&msg))
     }
 }

@@ -400,10 +400,17 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
         }
     };
     let mut head = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\nServer: fake-openai/1.0\r\n",
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
         reason(status),
         body.len()
     );
+    if !reply
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("server"))
+    {
+        head.push_str("Server: fake-openai/1.0\r\n");
+    }
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
