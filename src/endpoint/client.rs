@@ -100,6 +100,21 @@ struct Attempt {
     failure: Option<Failure>,
 }
 
+/// Which failures a request is attempted again after.
+#[derive(Debug, Clone, Copy)]
+enum Retry {
+    /// Every retryable failure ([`FailureKind::is_retryable`]).
+    Retryable,
+    /// As `Retryable`, but not a timeout.
+    NotOnTimeout,
+}
+
+impl Retry {
+    fn covers(self, kind: FailureKind) -> bool {
+        kind.is_retryable() && !matches!((self, kind), (Retry::NotOnTimeout, FailureKind::Timeout))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
@@ -125,7 +140,7 @@ impl Client {
 
     /// `GET /models`, with retries.
     pub async fn models(&self) -> Result<ModelsInfo, Failure> {
-        let ex = self.with_retries(None, "models").await;
+        let ex = self.send(None, "models", Retry::Retryable).await;
         if let Some(f) = ex.failure {
             return Err(f);
         }
@@ -162,18 +177,25 @@ impl Client {
     /// `GET` a path relative to the base URL (for example `metrics`), with retries. The body is
     /// capped and redacted like every other; `failure` is set for non-2xx statuses.
     pub async fn get(&self, path: &str) -> Exchange {
-        self.with_retries(None, path).await
+        self.send(None, path, Retry::Retryable).await
     }
 
     /// POST a JSON body to `path` with retries and return the raw exchange, without parsing it
     /// as a completion (for responses read by their own parser, such as prompt logprobs).
     pub async fn post(&self, path: &str, body: &Value) -> Exchange {
-        self.with_retries(Some(body), path).await
+        self.send(Some(body), path, Retry::Retryable).await
+    }
+
+    /// As [`Client::post`], for a request sent with `stream: true`: a timeout is not retried,
+    /// because a stream that did not end within `--timeout` would not end on another attempt
+    /// either, so the request ends within one `--timeout`, not `--retries + 1` of them.
+    pub async fn post_stream(&self, path: &str, body: &Value) -> Exchange {
+        self.send(Some(body), path, Retry::NotOnTimeout).await
     }
 
     /// POST a completion request (`path` is `chat/completions` or `completions`) and parse it.
     pub async fn complete(&self, path: &str, body: &Value) -> Exchange {
-        let mut ex = self.with_retries(Some(body), path).await;
+        let mut ex = self.send(Some(body), path, Retry::Retryable).await;
         if ex.failure.is_none() {
             match parse_completion(ex.body.as_deref().unwrap_or("")) {
                 Ok(c) => {
@@ -186,14 +208,14 @@ impl Client {
         ex
     }
 
-    async fn with_retries(&self, body: Option<&Value>, path: &str) -> Exchange {
+    async fn send(&self, body: Option<&Value>, path: &str, retry: Retry) -> Exchange {
         let started = Instant::now();
         let deadline = self.opts.deadline();
         let mut attempts = 0;
         loop {
             attempts += 1;
             let mut a = self.attempt(body, path).await;
-            let retry = a.failure.as_ref().is_some_and(|f| f.kind.is_retryable())
+            let retry = a.failure.as_ref().is_some_and(|f| retry.covers(f.kind))
                 && attempts <= self.opts.retry.retries;
             let wait = retry
                 .then(|| {

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::common::*;
 use walkdir_lite::files;
@@ -206,6 +206,70 @@ fn a_key_echoed_in_a_header_or_escaped_twice_in_tool_arguments_reaches_no_file_o
     assert_eq!(exit_code(&issue), 0, "{}", stderr(&issue));
     assert!(stdout(&issue).contains("[REDACTED]"), "{}", stdout(&issue));
     assert_no_key("report --issue", &run, &issue);
+}
+
+/// A chat server for `contract` that echoes the key: whole (and so redacted) in plain replies,
+/// split across two deltas of a stream, twice escaped in tool-call arguments, and in the
+/// `Server` header.
+fn echoing_contract_server() -> FakeServer {
+    FakeServer::start("m", |req| {
+        let auth = req.header("authorization").unwrap_or("none").to_string();
+        let key = auth.trim_start_matches("Bearer ");
+        let text = format!("The key is {key}.");
+        let usage = json!({"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14});
+        let reply = if req.body["stream"] == true {
+            let (head, tail) = text.split_at(text.len() / 2);
+            let mut sse = String::new();
+            for piece in [head, tail] {
+                let event = json!({"choices": [{"index": 0, "delta": {"content": piece}}]});
+                sse.push_str(&format!("data: {event}\n\n"));
+            }
+            sse.push_str(&format!(
+                "data: {}\n\n",
+                json!({"choices": [], "usage": usage})
+            ));
+            sse.push_str("data: [DONE]\n\n");
+            Reply::text(200, &sse)
+        } else {
+            let mut message = json!({"role": "assistant", "content": text});
+            if req.body.get("tool_choice").is_some() {
+                let arguments = format!(r#"{{"city": "{}"}}"#, key.replace('-', r"\u002d"));
+                message["tool_calls"] = json!([{"id": "c", "type": "function",
+                    "function": {"name": "get_weather", "arguments": arguments}}]);
+            }
+            Reply::json(
+                200,
+                json!({"model": "m", "usage": usage,
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}),
+            )
+        };
+        reply.header("Server", &format!("fake/1.0 ({auth})"))
+    })
+}
+
+#[test]
+fn contract_redacts_a_key_split_across_stream_deltas_or_escaped_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = echoing_contract_server();
+    let url = format!("s={}", s.url());
+    for extra in [None, Some("--json")] {
+        let mut args = vec!["contract", "--endpoint", &url, "--retries", "0"];
+        args.extend(extra);
+        let out = coherence(&args, dir.path(), &[("OPENAI_API_KEY", KEY)]);
+        assert_no_key("contract", dir.path(), &out);
+        let text = stdout(&out);
+        assert!(text.contains("[REDACTED]"), "{text}");
+        if extra.is_some() {
+            let json: Value = serde_json::from_str(&text).unwrap();
+            let probes = json["endpoints"][0]["probes"].as_array().unwrap();
+            let same_text = probes
+                .iter()
+                .find(|p| p["probe"] == "stream_same_text")
+                .unwrap();
+            assert_eq!(same_text["status"], "pass", "{same_text}");
+            assert_eq!(same_text["evidence"], "both `The key is [REDACTED].`");
+        }
+    }
 }
 
 #[test]
