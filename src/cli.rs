@@ -480,7 +480,11 @@ const SOAK_EXITS: &[(Exit, &str)] = &[
 const CONTRACT_EXITS: &[(Exit, &str)] = &[
     (Exit::Success, "no probe failed on any endpoint"),
     (Exit::GateFailed, "a probe failed on an endpoint"),
-    (Exit::Incomplete, "an endpoint could not be reached"),
+    (
+        Exit::Incomplete,
+        "an endpoint could not be probed: not reached, no model listed, or every probe request \
+         refused (a 401 on every one: check the API key)",
+    ),
 ];
 
 const SMOKE_EXITS: &[(Exit, &str)] = &[

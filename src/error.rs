@@ -59,7 +59,8 @@ impl Exit {
 }
 
 /// The closing line of every exit-code table.
-pub const CLOSED_STDOUT: &str = "A closed stdout (`| head`) ends any command quietly with 0.";
+pub const CLOSED_STDOUT: &str =
+    "A closed stdout (`| head`) skips what is left to print; the exit code is the command's own.";
 
 /// The exit-code table of `--help`, from [`Exit::meaning`]; `specific` replaces a code's
 /// general meaning with what it means for one command.
@@ -164,15 +165,6 @@ impl CliError {
     /// The exit code of this error.
     pub fn exit(&self) -> Exit {
         self.failure.exit()
-    }
-
-    /// Whether the error is a closed stdout (the reader went away, as `| head` does): not a
-    /// failure of the command, so it ends quietly with exit 0.
-    pub fn is_broken_pipe(&self) -> bool {
-        self.error.chain().any(|e| {
-            e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-        })
     }
 }
 

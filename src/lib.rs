@@ -47,7 +47,6 @@ pub fn main_with_args(argv: Vec<String>) -> Exit {
     };
     match run(&cli, argv) {
         Ok(exit) => exit,
-        Err(e) if e.is_broken_pipe() => Exit::Success,
         Err(e) => {
             eprintln!("error: {e}");
             e.exit()

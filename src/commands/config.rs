@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use toml::{Spanned, Value};
 
+use crate::endpoint::shown_var_name;
 use crate::engine::MAX_CONCURRENCY;
 
 /// The file read when `--config` is not given and it exists in the working directory.
@@ -151,7 +152,17 @@ pub fn parse_config(file: &Path, text: &str) -> anyhow::Result<Config> {
                     endpoint.url_line = line_of(text, value.span().start);
                 }
                 "model" => endpoint.model = Some(string()?),
-                "api_key_env" => endpoint.api_key_env = Some(string()?),
+                "api_key_env" => {
+                    let var = string()?;
+                    if shown_var_name(&var).is_none() {
+                        bail!(
+                            "{line}: endpoint `{name}`: `api_key_env` takes the name of the \
+                             environment variable that holds the key; the value given is not one \
+                             (not shown)"
+                        );
+                    }
+                    endpoint.api_key_env = Some(var);
+                }
                 "concurrency" => match value.get_ref() {
                     Value::Integer(n) if (1..=MAX_CONCURRENCY as i64).contains(n) => {
                         endpoint.concurrency = usize::try_from(*n).ok();

@@ -62,6 +62,7 @@ fn describe(results: &[EndpointContract]) -> String {
         text.push_str(&format!("\n{} ({}, model {model}):\n", r.name, r.base_url));
         if let Some(e) = &r.error {
             text.push_str(&format!("  not probed: {e}\n"));
+            continue;
         }
         let (passed, total) = (
             r.probes.iter().filter(|p| p.status == Status::Pass).count(),

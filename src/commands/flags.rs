@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::config::{load_config, DEFAULT_CONFIG};
 use crate::catalogue::{embedded, load_catalogue, Catalogue};
 use crate::cli::{ClientArgs, EndpointArgs};
-use crate::endpoint::{ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
+use crate::endpoint::{shown_var_name, ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
 use crate::run::params::{refused, Refused};
 use crate::run::PlannedEndpoint;
 
@@ -156,12 +156,37 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
         spec.model = Some(model.to_string());
     }
     for raw in &args.api_key_envs {
-        let (name, var) = split_pair("--api-key-env", raw, "NAME=ENVVAR")?;
+        let (name, var) = key_env_pair(raw)?;
         let spec = find(&mut specs, name)
-            .ok_or_else(|| anyhow!("--api-key-env `{raw}`: no endpoint named `{name}`"))?;
+            .ok_or_else(|| anyhow!("--api-key-env {name}={var}: no endpoint named `{name}`"))?;
         spec.api_key_env = Some(var.to_string());
     }
     Ok(Resolved { specs, concurrency })
+}
+
+/// `NAME=ENVVAR` of `--api-key-env`. A key pasted in place of its variable's name (or of the
+/// whole pair) is never printed back: an error shows the value only when it reads as a
+/// variable's name ([`shown_var_name`]).
+fn key_env_pair(raw: &str) -> anyhow::Result<(&str, &str)> {
+    let refused = |given: &str, why: &str| {
+        anyhow!(
+            "--api-key-env {given}: {why} (not shown); --api-key-env takes NAME=ENV_VAR, the name \
+             of the environment variable that holds the endpoint's key"
+        )
+    };
+    let Some((name, var)) = raw.split_once('=').map(|(n, v)| (n.trim(), v.trim())) else {
+        return Err(refused("…", "the value given has no `=`"));
+    };
+    if name.is_empty() || var.is_empty() {
+        return Err(refused("…", "the value given has an empty side"));
+    }
+    let var = shown_var_name(var).ok_or_else(|| {
+        refused(
+            &format!("{name}=…"),
+            "the value after `=` is not an environment variable name",
+        )
+    })?;
+    Ok((name, var))
 }
 
 /// An `http(s)://` base URL without credentials, query or fragment, its trailing `/` dropped;
@@ -212,11 +237,16 @@ pub fn with_keys(specs: Vec<EndpointSpec>) -> anyhow::Result<Vec<PlannedEndpoint
             let key = match &spec.api_key_env {
                 Some(var) => {
                     let value = std::env::var(var).unwrap_or_default();
-                    let key = ApiKey::new(value).ok_or_else(|| {
-                        anyhow!(
+                    let key = ApiKey::new(value).ok_or_else(|| match shown_var_name(var) {
+                        Some(var) => anyhow!(
                             "--api-key-env {}={var}: the environment variable {var} is not set",
                             spec.name
-                        )
+                        ),
+                        None => anyhow!(
+                            "--api-key-env {}=…: the value given is not an environment variable \
+                             name (not shown); give the name of the variable that holds the key",
+                            spec.name
+                        ),
                     })?;
                     Some(key)
                 }

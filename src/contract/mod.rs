@@ -55,7 +55,8 @@ pub struct EndpointContract {
     pub name: String,
     pub base_url: String,
     pub model: Option<String>,
-    /// Why the endpoint could not be probed (no model listed, not reachable); no probes then.
+    /// Why the endpoint could not be probed (no model listed, not reachable, no probe request
+    /// answered: every one refused, authentication included); no probes then.
     pub error: Option<String>,
     pub probes: Vec<ProbeResult>,
 }
@@ -102,6 +103,11 @@ pub async fn check(e: &PlannedEndpoint, opts: &ClientOptions) -> EndpointContrac
         },
     };
     out.model = Some(model.clone());
-    out.probes = probes::run(&ask::Asker::new(&client, &model)).await;
+    let ask = ask::Asker::new(&client, &model);
+    let probes = probes::run(&ask).await;
+    match ask.unanswered() {
+        Some(why) => out.error = Some(why),
+        None => out.probes = probes,
+    }
     out
 }

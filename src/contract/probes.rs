@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::ask::{Asker, Reply};
-use super::{sse, ProbeResult, Status};
+use super::{ProbeResult, Status};
 use crate::endpoint::parse_logprobs;
 use crate::text::clip;
 
@@ -129,6 +129,11 @@ fn quote(text: &str) -> String {
     format!("`{}`", clip(text, 80))
 }
 
+/// A value the reply may lack, as evidence prints it: the value, or `none`.
+fn plain(value: Option<impl std::fmt::Display>) -> String {
+    value.map_or_else(|| "none".to_string(), |v| v.to_string())
+}
+
 fn usage_arithmetic(r: &Reply) -> ProbeResult {
     const P: &str = "usage_arithmetic";
     if let Some(bad) = r.unusable(P) {
@@ -142,7 +147,12 @@ fn usage_arithmetic(r: &Reply) -> ProbeResult {
         (None, None, None) => fail(P, "the reply has no usage object"),
         (p, c, t) => fail(
             P,
-            format!("usage lacks a count: prompt {p:?}, completion {c:?}, total {t:?}"),
+            format!(
+                "usage lacks a count: prompt {}, completion {}, total {}",
+                plain(p),
+                plain(c),
+                plain(t)
+            ),
         ),
     }
 }
@@ -189,11 +199,11 @@ fn finish_reason_length(short: &Reply, long: &Reply) -> ProbeResult {
         ),
         (reason, Some(c)) if c >= cap => fail(
             P,
-            format!("finish_reason {reason:?} at {c} tokens, the max_tokens cap of {CAP}: a cut-off not reported as `length`"),
+            format!("finish_reason {} at {c} tokens, the max_tokens cap of {CAP}: a cut-off not reported as `length`", plain(reason)),
         ),
         (reason, Some(c)) => unsupported(
             P,
-            format!("finish_reason {reason:?} after {c} tokens: the model ended before the cap of {CAP}, nothing to check"),
+            format!("finish_reason {} after {c} tokens: the model ended before the cap of {CAP}, nothing to check", plain(reason)),
         ),
     }
 }
@@ -222,20 +232,19 @@ async fn stop_honoured(ask: &Asker<'_>) -> ProbeResult {
     if let Some(bad) = stopped.unusable(P) {
         return bad;
     }
+    let stop = json!([word]);
     let expected = text[..at].trim_end();
     let got = stopped.text().trim_end();
     let finish = stopped.finish_reason();
     if got == expected && finish == Some("stop") {
-        pass(
-            P,
-            format!("stop [{word:?}] ended the reply at {}", quote(got)),
-        )
+        pass(P, format!("stop {stop} ended the reply at {}", quote(got)))
     } else {
         fail(
             P,
             format!(
-                "stop [{word:?}]: got {} (finish_reason {finish:?}); the text before it was {}",
+                "stop {stop}: got {} (finish_reason {}); the text before it was {}",
                 quote(got),
+                plain(finish),
                 quote(expected)
             ),
         )
@@ -269,7 +278,7 @@ async fn streaming(ask: &Asker<'_>, plain: &Reply) -> Vec<ProbeResult> {
     const PROMPT: &str = "stream_prompt_tokens";
     const USAGE: &str = "stream_usage_chunk";
     let extra = json!({"stream": true, "stream_options": {"include_usage": true}});
-    let r = ask.send(&ask.body(SHORT, SHORT_BUDGET, extra)).await;
+    let (r, stream) = ask.stream(&ask.body(SHORT, SHORT_BUDGET, extra)).await;
     if let Some(bad) = r.refused(TEXT) {
         return [TEXT, PROMPT, USAGE]
             .into_iter()
@@ -279,7 +288,7 @@ async fn streaming(ask: &Asker<'_>, plain: &Reply) -> Vec<ProbeResult> {
             })
             .collect();
     }
-    let Some(s) = sse::read(&r.body) else {
+    let Some(s) = stream else {
         let why = format!(
             "stream: true was answered without an event stream: {}",
             quote(&r.body)
@@ -437,8 +446,8 @@ async fn logprobs_shape(ask: &Asker<'_>) -> ProbeResult {
         return fail(
             P,
             format!(
-                "token {i} ({:?}) lists {} alternatives, not {TOP}",
-                t.token,
+                "token {i} ({}) lists {} alternatives, not {TOP}",
+                quote(&t.token),
                 t.top.len()
             ),
         );
@@ -492,13 +501,13 @@ async fn no_reasoning_only(ask: &Asker<'_>) -> ProbeResult {
         (false, _) => pass(P, format!("content {}", quote(r.text()))),
         (true, 0) => fail(
             P,
-            format!("empty content (finish_reason {:?})", r.finish_reason()),
+            format!("empty content (finish_reason {})", plain(r.finish_reason())),
         ),
         (true, n) => fail(
             P,
             format!(
-                "reasoning only: {n} characters of reasoning, no content (finish_reason {:?})",
-                r.finish_reason()
+                "reasoning only: {n} characters of reasoning, no content (finish_reason {})",
+                plain(r.finish_reason())
             ),
         ),
     }
@@ -542,9 +551,9 @@ async fn tool_call(ask: &Asker<'_>) -> [ProbeResult; 2] {
             fail(
                 CALL,
                 format!(
-                    "no tool call; content {} (finish_reason {:?})",
+                    "no tool call; content {} (finish_reason {})",
                     quote(r.text()),
-                    r.finish_reason()
+                    plain(r.finish_reason())
                 ),
             ),
             unsupported(FINISH, "no call was made to check"),
@@ -557,7 +566,10 @@ async fn tool_call(ask: &Asker<'_>) -> [ProbeResult; 2] {
     );
     let finish = match r.finish_reason() {
         Some("tool_calls") => pass(FINISH, format!("tool_calls with {called}")),
-        other => fail(FINISH, format!("finish_reason {other:?} with {called}")),
+        other => fail(
+            FINISH,
+            format!("finish_reason {} with {called}", plain(other)),
+        ),
     };
     [pass(CALL, format!("called {called}")), finish]
 }
@@ -589,7 +601,10 @@ async fn invalid_tool_arguments(ask: &Asker<'_>) -> ProbeResult {
     let r = ask
         .send(&ask.body_with(tool_exchange("{\"city\": "), 32, extra))
         .await;
-    let said = r.failure.clone().unwrap_or_else(|| quote(&r.body));
+    let said = r
+        .failure
+        .as_ref()
+        .map_or_else(|| quote(&r.body), ToString::to_string);
     match r.status {
         Some(s) if (400..500).contains(&s) => pass(P, format!("HTTP {s} ({control}): {said}")),
         Some(s) if (200..300).contains(&s) => unsupported(

@@ -59,7 +59,7 @@ impl ClientOptions {
 pub struct ModelsInfo {
     pub ids: Vec<String>,
     pub max_model_len: Option<u64>,
-    /// The `Server` response header, when sent.
+    /// The `Server` response header, when sent, with the key redacted.
     pub server: Option<String>,
 }
 
@@ -79,6 +79,7 @@ pub struct Exchange {
     pub status: Option<u16>,
     /// The final attempt's body, capped and with the key redacted.
     pub body: Option<String>,
+    /// The `Server` response header, with the key redacted.
     pub server: Option<String>,
     /// Duration of the final attempt.
     pub latency: Duration,
@@ -97,6 +98,21 @@ struct Attempt {
     retry_after: Option<Duration>,
     latency: Duration,
     failure: Option<Failure>,
+}
+
+/// Which failures a request is attempted again after.
+#[derive(Debug, Clone, Copy)]
+enum Retry {
+    /// Every retryable failure ([`FailureKind::is_retryable`]).
+    Retryable,
+    /// As `Retryable`, but not a timeout.
+    NotOnTimeout,
+}
+
+impl Retry {
+    fn covers(self, kind: FailureKind) -> bool {
+        kind.is_retryable() && !matches!((self, kind), (Retry::NotOnTimeout, FailureKind::Timeout))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -124,7 +140,7 @@ impl Client {
 
     /// `GET /models`, with retries.
     pub async fn models(&self) -> Result<ModelsInfo, Failure> {
-        let ex = self.with_retries(None, "models").await;
+        let ex = self.send(None, "models", Retry::Retryable).await;
         if let Some(f) = ex.failure {
             return Err(f);
         }
@@ -161,18 +177,25 @@ impl Client {
     /// `GET` a path relative to the base URL (for example `metrics`), with retries. The body is
     /// capped and redacted like every other; `failure` is set for non-2xx statuses.
     pub async fn get(&self, path: &str) -> Exchange {
-        self.with_retries(None, path).await
+        self.send(None, path, Retry::Retryable).await
     }
 
     /// POST a JSON body to `path` with retries and return the raw exchange, without parsing it
     /// as a completion (for responses read by their own parser, such as prompt logprobs).
     pub async fn post(&self, path: &str, body: &Value) -> Exchange {
-        self.with_retries(Some(body), path).await
+        self.send(Some(body), path, Retry::Retryable).await
+    }
+
+    /// As [`Client::post`], for a request sent with `stream: true`: a timeout is not retried,
+    /// because a stream that did not end within `--timeout` would not end on another attempt
+    /// either, so the request ends within one `--timeout`, not `--retries + 1` of them.
+    pub async fn post_stream(&self, path: &str, body: &Value) -> Exchange {
+        self.send(Some(body), path, Retry::NotOnTimeout).await
     }
 
     /// POST a completion request (`path` is `chat/completions` or `completions`) and parse it.
     pub async fn complete(&self, path: &str, body: &Value) -> Exchange {
-        let mut ex = self.with_retries(Some(body), path).await;
+        let mut ex = self.send(Some(body), path, Retry::Retryable).await;
         if ex.failure.is_none() {
             match parse_completion(ex.body.as_deref().unwrap_or("")) {
                 Ok(c) => {
@@ -185,14 +208,14 @@ impl Client {
         ex
     }
 
-    async fn with_retries(&self, body: Option<&Value>, path: &str) -> Exchange {
+    async fn send(&self, body: Option<&Value>, path: &str, retry: Retry) -> Exchange {
         let started = Instant::now();
         let deadline = self.opts.deadline();
         let mut attempts = 0;
         loop {
             attempts += 1;
             let mut a = self.attempt(body, path).await;
-            let retry = a.failure.as_ref().is_some_and(|f| f.kind.is_retryable())
+            let retry = a.failure.as_ref().is_some_and(|f| retry.covers(f.kind))
                 && attempts <= self.opts.retry.retries;
             let wait = retry
                 .then(|| {
@@ -265,7 +288,8 @@ impl Client {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
         };
-        out.server = header(reqwest::header::SERVER);
+        // A header is the server's text like the body: a hostile one echoes the key there too.
+        out.server = header(reqwest::header::SERVER).map(|v| self.redact(&v));
         out.retry_after = header(reqwest::header::RETRY_AFTER)
             .and_then(|v| parse_retry_after(&v, SystemTime::now()));
         let body = self.read_capped(resp).await;
@@ -318,11 +342,18 @@ impl Client {
                 Err(e) => return Err(self.transport_failure(&e, resp.url().as_str())),
             }
         }
-        let text = String::from_utf8_lossy(&buf);
-        Ok(match &self.key {
-            Some(k) => k.redact(&text),
-            None => text.into_owned(),
-        })
+        Ok(self.redact(&String::from_utf8_lossy(&buf)))
+    }
+
+    /// `text` with this endpoint's key redacted ([`ApiKey::redact`]). Every body, header and
+    /// message the client returns has been through it; a caller that joins pieces of bodies
+    /// (the deltas of a stream) passes the joined text through it again, since a key split
+    /// across two pieces is whole only there.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.key {
+            Some(k) => k.redact(text),
+            None => text.to_string(),
+        }
     }
 
     fn transport_failure(&self, e: &reqwest::Error, url: &str) -> Failure {
@@ -343,10 +374,6 @@ impl Client {
                 self.opts.timeout.as_secs_f64()
             ));
         }
-        let msg = match &self.key {
-            Some(k) => k.redact(&msg),
-            None => msg,
-        };
-        Failure::new(kind, msg)
+        Failure::new(kind, self.redact(&msg))
     }
 }

@@ -13,4 +13,4 @@ pub use response::{
     parse_completion, split_think, Completion, Failure, FailureKind, Text, ToolCall, Usage,
 };
 pub use retry::{parse_retry_after, RetryPolicy};
-pub use secret::ApiKey;
+pub use secret::{shown_var_name, ApiKey};

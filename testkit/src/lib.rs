@@ -3,11 +3,11 @@
 //!
 //! Each test decides the behaviour per request with a handler: answers, latency, HTTP errors with
 //! `Retry-After`, hangs, connection resets, invalid JSON, HTML pages, empty choices, null content,
-//! reasoning-only replies and huge bodies. It speaks just enough HTTP/1.1 (one request per
-//! connection) to be driven by any real client. It is written by hand on a bare `TcpStream`
-//! rather than on an HTTP server library because the failures it injects are below what such a
-//! library lets a handler do: a connection reset (SO_LINGER 0, then close), a body without
-//! `Content-Length`, a request that is never answered.
+//! reasoning-only replies, huge bodies and event streams that never end. It speaks just enough
+//! HTTP/1.1 (one request per connection) to be driven by any real client. It is written by hand
+//! on a bare `TcpStream` rather than on an HTTP server library because the failures it injects
+//! are below what such a library lets a handler do: a connection reset (SO_LINGER 0, then
+//! close), a body without `Content-Length`, a request that is never answered.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -84,6 +84,8 @@ pub enum ReplyKind {
     },
     /// A 200 streamed without Content-Length, `bytes` long.
     Huge { bytes: usize },
+    /// A 200 event stream that never ends: `event` sent every `every`, until the client leaves.
+    Endless { event: String, every: Duration },
     /// Never answer.
     Hang,
     /// Reset the connection after reading the request.
@@ -190,6 +192,14 @@ impl Reply {
 
     pub fn huge(bytes: usize) -> Self {
         Reply::of(ReplyKind::Huge { bytes })
+    }
+
+    /// A 200 event stream without Content-Length that sends `event` every `every` and never ends.
+    pub fn endless_stream(event: &str, every: Duration) -> Self {
+        Reply::of(ReplyKind::Endless {
+            event: event.to_string(),
+            every,
+        })
     }
 
     pub fn hang() -> Self {
@@ -393,6 +403,17 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
             }
             return;
         }
+        ReplyKind::Endless { event, every } => {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            while stream.write_all(event.as_bytes()).await.is_ok() {
+                tokio::time::sleep(every).await;
+            }
+            return;
+        }
         ReplyKind::Json { status, body } => (
             status,
             "application/json".to_string(),
@@ -425,10 +446,17 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
         }
     };
     let mut head = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\nServer: fake-openai/1.0\r\n",
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
         reason(status),
         body.len()
     );
+    if !reply
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("server"))
+    {
+        head.push_str("Server: fake-openai/1.0\r\n");
+    }
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }

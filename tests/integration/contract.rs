@@ -1,6 +1,7 @@
 //! `coherence contract`: a fake that keeps every promise passes every probe; fakes that report
 //! `length` short of the cap, or send more tokens than `max_tokens`, fail the probe that reads it;
-//! the JSON shape; an unreachable endpoint.
+//! the JSON shape; an unreachable endpoint, one that refuses every request, a stream that never
+//! ends; evidence in plain values.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -283,4 +284,107 @@ fn an_unreachable_endpoint_is_incomplete() {
         "{}",
         stdout(&out)
     );
+}
+
+/// `contract --json` of one endpoint answering every chat request with `status`.
+fn refusing(status: u16) -> (std::process::Output, String) {
+    let s = FakeServer::start("m", move |_| Reply::status(status, "go away"));
+    let out = contract(&[("s", s.url())], &["--retries", "0"]);
+    let text = stdout(&out);
+    (out, text)
+}
+
+#[test]
+fn an_endpoint_that_refuses_authentication_on_every_probe_could_not_be_probed() {
+    let (out, text) = refusing(401);
+    assert_eq!(exit_code(&out), 3, "{text}{}", stderr(&out));
+    assert!(
+        text.contains(
+            "not probed: the endpoint refused authentication (HTTP 401) on every one of the"
+        ) && text.contains("check the API key"),
+        "{text}"
+    );
+    assert!(!text.contains("probes passed"), "{text}");
+}
+
+#[test]
+fn an_endpoint_that_answers_no_probe_could_not_be_probed() {
+    let (out, text) = refusing(418);
+    assert_eq!(exit_code(&out), 3, "{text}{}", stderr(&out));
+    assert!(
+        text.contains("not probed: the endpoint answered none of the")
+            && text.contains("(HTTP 418 on all"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
+    let s = FakeServer::start("m", |r| {
+        if r.body["stream"] == true {
+            let event = format!(
+                "data: {}\n\n",
+                json!({"choices": [{"index": 0, "delta": {"content": "w"}}]})
+            );
+            return Reply::endless_stream(&event, std::time::Duration::from_millis(50));
+        }
+        model(r, Fault::None)
+    });
+    let started = std::time::Instant::now();
+    let out = contract(&[("s", s.url())], &["--json", "--timeout", "2"]);
+    let took = started.elapsed();
+    assert_eq!(exit_code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    // One attempt of 2 s, not the 4 of --retries 3.
+    assert!(took.as_secs_f64() < 6.0, "{took:?}");
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let probes = v["endpoints"][0]["probes"].as_array().unwrap();
+    for name in [
+        "stream_same_text",
+        "stream_prompt_tokens",
+        "stream_usage_chunk",
+    ] {
+        let p = probes.iter().find(|p| p["probe"] == name).unwrap();
+        assert_eq!(p["status"], "fail", "{p}");
+        assert!(
+            p["evidence"]
+                .as_str()
+                .unwrap()
+                .contains("HTTP 200, but the reply did not end within --timeout"),
+            "{p}"
+        );
+    }
+    let streams = s
+        .completion_requests()
+        .iter()
+        .filter(|r| r.body["stream"] == true)
+        .count();
+    assert_eq!(streams, 1, "a stream that did not end is not sent again");
+}
+
+#[test]
+fn evidence_prints_plain_values_not_rust_debug_text() {
+    let s = FakeServer::start("m", |r| {
+        if r.body["tool_choice"] == "required" {
+            let call = json!({"id": "call_9", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}});
+            return Reply::json(
+                200,
+                json!({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": null, "tool_calls": [call]}}],
+                    "usage": {"prompt_tokens": 1}}),
+            );
+        }
+        model(r, Fault::None)
+    });
+    let out = contract(&[("s", s.url())], &["--json"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(r#""evidence": "finish_reason stop with get_weather({\"city\":\"Paris\"})""#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""evidence": "stop [\"w16\"] ended the reply at `w1"#),
+        "{text}"
+    );
+    assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
 }

@@ -91,6 +91,68 @@ fn a_closed_stdout_ends_every_printing_command_quietly_with_0() {
     assert_quiet_success("soak", &soak);
 }
 
+#[test]
+fn a_closed_stdout_keeps_a_failed_gate_and_an_incomplete_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let cat = write_catalogue(cwd).display().to_string();
+    let good = correct_server();
+    let wrong = FakeServer::start("test-model", |_| Reply::content("I don't know."));
+    let down = FakeServer::start("test-model", |_| Reply::status(500, "down"));
+    let a = format!("a={}", good.url());
+    let (wrong, down) = (format!("b={}", wrong.url()), format!("b={}", down.url()));
+    let exits = |what: &str, args: &[&str], code: i32| {
+        let out = into_closed_pipe(args, cwd);
+        assert_eq!(exit_code(&out), code, "{what}: {}", stderr(&out));
+    };
+    let (diff_run, failed_run) = (cwd.join("diff"), cwd.join("failed"));
+    for (b, run, code) in [(&wrong, &diff_run, 1), (&down, &failed_run, 3)] {
+        let run = run.display().to_string();
+        let compare = [
+            "compare",
+            "--catalogue",
+            &cat,
+            "--endpoint",
+            &a,
+            "--endpoint",
+            b,
+            "--out",
+            &run,
+            "--control",
+            "0",
+            "--no-logprobs",
+            "--quiet",
+            "--retries",
+            "0",
+            "--fail-on",
+            "diff>0",
+        ];
+        exits("compare", &compare, code);
+        exits("score", &["score", &run], code);
+    }
+    let retries = ["--retries", "0"];
+    let gone = "b=http://127.0.0.1:9/v1".to_string();
+    for (smoke, contract, code) in [(&wrong, &wrong, 1), (&gone, &down, 3)] {
+        exits(
+            "smoke",
+            &[&["smoke", "--endpoint", smoke][..], &retries].concat(),
+            code,
+        );
+        let contract = ["contract", "--endpoint", contract];
+        exits("contract", &[&contract[..], &retries].concat(), code);
+    }
+    let logprobs = [
+        "logprobs",
+        "--endpoint",
+        &a,
+        "--endpoint",
+        &down,
+        "--limit",
+        "1",
+    ];
+    exits("logprobs", &[&logprobs[..], &retries].concat(), 3);
+}
+
 /// `coherence ARGS` from `dir`: exit 2, and stderr names `flag`.
 fn refused(args: &[&str], dir: &Path, flag: &str) -> String {
     let out = coherence(args, dir, &[]);

@@ -1,4 +1,12 @@
-//! API keys reach the endpoint's Authorization header and nowhere else: not the run folder, not stdout or stderr.
+//! API keys reach the endpoint's Authorization header and nowhere else: not the run folder, not
+//! stdout or stderr, whatever a hostile server echoes (in a header, escaped twice inside tool-call
+//! arguments, split across the deltas of a stream) and however the key is mistyped on the
+//! command line.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{json, Value};
 
 use crate::common::*;
 use walkdir_lite::files;
@@ -85,4 +93,222 @@ fn the_api_key_appears_nowhere_under_the_run_folder() {
         "the variable name is recorded: {manifest}"
     );
     assert!(manifest.contains("\"api_key_env\": \"OPENAI_API_KEY\""));
+}
+
+/// The part of [`KEY`] after its last `-`: every escaped or split form the hostile fakes send
+/// keeps it literal, so finding it anywhere means some form of the key got through.
+const KEY_TAIL: &str = "7f3a9c1e5b";
+
+/// [`KEY`] with every `-` written as a JSON escape, as a hostile server may.
+fn escaped_key() -> String {
+    KEY.replace('-', r"\u002d")
+}
+
+/// No form of the key in any file under `dir`, nor in the output of `out`.
+fn assert_no_key(what: &str, dir: &Path, out: &Output) {
+    let mut texts: Vec<(String, String)> = files(dir)
+        .into_iter()
+        .map(|f| {
+            let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+            (f.display().to_string(), text)
+        })
+        .collect();
+    texts.push((format!("{what}: stdout"), stdout(out)));
+    texts.push((format!("{what}: stderr"), stderr(out)));
+    for (name, text) in texts {
+        for form in [KEY, KEY_TAIL, &escaped_key(), "sk%2D"] {
+            assert!(!text.contains(form), "{what}: {name} holds `{form}`");
+        }
+    }
+}
+
+/// A hostile server: the `Authorization` header echoed in the `Server` header and in every
+/// answer, a tool call (to the first tool offered) whose arguments hold the key JSON-escaped
+/// inside the JSON-escaped arguments string, and a content that quotes it percent-encoded.
+fn echoing_server() -> FakeServer {
+    FakeServer::start("m", |req| {
+        let auth = req.header("authorization").unwrap_or("none").to_string();
+        let content = format!(
+            "{} (you sent {auth}, or {})",
+            correct_answer(&req.question()),
+            KEY.replace('-', "%2D")
+        );
+        let mut message = json!({"role": "assistant", "content": content});
+        let tool = req.body.pointer("/tools/0/function/name").cloned();
+        if let Some(name) = tool {
+            let arguments = format!(r#"{{"city": "{}", "key": "{KEY}"}}"#, escaped_key());
+            message["tool_calls"] = json!([{"id": "call_0", "type": "function",
+                "function": {"name": name, "arguments": arguments}}]);
+        }
+        let finish = if message.get("tool_calls").is_some() {
+            "tool_calls"
+        } else {
+            "stop"
+        };
+        Reply::json(
+            200,
+            json!({"id": "x", "object": "chat.completion", "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+        )
+        .header("Server", &format!("fake/1.0 ({auth})"))
+    })
+}
+
+#[test]
+fn a_key_echoed_in_a_header_or_escaped_twice_in_tool_arguments_reaches_no_file_or_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (echoing_server(), echoing_server());
+    let run = dir.path().join("run");
+    let mut compare: Vec<String> = ["compare", "--suite", "tools", "--quiet", "--control", "0"]
+        .map(String::from)
+        .to_vec();
+    for (name, server) in [("a", &a), ("b", &b)] {
+        compare.extend(["--endpoint".to_string(), format!("{name}={}", server.url())]);
+    }
+    compare.extend(["--out".to_string(), run.display().to_string()]);
+    compare.extend(["--no-logprobs".to_string()]);
+    let env = [("OPENAI_API_KEY", KEY)];
+    let out = coherence(&compare, dir.path(), &env);
+    assert!(run.join("results.json").exists(), "{}", stderr(&out));
+    let sent = a.completion_requests();
+    assert_eq!(
+        sent[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert!(
+        sent.iter().any(|r| r.body.get("tools").is_some()),
+        "the tools suite offers tools"
+    );
+    let records = std::fs::read_to_string(run.join("records.jsonl")).unwrap();
+    assert!(
+        records.contains("fake/1.0 (Bearer [REDACTED])"),
+        "the Server header is kept, redacted"
+    );
+    assert!(
+        records.contains(r#"\\\"city\\\": \\\"[REDACTED]\\\""#),
+        "the twice-escaped key is redacted in place: {}",
+        &records[..records.len().min(3000)]
+    );
+    assert_no_key("compare", &run, &out);
+
+    let run_arg = run.display().to_string();
+    for args in [
+        vec!["score", run_arg.as_str()],
+        vec!["report", run_arg.as_str()],
+        vec!["report", run_arg.as_str(), "--issue", "all-different"],
+    ] {
+        let out = coherence(&args, dir.path(), &[]);
+        assert_no_key(&args.join(" "), &run, &out);
+    }
+    let first = coherence::catalogue::tools::items()[0].id.clone();
+    let issue = coherence(&["report", &run_arg, "--issue", &first], dir.path(), &[]);
+    assert_eq!(exit_code(&issue), 0, "{}", stderr(&issue));
+    assert!(stdout(&issue).contains("[REDACTED]"), "{}", stdout(&issue));
+    assert_no_key("report --issue", &run, &issue);
+}
+
+/// A chat server for `contract` that echoes the key: whole (and so redacted) in plain replies,
+/// split across two deltas of a stream, twice escaped in tool-call arguments, and in the
+/// `Server` header.
+fn echoing_contract_server() -> FakeServer {
+    FakeServer::start("m", |req| {
+        let auth = req.header("authorization").unwrap_or("none").to_string();
+        let key = auth.trim_start_matches("Bearer ");
+        let text = format!("The key is {key}.");
+        let usage = json!({"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14});
+        let reply = if req.body["stream"] == true {
+            let (head, tail) = text.split_at(text.len() / 2);
+            let mut sse = String::new();
+            for piece in [head, tail] {
+                let event = json!({"choices": [{"index": 0, "delta": {"content": piece}}]});
+                sse.push_str(&format!("data: {event}\n\n"));
+            }
+            sse.push_str(&format!(
+                "data: {}\n\n",
+                json!({"choices": [], "usage": usage})
+            ));
+            sse.push_str("data: [DONE]\n\n");
+            Reply::text(200, &sse)
+        } else {
+            let mut message = json!({"role": "assistant", "content": text});
+            if req.body.get("tool_choice").is_some() {
+                let arguments = format!(r#"{{"city": "{}"}}"#, key.replace('-', r"\u002d"));
+                message["tool_calls"] = json!([{"id": "c", "type": "function",
+                    "function": {"name": "get_weather", "arguments": arguments}}]);
+            }
+            Reply::json(
+                200,
+                json!({"model": "m", "usage": usage,
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}),
+            )
+        };
+        reply.header("Server", &format!("fake/1.0 ({auth})"))
+    })
+}
+
+#[test]
+fn contract_redacts_a_key_split_across_stream_deltas_or_escaped_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = echoing_contract_server();
+    let url = format!("s={}", s.url());
+    for extra in [None, Some("--json")] {
+        let mut args = vec!["contract", "--endpoint", &url, "--retries", "0"];
+        args.extend(extra);
+        let out = coherence(&args, dir.path(), &[("OPENAI_API_KEY", KEY)]);
+        assert_no_key("contract", dir.path(), &out);
+        let text = stdout(&out);
+        assert!(text.contains("[REDACTED]"), "{text}");
+        if extra.is_some() {
+            let json: Value = serde_json::from_str(&text).unwrap();
+            let probes = json["endpoints"][0]["probes"].as_array().unwrap();
+            let same_text = probes
+                .iter()
+                .find(|p| p["probe"] == "stream_same_text")
+                .unwrap();
+            assert_eq!(same_text["status"], "pass", "{same_text}");
+            assert_eq!(same_text["evidence"], "both `The key is [REDACTED].`");
+        }
+    }
+}
+
+#[test]
+fn a_key_given_where_its_variable_name_goes_is_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = correct_server();
+    let url = format!("b={}", s.url());
+    let pair = format!("b={KEY}");
+    for args in [
+        vec!["smoke", "--endpoint", &url, "--api-key-env", &pair],
+        vec!["smoke", "--endpoint", &url, "--api-key-env", KEY],
+        vec!["contract", "--endpoint", &url, "--api-key-env", &pair],
+    ] {
+        let out = coherence(&args, dir.path(), &[]);
+        assert_eq!(exit_code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--api-key-env takes NAME=ENV_VAR")
+                && stderr(&out).contains("(not shown)"),
+            "{}",
+            stderr(&out)
+        );
+        assert_no_key("--api-key-env", dir.path(), &out);
+    }
+    // A key pasted as a config file's api_key_env is refused the same way.
+    let config = dir.path().join("coherence.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[endpoint.b]\nurl = \"{}\"\napi_key_env = \"{KEY}\"\n",
+            s.url()
+        ),
+    )
+    .unwrap();
+    let out = coherence(
+        &["smoke", "b", "--config", &config.display().to_string()],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("(not shown)"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(KEY_TAIL) && !stdout(&out).contains(KEY_TAIL));
 }
