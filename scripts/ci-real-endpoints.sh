@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI's real-server stage: start the llama.cpp deployments of scripts/llama-servers.sh (f16 and q4_0
-# KV with prompt logprobs, and a twin of f16 as the logprob negative control) and llama.cpp's
-# server (xllamacpp, prebuilt) with 8 parallel slots, and run the end-to-end tests in
+# KV with prompt logprobs, and a twin of f16 as the logprob negative control) and upstream
+# llama-server with 8 parallel slots, and run the end-to-end tests in
 # tests/integration/real_endpoints.rs and tests/integration/real_llama_server.rs against them
 # (ignored by a plain `cargo test`).
 set -euo pipefail
@@ -12,7 +12,7 @@ trap 'stop_llama_pair' EXIT
 trap 'exit 130' INT TERM
 
 setup_llama
-setup_xllamacpp
+setup_llama_server
 start_llama_logprobs_trio
 start_llama_server
 COHERENCE_REAL_CHAT_TEMPLATE="$(model_path)" COHERENCE_REAL_A="http://127.0.0.1:$PORT_A/v1" COHERENCE_REAL_B="http://127.0.0.1:$PORT_B/v1" \
