@@ -137,7 +137,7 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
         // Compared on the whole texts; quoted clipped, so no reply is held whole in the results.
         let mut result = prompt_result(prompt, names, per_endpoint);
         for answer in result.answers.values_mut() {
-            quoter.answer(answer);
+            quote_answer(&mut quoter, answer);
         }
         out.prompts.push(result);
     }
@@ -483,4 +483,28 @@ fn prompt_result(
             .zip(per_endpoint.into_iter().map(|e| e.answer))
             .collect(),
     }
+}
+
+/// Clip every text an answer quotes (its own and its repeats'), flagging it `clipped`.
+fn quote_answer(quoter: &mut Quoter, a: &mut AnswerResult) {
+    let mut any = false;
+    for text in [
+        &mut a.answer,
+        &mut a.extracted,
+        &mut a.as_written,
+        &mut a.evidence,
+        &mut a.error,
+    ] {
+        any |= quoter.option(text);
+    }
+    for r in &mut a.repeats {
+        any |= quoter.shared(&mut r.answer);
+        any |= quoter.shared(&mut r.as_written);
+        any |= quoter.option(&mut r.text);
+    }
+    if let Some(d) = &mut a.determinism {
+        any |= quoter.option(&mut d.modal_answer);
+        any |= quoter.keys(&mut d.histogram);
+    }
+    a.clipped |= any;
 }

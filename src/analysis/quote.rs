@@ -6,8 +6,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::results::AnswerResult;
-
 /// The most bytes of one reply text results.json quotes: 16 KiB, above any answer of the
 /// committed example runs (9 KB at most), far below the 16 MiB one reply may hold.
 pub const QUOTE_BYTES: usize = 16 * 1024;
@@ -65,30 +63,6 @@ impl Quoter {
             }
             None => false,
         }
-    }
-
-    /// Clip every text an answer quotes (its own and its repeats'), flagging it `clipped`.
-    pub fn answer(&mut self, a: &mut AnswerResult) {
-        let mut any = false;
-        for text in [
-            &mut a.answer,
-            &mut a.extracted,
-            &mut a.as_written,
-            &mut a.evidence,
-            &mut a.error,
-        ] {
-            any |= self.option(text);
-        }
-        for r in &mut a.repeats {
-            any |= self.shared(&mut r.answer);
-            any |= self.shared(&mut r.as_written);
-            any |= self.option(&mut r.text);
-        }
-        if let Some(d) = &mut a.determinism {
-            any |= self.option(&mut d.modal_answer);
-            any |= self.keys(&mut d.histogram);
-        }
-        a.clipped |= any;
     }
 
     /// Clip the keys of a count of answers (two keys alike once clipped count together).
