@@ -238,10 +238,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         replayed_from: Vec::new(),
     };
     let manifest = Manifest {
-        until_decided: None,
         tool: "coherence bench".into(),
-        created_at: now,
-        updated_at: now,
         status: coherence::run::RunStatus::Finished,
         catalogue: CatalogueInfo {
             dir: catalogue_dir.display().to_string(),
@@ -249,14 +246,10 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
             ..CatalogueInfo::default()
         },
         endpoints: vec![endpoint("a"), endpoint("b")],
-        sampling: Sampling::deterministic(1024),
         prompts: catalogue.prompts.iter().map(|p| p.id.clone()).collect(),
         repeats,
-        control: 0,
         fail_on: coherence::gate::Gate::default_compare(),
-        margin: None,
-        invocations: Vec::new(),
-        notes: Vec::new(),
+        ..Manifest::new(now, Sampling::deterministic(1024))
     };
     std::fs::create_dir_all(dir).unwrap();
     manifest.write(dir).unwrap();

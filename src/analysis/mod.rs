@@ -26,6 +26,7 @@ mod quality;
 pub mod quote;
 mod results;
 mod rollup;
+mod rounds;
 mod run_figures;
 mod same_model;
 mod samples;
@@ -43,7 +44,7 @@ mod weak_reads;
 use chrono::Utc;
 
 pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
-pub use decision::PairSequential;
+pub use decision::{PairSequential, SequentialLook, UntilDecided};
 pub use determinism::{
     determinism_of, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY,
 };
@@ -57,6 +58,7 @@ pub use quality::{
     Interval, McNemarCounts, Paired, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS,
 };
 pub use results::*;
+pub use rounds::Rounds;
 pub use same_model::{headline as same_model_headline, Behaviour, BehaviourVerdict, SameModel};
 pub use samples::{DivergenceUnit, SampleResult};
 pub use similarity::{similarity, SAME_SIMILARITY};
@@ -135,7 +137,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         .iter()
         .map(|s| pair_families(s, &answers.prompts, expected))
         .collect();
-    let sequential = decision::decide_pairs(&answers.prompts, &names, margin);
+    let sequential = decision::decide_pairs(&answers.prompts, &names, margin, &manifest.looks);
     let mut behaviour = same_model_answer(manifest, &figures, &families, &sequential);
     let tool_calls = tool_calls::analyze(inputs, &names);
     let clipped = answers.clipped + tool_calls.as_ref().map_or(0, ToolCalls::clipped_texts);
@@ -179,6 +181,8 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     figures.summary.same_model_because = answer.because;
     figures.summary.identity = identity;
     figures.summary.behaviour = Some(behaviour);
+    let complete = request_failures == 0 && missing == 0;
+    let until_decided = decision::until_decided(manifest, &sequential, &figures.parity, complete);
     Results {
         schema_version: SCHEMA_VERSION,
         tool: crate::run_folder::tool_version(),
@@ -189,7 +193,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         summary: figures.summary,
         nondeterministic: figures.nondeterministic,
         deployment_differences: figures.deployment_differences,
-        complete: request_failures == 0 && missing == 0,
+        complete,
         request_failures,
         missing,
         categories: figures.categories,
@@ -203,6 +207,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         statistics: figures.statistics,
         families,
         sequential,
+        until_decided,
         weak_reads: weak_reads(&answers.prompts, &names),
         tool_calls,
         long_context: (!long.cells.is_empty()).then_some(long),

@@ -71,6 +71,9 @@ pub struct Results {
     /// (`analysis/decision.rs`); empty without generated items.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sequential: Vec<super::PairSequential>,
+    /// `--until-decided`: the rule, the looks taken and why the run stopped; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<super::UntilDecided>,
     /// Per pair, the flips that rest on a weak read on either side (`weak_reads.rs`); absent when
     /// none does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

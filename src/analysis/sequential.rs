@@ -83,6 +83,17 @@ pub enum SequentialVerdict {
     Undecided,
 }
 
+impl SequentialVerdict {
+    /// The verdict as results.json writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SequentialVerdict::Equivalent => "equivalent",
+            SequentialVerdict::Different => "different",
+            SequentialVerdict::Undecided => "undecided",
+        }
+    }
+}
+
 /// The decision after the items seen so far, in accuracy points (5.0 is 5 points).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SequentialDecision {

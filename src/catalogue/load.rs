@@ -177,12 +177,12 @@ impl Catalogue {
 }
 
 impl Catalogue {
-    /// This catalogue with its generated suite grown (or cut) to `items`: the same items first,
-    /// since item i depends only on the seed and i.
-    pub fn with_generated_items(self, items: usize) -> Catalogue {
+    /// Grow (or cut) this catalogue's generated suite to `items`: the same items first, since
+    /// item i depends only on the seed and i.
+    pub fn set_generated_items(&mut self, items: usize) {
         let mut choice = self.suites.clone();
         choice.items = items;
-        let mut prompts: Vec<Prompt> = self.prompts;
+        let mut prompts: Vec<Prompt> = std::mem::take(&mut self.prompts);
         let kept = prompts
             .iter()
             .filter(|p| generator::is_generated(&p.id))
@@ -197,7 +197,11 @@ impl Catalogue {
             seen <= kept
         });
         prompts.extend((kept..items).map(|i| generator::item(choice.generator, choice.seed, i)));
-        Catalogue::new(self.dir, prompts, self.hash, choice)
+        let (dir, hash) = (
+            std::mem::take(&mut self.dir),
+            std::mem::take(&mut self.hash),
+        );
+        *self = Catalogue::new(dir, prompts, hash, choice);
     }
 }
 

@@ -417,7 +417,8 @@ fn at_cap(
     per_endpoint: &[EndpointPlan],
     assume_tps: f64,
 ) -> AtCap {
-    let later = plan.catalogue.clone().with_generated_items(max_items);
+    let mut later = plan.catalogue.clone();
+    later.set_generated_items(max_items);
     let added = &later.prompts[plan.catalogue.prompts.len()..];
     let repeats = u64::from(plan.repeats);
     let tokens: u64 = added

@@ -11,7 +11,7 @@ use crate::analysis::Results;
 use crate::load::LoadPlan;
 use crate::logprobs::forced;
 use crate::logprobs::template::ChatTemplate;
-use crate::run::{run_plan, RunError, RunPlan, RunStatus};
+use crate::run::{run_plan, RunError, RunOutcome, RunPlan, RunStatus};
 
 pub use score::score_run;
 
@@ -48,7 +48,19 @@ pub fn run_and_score(
 ) -> Result<(Results, bool), PipelineError> {
     let argv = crate::run::redacted_argv(argv, &plan.endpoints);
     let rt = runtime().map_err(PipelineError::Input)?;
-    let mut outcome = rt.block_on(run_plan(plan, argv))?;
+    let outcome = rt.block_on(run_plan(plan, argv))?;
+    after_sending(&rt, plan, outcome, load, template)
+}
+
+/// The phases after sending (teacher forcing, the load phases), then the run scored and its
+/// reports written, once. Returns the results and whether the run was interrupted.
+fn after_sending(
+    rt: &tokio::runtime::Runtime,
+    plan: &RunPlan,
+    mut outcome: RunOutcome,
+    load: &LoadPlan,
+    template: Option<ChatTemplate>,
+) -> Result<(Results, bool), PipelineError> {
     let sent = outcome.execution.interrupted;
     if !outcome.execution.interrupted && plan.sampling.teacher_forces() && !plan.replays() {
         let template =

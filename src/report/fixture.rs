@@ -197,6 +197,7 @@ pub(super) fn results() -> Results {
             Some(p.expected.clone())
         })],
         sequential: Vec::new(),
+        until_decided: None,
         weak_reads: weak_reads(&prompts, &[REF.to_string(), OTHER.to_string()]),
         tool_calls: None,
         long_context: None,

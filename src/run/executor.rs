@@ -107,12 +107,12 @@ struct Journalled<'a> {
 
 impl Sink<Job, (Job, Record)> for Journalled<'_> {
     fn take(&mut self, (job, record): (Job, Record)) -> anyhow::Result<Option<Job>> {
-        self.journal.append(&record)?;
         self.progress.record(&record.endpoint, tally(&record));
         let consumed = record
             .error
             .as_ref()
             .is_some_and(|e| e.kind == FailureKind::ReasoningConsumedBudget);
+        self.journal.append(record)?;
         Ok(consumed
             .then(|| job.reasoning_retry(self.reasoning_retry_budget))
             .flatten())

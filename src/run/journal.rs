@@ -9,19 +9,45 @@ use crate::endpoint::{Completion, Text};
 use crate::run_folder::{read_json_lines_as, CompareFolder, JsonLines};
 use crate::text::Strings;
 
-/// An append-only journal: each record is one line, flushed before the next.
-pub struct Journal(JsonLines);
+/// An append-only journal: each record is one line, flushed before the next. Opened with
+/// [`Journal::open_kept`], it also keeps every record it holds as scoring keeps it: those read
+/// when it opened and each one appended since.
+pub struct Journal {
+    lines: JsonLines,
+    kept: Option<ForScoring>,
+}
 
 impl Journal {
     /// Open for appending, first cutting off a torn last line left by a killed run.
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        CompareFolder::new(dir)
-            .append_to(CompareFolder::RECORDS)
-            .map(Journal)
+        let lines = CompareFolder::new(dir).append_to(CompareFolder::RECORDS)?;
+        Ok(Journal { lines, kept: None })
     }
 
-    pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
-        self.0.append(record)
+    /// [`Journal::open`], then read what the journal holds and keep it, with every record
+    /// appended from now on ([`Journal::kept`]).
+    pub fn open_kept(dir: &Path) -> anyhow::Result<Self> {
+        let lines = CompareFolder::new(dir).append_to(CompareFolder::RECORDS)?;
+        let kept = Some(load_for_scoring(dir)?);
+        Ok(Journal { lines, kept })
+    }
+
+    pub fn append(&mut self, record: Record) -> anyhow::Result<()> {
+        self.lines.append(&record)?;
+        if let Some(kept) = &mut self.kept {
+            kept.add(record);
+        }
+        Ok(())
+    }
+
+    /// The records kept (none unless opened with [`Journal::open_kept`]).
+    pub fn kept(&self) -> &[Answered] {
+        self.kept.as_ref().map_or(&[], |k| &k.records)
+    }
+
+    /// The journal's unreadable lines met when it was read (none unless kept).
+    pub fn skipped(&self) -> &[String] {
+        self.kept.as_ref().map_or(&[], |k| &k.skipped)
     }
 }
 
@@ -43,13 +69,23 @@ pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
     })
 }
 
-/// What scoring reads back from a journal.
+/// What scoring reads back from a journal; records sent later are added as they arrive
+/// ([`ForScoring::add`]), sharing texts with those read.
 #[derive(Debug, Default)]
 pub struct ForScoring {
     /// Records in file order (oldest first), as scoring keeps them.
     pub records: Vec<Answered>,
     /// Lines that could not be read, as `file:line: reason` (a torn last line is one of them).
     pub skipped: Vec<String>,
+    shared: Shared,
+}
+
+impl ForScoring {
+    /// Keep `record` (sent after the journal was read) as scoring keeps it.
+    pub fn add(&mut self, record: Record) {
+        let answered = self.shared.answered(record);
+        self.records.push(answered);
+    }
 }
 
 /// Read every record for scoring: as `load`, with each line turned into an [`Answered`] as it is
@@ -64,11 +100,12 @@ pub fn load_for_scoring(dir: &Path) -> anyhow::Result<ForScoring> {
     Ok(ForScoring {
         records: lines.values,
         skipped: lines.skipped,
+        shared,
     })
 }
 
 /// One copy of each distinct name and text, and of each endpoint's distinct completions.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Shared {
     strings: Strings,
     /// The last completion each endpoint gave with a given content: a repeat that matches it in
@@ -246,7 +283,7 @@ mod tests {
             (2, "41", -0.5),
             (3, "42", -0.7),
         ] {
-            journal.append(&record(repeat, text, logprob)).unwrap();
+            journal.append(record(repeat, text, logprob)).unwrap();
         }
         let full = load(dir.path()).unwrap().records;
         assert!(

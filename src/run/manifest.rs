@@ -12,7 +12,7 @@ use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
-use crate::run_folder::{Checked, CompareFolder};
+use crate::run_folder::{tool_version, Checked, CompareFolder};
 
 /// The most repeats of each prompt a run may have (`--repeats`, a manifest's `repeats`): far
 /// beyond any useful determinism run, small enough that a run's slots always fit in memory.
@@ -56,6 +56,10 @@ pub struct Manifest {
     /// verdict is decided or the cap is reached (absent: a fixed set of items).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_decided: Option<StoppingRule>,
+    /// `--until-decided`: how many generated items had been sent at each look, in order (a
+    /// resumed run adds its own); the report shows each look's interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub looks: Vec<usize>,
     /// Each invocation that wrote to this folder, with its arguments (which never hold a key).
     pub invocations: Vec<Invocation>,
     /// What the making of the run noted that its results must say, e.g. that a diff across
@@ -344,6 +348,28 @@ impl Checked for Manifest {
 }
 
 impl Manifest {
+    /// The manifest of a new run started `now` with `sampling`, before its plan fills it in.
+    pub fn new(now: DateTime<Utc>, sampling: Sampling) -> Self {
+        Manifest {
+            tool: tool_version(),
+            created_at: now,
+            updated_at: now,
+            status: RunStatus::Running,
+            catalogue: CatalogueInfo::default(),
+            endpoints: Vec::new(),
+            sampling,
+            prompts: Vec::new(),
+            repeats: 1,
+            control: 0,
+            fail_on: Gate::default(),
+            margin: None,
+            until_decided: None,
+            looks: Vec::new(),
+            invocations: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
         CompareFolder::new(dir).read_checked_manifest()
     }

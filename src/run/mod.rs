@@ -19,13 +19,12 @@ pub use manifest::{
     StoppingRule,
 };
 pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan, CONTROL_REPEAT};
-pub use record::{Line, Record, RecordKey};
+pub use record::{Answered, Line, Record, RecordKey};
 
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::engine::Progress;
-use crate::gate::Gate;
-use crate::run_folder::{create_run_dir, hold_run_dir, tool_version};
+use crate::run_folder::{create_run_dir, hold_run_dir};
 
 /// Why a run could not start or go on. The face maps each to an exit code (`error.rs`).
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +122,7 @@ pub async fn resolve_targets(
 
 /// The jobs still to do: every (prompt, endpoint, budget, repeat) of the plan without a record
 /// that holds a response. Failed requests are sent again. A replayed endpoint gets none.
-pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
+pub fn pending_jobs<R: Line>(plan: &RunPlan, existing: &[R]) -> Vec<Job> {
     let merged = journal::merge(existing);
     let mut jobs = Vec::new();
     let prompts = plan.prompts_to_send();
@@ -169,8 +168,7 @@ pub fn pending_jobs(plan: &RunPlan, existing: &[Record]) -> Vec<Job> {
                 Some((_, r)) if !r.is_request_failure() => {
                     // The reasoning used the budget and its automatic retry never finished: retry now.
                     let consumed = r
-                        .error
-                        .as_ref()
+                        .error()
                         .is_some_and(|e| e.kind == FailureKind::ReasoningConsumedBudget);
                     if let Some(retry) = job
                         .reasoning_retry(plan.reasoning_retry_budget)
@@ -231,9 +229,9 @@ fn control_job(plan: &RunPlan, prompt: &Arc<Prompt>) -> Job {
 }
 
 /// Add `job` unless its slot already holds an answer.
-fn push_missing(
+fn push_missing<R: Line>(
     jobs: &mut Vec<Job>,
-    merged: &BTreeMap<RecordKey, (usize, &Record)>,
+    merged: &BTreeMap<RecordKey, (usize, &R)>,
     plan: &RunPlan,
     job: Job,
 ) {
@@ -249,7 +247,7 @@ fn push_missing(
 }
 
 /// Whether `key`'s newest record holds a response (a failed request is sent again).
-fn answered(merged: &BTreeMap<RecordKey, (usize, &Record)>, key: &RecordKey) -> bool {
+fn answered<R: Line>(merged: &BTreeMap<RecordKey, (usize, &R)>, key: &RecordKey) -> bool {
     merged
         .get(key)
         .is_some_and(|(_, r)| !r.is_request_failure())
@@ -286,126 +284,160 @@ pub struct RunOutcome {
 
 /// Execute a compare plan: manifest, journal, requests. Scoring and reports come after.
 pub async fn run_plan(plan: &RunPlan, args: Vec<String>) -> Result<RunOutcome, RunError> {
-    hold_run_dir(&plan.dir).map_err(RunError::Folder)?;
-    let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
-    create_run_dir(&plan.dir).map_err(RunError::Folder)?;
-    let sampling = run_sampling(plan, &resolved).await;
+    let mut session = Session::open(plan, args).await?;
+    let execution = session.send_missing(plan).await?;
+    session.finish(execution)
+}
 
-    let now = chrono::Utc::now();
-    let endpoints: Vec<EndpointInfo> = plan
-        .endpoints
-        .iter()
-        .zip(&resolved)
-        .map(|(e, (t, info))| {
-            let mut spec = e.spec.clone();
-            spec.model = Some(t.model.clone());
-            EndpointInfo {
-                spec,
-                models: info.clone(),
-                replayed_from: e
-                    .replayed
-                    .as_ref()
-                    .map(|r| r.from.clone())
-                    .unwrap_or_default(),
+/// A compare run being sent: its folder held, each endpoint asked for its model once, the
+/// manifest written with this invocation, the journal read once and kept with every record sent
+/// since. [`run_plan`] sends once; `compare --until-decided` sends round after round through one
+/// session, so a round costs its own requests, not the run's.
+pub struct Session {
+    pub manifest: Manifest,
+    /// The endpoints with their resolved models.
+    pub targets: Vec<Target>,
+    dir: std::path::PathBuf,
+    journal: journal::Journal,
+    /// Set when the folder held a run before this invocation (a resume).
+    resumed: bool,
+    /// Set until the first send, which says what reading the journal met.
+    first_send: bool,
+}
+
+impl Session {
+    /// Hold the folder, resolve the endpoints, write the manifest of `plan` and open the journal
+    /// (copying the replayed answers into a new run's).
+    pub async fn open(plan: &RunPlan, args: Vec<String>) -> Result<Self, RunError> {
+        hold_run_dir(&plan.dir).map_err(RunError::Folder)?;
+        let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
+        create_run_dir(&plan.dir).map_err(RunError::Folder)?;
+        let sampling = run_sampling(plan, &resolved).await;
+        let endpoints: Vec<EndpointInfo> = plan
+            .endpoints
+            .iter()
+            .zip(&resolved)
+            .map(|(e, (t, info))| {
+                let mut spec = e.spec.clone();
+                spec.model = Some(t.model.clone());
+                EndpointInfo {
+                    spec,
+                    models: info.clone(),
+                    replayed_from: e
+                        .replayed
+                        .as_ref()
+                        .map(|r| r.from.clone())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        let now = chrono::Utc::now();
+        let mut manifest = plan
+            .previous
+            .clone()
+            .unwrap_or_else(|| Manifest::new(now, sampling.clone()));
+        manifest.status = RunStatus::Running;
+        manifest.endpoints = endpoints;
+        manifest.sampling = sampling;
+        manifest.repeats = plan.repeats;
+        manifest.control = plan.control;
+        manifest.fail_on = plan.fail_on.clone();
+        manifest.margin = Some(plan.margin);
+        manifest.until_decided = plan.until_decided;
+        manifest.invocations.push(Invocation { at: now, args });
+        for note in &plan.notes {
+            if !manifest.notes.contains(note) {
+                manifest.notes.push(note.clone());
             }
-        })
-        .collect();
-    let mut manifest = match &plan.previous {
-        Some(m) => m.clone(),
-        None => Manifest {
-            tool: tool_version(),
-            created_at: now,
-            updated_at: now,
-            status: RunStatus::Running,
-            catalogue: CatalogueInfo::default(),
-            endpoints: Vec::new(),
-            sampling: sampling.clone(),
-            prompts: Vec::new(),
-            repeats: 1,
-            control: 0,
-            fail_on: Gate::default(),
-            margin: None,
-            until_decided: None,
-            invocations: Vec::new(),
-            notes: Vec::new(),
-        },
-    };
-    manifest.updated_at = now;
-    manifest.status = RunStatus::Running;
-    manifest.catalogue = CatalogueInfo::of(&plan.catalogue);
-    manifest.endpoints = endpoints;
-    manifest.sampling = sampling.clone();
-    manifest.prompts = plan.scope.clone();
-    manifest.repeats = plan.repeats;
-    manifest.control = plan.control;
-    manifest.fail_on = plan.fail_on.clone();
-    manifest.margin = Some(plan.margin);
-    manifest.until_decided = plan.until_decided;
-    manifest.invocations.push(Invocation { at: now, args });
-    for note in &plan.notes {
-        if !manifest.notes.contains(note) {
-            manifest.notes.push(note.clone());
         }
+        let mut session = Session {
+            manifest,
+            targets: resolved.into_iter().map(|(t, _)| t).collect(),
+            dir: plan.dir.clone(),
+            journal: journal::Journal::open_kept(&plan.dir).map_err(RunError::Folder)?,
+            resumed: plan.previous.is_some(),
+            first_send: true,
+        };
+        session.widen(plan)?;
+        if !session.resumed {
+            replay::copy_answers(&session.manifest, &mut session.journal)
+                .map_err(RunError::Folder)?;
+        }
+        Ok(session)
     }
-    manifest.write(&plan.dir).map_err(RunError::Folder)?;
 
-    let mut journal = journal::Journal::open(&plan.dir).map_err(RunError::Folder)?;
-    if plan.previous.is_none() {
-        replay::copy_answers(&manifest, &mut journal).map_err(RunError::Folder)?;
+    /// Record `plan`'s catalogue and scope in the manifest and write it: a round of
+    /// `--until-decided` widens the run before it sends the round's items.
+    pub fn widen(&mut self, plan: &RunPlan) -> Result<(), RunError> {
+        self.manifest.updated_at = chrono::Utc::now();
+        self.manifest.catalogue = CatalogueInfo::of(&plan.catalogue);
+        self.manifest.prompts = plan.scope.clone();
+        self.manifest.write(&plan.dir).map_err(RunError::Folder)
     }
-    let loaded = journal::load(&plan.dir).map_err(RunError::Folder)?;
-    let jobs = pending_jobs(plan, &loaded.records);
-    let mut per_endpoint: BTreeMap<usize, u64> = BTreeMap::new();
-    for j in &jobs {
-        *per_endpoint.entry(j.endpoint).or_default() += 1;
+
+    /// Send what `plan` is missing, journalling each record as it arrives.
+    pub async fn send_missing(&mut self, plan: &RunPlan) -> Result<Execution, RunError> {
+        let jobs = pending_jobs(plan, self.journal.kept());
+        let mut per_endpoint: BTreeMap<usize, u64> = BTreeMap::new();
+        for j in &jobs {
+            *per_endpoint.entry(j.endpoint).or_default() += 1;
+        }
+        let work: Vec<(String, u64)> = plan
+            .endpoints
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let n = per_endpoint.get(&i).copied().unwrap_or(0);
+                (e.spec.name.clone(), n)
+            })
+            .collect();
+        let mut progress = Progress::counting(plan.quiet, &work);
+        // Said once: the rounds after the first send more of the same run.
+        if std::mem::take(&mut self.first_send) {
+            for s in self.journal.skipped() {
+                progress.note(&format!("warning: {s}"));
+            }
+            if self.resumed {
+                progress.note(&format!(
+                    "resuming {}: {} records kept, {} requests to send",
+                    plan.dir.display(),
+                    self.journal.kept().len(),
+                    jobs.len()
+                ));
+            }
+        }
+        execute(
+            jobs,
+            &self.targets,
+            plan.concurrency,
+            &self.manifest.sampling,
+            plan.reasoning_retry_budget,
+            &mut self.journal,
+            &mut progress,
+        )
+        .await
+        .map_err(RunError::Send)
     }
-    let work: Vec<(String, u64)> = plan
-        .endpoints
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            (
-                e.spec.name.clone(),
-                per_endpoint.get(&i).copied().unwrap_or(0),
-            )
+
+    /// Every record of the run so far, as scoring keeps them.
+    pub fn records(&self) -> &[record::Answered] {
+        self.journal.kept()
+    }
+
+    /// Write the manifest's final status (finished, or interrupted by `execution`).
+    pub fn finish(mut self, execution: Execution) -> Result<RunOutcome, RunError> {
+        self.manifest.updated_at = chrono::Utc::now();
+        self.manifest.status = if execution.interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Finished
+        };
+        self.manifest.write(&self.dir).map_err(RunError::Send)?;
+        Ok(RunOutcome {
+            manifest: self.manifest,
+            execution,
+            skipped: self.journal.skipped().to_vec(),
+            targets: self.targets,
         })
-        .collect();
-    let mut progress = Progress::counting(plan.quiet, &work);
-    for s in &loaded.skipped {
-        progress.note(&format!("warning: {s}"));
     }
-    if plan.previous.is_some() {
-        progress.note(&format!(
-            "resuming {}: {} records kept, {} requests to send",
-            plan.dir.display(),
-            loaded.records.len(),
-            jobs.len()
-        ));
-    }
-    let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
-    let execution = execute(
-        jobs,
-        &targets,
-        plan.concurrency,
-        &sampling,
-        plan.reasoning_retry_budget,
-        &mut journal,
-        &mut progress,
-    )
-    .await
-    .map_err(RunError::Send)?;
-
-    manifest.updated_at = chrono::Utc::now();
-    manifest.status = if execution.interrupted {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Finished
-    };
-    manifest.write(&plan.dir).map_err(RunError::Send)?;
-    Ok(RunOutcome {
-        manifest,
-        execution,
-        skipped: loaded.skipped,
-        targets,
-    })
 }

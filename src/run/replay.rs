@@ -31,7 +31,7 @@ pub fn copy_answers(manifest: &Manifest, journal: &mut Journal) -> anyhow::Resul
             }) {
                 record.endpoint = endpoint.spec.name.clone();
                 record.repeat += offset;
-                journal.append(&record)?;
+                journal.append(record)?;
                 copied += 1;
             }
             offset = offset.saturating_add(source.repeats);

@@ -232,7 +232,27 @@ fn until_decided(a: &FakeServer, b: &FakeServer, max_items: &str) -> (serde_json
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["until_decided"]["round_items"], 100);
-    (results(&run), exit_code(&out))
+    // One run, however many rounds: each endpoint is asked for its models once, and the
+    // invocation is recorded once.
+    for fake in [a, b] {
+        let models = fake
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/models"))
+            .count();
+        assert_eq!(models, 1, "GET /models per endpoint");
+    }
+    assert_eq!(manifest["invocations"].as_array().unwrap().len(), 1);
+    let results = results(&run);
+    let looks = manifest["looks"].as_array().unwrap();
+    assert_eq!(results["until_decided"]["looks"], looks.len());
+    assert_eq!(
+        results["sequential"][0]["looks"].as_array().unwrap().len(),
+        looks.len()
+    );
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("Rounds (--until-decided)"), "{report}");
+    (results, exit_code(&out))
 }
 
 #[test]
@@ -245,6 +265,17 @@ fn until_decided_stops_early_and_says_same_model_for_two_correct_fakes() {
     assert!(sent < 1000, "stopped before the cap: {sent} items");
     assert_eq!(sent % 100, 0, "whole rounds: {sent}");
     assert_eq!(results["sequential"][0]["verdict"], "equivalent");
+    assert_eq!(
+        results["until_decided"]["stopped_because"],
+        format!("every pair decided after {sent} generated items")
+    );
+    let looks = results["sequential"][0]["looks"].as_array().unwrap();
+    assert_eq!(looks.len(), sent / 100, "a look after every round");
+    assert_eq!(looks[0]["generated_items"], 100);
+    assert_eq!(looks.last().unwrap()["verdict"], "equivalent");
+    assert!(looks[..looks.len() - 1]
+        .iter()
+        .all(|l| l["verdict"] == "undecided"));
     assert_eq!(results["summary"]["same_model"], "yes");
     let because = results["summary"]["behaviour"]["because"][0]
         .as_str()
@@ -287,6 +318,35 @@ fn until_decided_names_the_one_family_a_fake_gets_wrong() {
             .any(|r| r.starts_with("letters: 100% vs 0% correct")),
         "{because:?}"
     );
+}
+
+#[test]
+fn until_decided_says_it_reached_the_cap_when_the_difference_sits_on_the_margin() {
+    let a = generated_endpoint(300, None);
+    // Wrong on every 20th item: 5 points apart, on the margin, which 300 items cannot decide.
+    let answers: HashMap<String, String> = generator::generate(5, 300)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let answer = if i % 20 == 0 { &p.wrong } else { &p.reference };
+            (p.question().to_string(), answer.clone())
+        })
+        .collect();
+    let b = FakeServer::start("m", move |req| match answers.get(&req.question()) {
+        Some(a) => Reply::content(a),
+        None => Reply::status(404, "unknown question"),
+    });
+    let (results, _) = until_decided(&a, &b, "300");
+    assert_eq!(results["prompts"].as_array().unwrap().len(), 300);
+    assert_eq!(results["sequential"][0]["verdict"], "undecided");
+    let because = results["until_decided"]["stopped_because"]
+        .as_str()
+        .unwrap();
+    assert!(
+        because.starts_with("reached the cap of 300 generated items (--max-items) undecided"),
+        "{because}"
+    );
+    assert_eq!(results["until_decided"]["looks"], 3);
 }
 
 #[test]
@@ -396,6 +456,10 @@ fn until_decided_stops_after_one_round_when_the_other_endpoint_counts_other_prom
         "one round: more items cannot undo another tokenizer"
     );
     assert_eq!(results["sequential"][0]["verdict"], "undecided");
+    assert!(results["until_decided"]["stopped_because"]
+        .as_str()
+        .unwrap()
+        .contains("the endpoints count other prompt tokens"));
     assert_eq!(results["summary"]["same_model"], "no");
 }
 

@@ -22,6 +22,7 @@ mod long_context;
 mod long_tokens;
 mod look;
 mod prompts;
+mod rounds;
 mod statistics;
 #[cfg(test)]
 mod tests;
@@ -52,6 +53,7 @@ const SECTIONS: &[Renders] = &[
     Renders::Whole(distributions::render),
     Renders::Whole(load::render),
     Renders::Whole(statistics::render),
+    Renders::Whole(rounds::render),
     Renders::Whole(families::render),
     Renders::Whole(tool_calls::render),
     Renders::Whole(long_context::render),
