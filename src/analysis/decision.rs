@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::results::{Parity, PromptResult};
+use super::figures::{Parity, PromptResult};
 use super::sequential::{
     GradedPair, PairedDifferenceSequence, SequentialDecision, SequentialVerdict,
 };

@@ -1,10 +1,10 @@
 //! The `--fail-on` gate applied to a run: each gate metric's value, then the conditions that hold.
 
 use super::families::PairFamilies;
+use super::figures::GateResult;
 use super::load::LoadResults;
 use super::numerics::{IdentitySummary, IdentityVerdict};
 use super::quality::QualityVerdict;
-use super::results::GateResult;
 use super::run_figures::RunFigures;
 use super::same_model::{Answer, SameModel};
 use super::tool_calls::ToolCalls;

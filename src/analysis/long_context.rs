@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 
 use super::families::{holm_adjusted, ALPHA};
+use super::figures::{AnswerResult, PromptResult};
 pub use super::long_figures::{LongBucket, LongCell, LongContext, LongPair};
 pub use super::long_tokens::{LongTokens, PositionBucket, PositionPair};
 use super::quality::{McNemarCounts, Paired};
-use super::results::{AnswerResult, PromptResult};
 use super::same_model::{Answer, SameModel};
 use super::stats::{format_p, wilson};
 use crate::catalogue::long::LongId;

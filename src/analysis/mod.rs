@@ -8,6 +8,7 @@ mod decision;
 mod determinism;
 mod divergence;
 pub mod families;
+mod figures;
 pub mod fingerprint;
 mod gate_check;
 mod inputs;
@@ -49,6 +50,7 @@ pub use determinism::{
     determinism_of, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY,
 };
 pub use divergence::{first_divergence, Divergence};
+pub use figures::*;
 pub use inputs::Inputs;
 pub use kind::DivergenceKind;
 pub use load::{analyze_load, LoadResults};

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::results::Parity;
+use super::figures::Parity;
 use super::stats::wilson_at;
 use crate::endpoint::{Completion, LogprobToken};
 use crate::run::{Line, CONTROL_REPEAT};

@@ -5,7 +5,7 @@
 use super::determinism::Class;
 use std::collections::BTreeSet;
 
-use super::results::{AnswerResult, Identity, PromptResult, Stability};
+use super::figures::{AnswerResult, Identity, PromptResult, Stability};
 use super::verdict::Verdict;
 
 pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stability {
@@ -27,7 +27,11 @@ pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stab
             later += 1;
             after_self += usize::from(r.after.as_deref() == Some(p.id.as_str()));
         }
-        let usable = d.repeats - d.histogram.get(super::FAILED_KEY).copied().unwrap_or(0);
+        let usable = d.repeats
+            - d.histogram
+                .get(super::determinism::FAILED_KEY)
+                .copied()
+                .unwrap_or(0);
         if usable < 2 {
             continue;
         }

@@ -3,7 +3,7 @@
 //! explains everything downstream. Also `finish_reason` parity and reasoning-length deltas (a
 //! degraded deployment often thinks longer).
 
-use super::results::{Parity, PromptResult};
+use super::figures::{Parity, PromptResult};
 
 const EXAMPLES: usize = 10;
 

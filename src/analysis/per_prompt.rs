@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use super::determinism::{determinism_of, Class, RepeatOutcome};
 use super::divergence::first_divergence;
+use super::figures::{AnswerResult, CodeRun, PairResult, PromptResult, RepeatAnswer};
 use super::inputs::Inputs;
 use super::kind::{self, DivergenceKind};
 use super::quote::Quoter;
-use super::results::{AnswerResult, CodeRun, PairResult, PromptResult, RepeatAnswer};
 use super::verdict::{pair_verdict, Side, Verdict};
 use super::{noise, token_divergence};
 use crate::catalogue::{Catalogue, Prompt};

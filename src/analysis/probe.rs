@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use super::determinism::FAILED_KEY;
 use super::quote::quote;
-use super::FAILED_KEY;
 use crate::load::journal::ProbeCondition;
 
 /// One probe as the analysis sees it.

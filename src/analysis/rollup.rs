@@ -2,11 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::figures::{CodeAnswers, EndpointSummary, PairStatistics, PairedCounts, PromptResult};
 use super::quality::Paired;
-use super::results::{
-    CategoryRollup, CodeAnswers, EndpointSummary, PairStatistics, PairedCounts, PromptResult,
-    Summary,
-};
+use super::results::{CategoryRollup, Summary};
 use super::stats::{format_p, wilson};
 use crate::catalogue::CATEGORIES;
 use crate::run::record::Answered;

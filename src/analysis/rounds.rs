@@ -5,13 +5,12 @@
 
 use std::collections::HashSet;
 
-use super::decision::decide_pairs;
+use super::decision::{decide_pairs, PairSequential};
+use super::figures::PromptResult;
 use super::inputs::Inputs;
 use super::parity::parity;
 use super::per_prompt::prompt_results;
-use super::results::PromptResult;
 use super::sequential::SequentialVerdict;
-use super::PairSequential;
 use crate::catalogue::Catalogue;
 use crate::run::record::Answered;
 use crate::run::Manifest;

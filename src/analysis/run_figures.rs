@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 
 use super::determinism::Class;
 use super::families::{self, family_verdicts, GradedItem, PairFamilies};
+use super::figures::{
+    EndpointSummary, Identity, PairStatistics, Parity, PromptResult, Stability,
+    TokenDivergenceCounts,
+};
 use super::noise::Difference;
 use super::quality::{self, Quality};
-use super::results::{
-    CategoryRollup, EndpointSummary, Identity, PairStatistics, Parity, PromptResult, Stability,
-    Summary, TokenDivergenceCounts,
-};
+use super::results::{CategoryRollup, Summary};
 use super::rollup::{endpoint_summary, pair_statistics, rollup};
 use super::{overview, parity, token_divergence};
 use crate::catalogue::Catalogue;

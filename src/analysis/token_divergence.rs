@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::results::{NearTieCounts, PromptResult, TokenDivergence, TokenDivergenceCounts};
+use super::figures::{NearTieCounts, PromptResult, TokenDivergence, TokenDivergenceCounts};
 use crate::endpoint::LogprobToken;
 use crate::logprobs::near_tie::{classify, DivergenceClass, Side, NEAR_TIE_GAP};
 
