@@ -98,6 +98,46 @@ fn same_model_answer(
     })
 }
 
+/// Failed requests and missing answers over every phase: the answers, the probes, teacher
+/// forcing and the long suite's token agreement.
+fn failed_and_missing(
+    answers: &per_prompt::PromptResults,
+    inputs: &Inputs,
+    load: &LoadResults,
+    teacher_forcing: Option<&TeacherForcing>,
+    long: &long_figures::LongContext,
+) -> (usize, usize) {
+    let long_tokens = long.token_agreement.as_ref();
+    let failed = answers.request_failures
+        + load.probe_failures
+        + teacher_forcing.map_or(0, TeacherForcing::request_failures)
+        + long_tokens.map_or(0, long_tokens::LongTokens::request_failures);
+    let missing = answers.missing + inputs.probes_missing + long_tokens.map_or(0, |t| t.missing);
+    (failed, missing)
+}
+
+/// The behaviour axis from the quality answer: refuted where the tool calls or the long suite
+/// part, and, for a selected sample, saying so second.
+fn behaviour_of(
+    mut answer: same_model::Answer,
+    tool_calls: Option<&ToolCalls>,
+    long: &long_figures::LongContext,
+    manifest: &Manifest,
+    prompts: &[PromptResult],
+) -> Behaviour {
+    if let Some(t) = tool_calls {
+        answer.refuted_by(t.reasons());
+    }
+    long_context::amend(&mut answer, long);
+    let names = manifest.endpoint_names();
+    if selection::is_selected(manifest) && names.len() > 1 {
+        let at = answer.because.len().min(1);
+        let reason = selection::selected_reason(prompts, &names[0], &names[1..]);
+        answer.because.insert(at, reason);
+    }
+    Behaviour::of(&answer)
+}
+
 /// The sampling the run's manifest states, with the budgets other than the default that were used.
 fn run_sampling(inputs: &Inputs, prompts: &[PromptResult]) -> RunSampling {
     let manifest = inputs.manifest;
@@ -130,7 +170,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     let (token_agreement, teacher_forcing) =
         analyze_forcing(catalogue, &names, &manifest.prompts, &inputs.forcing);
     let mut warnings = inputs.warnings.clone();
-    warnings.extend(answers.warnings);
+    warnings.extend(answers.warnings.iter().cloned());
     warnings.extend(back_to_back_warning(&answers.prompts));
     let mut figures = roll_up(&answers.prompts, manifest, &inputs.records, &names, margin);
     let expected = |p: &PromptResult| catalogue.get(&p.id).and_then(|c| c.score.expected_answer());
@@ -140,31 +180,20 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         .map(|s| pair_families(s, &answers.prompts, expected))
         .collect();
     let sequential = decision::decide_pairs(&answers.prompts, &names, margin, &manifest.looks);
-    let mut behaviour = same_model_answer(manifest, &figures, &families, &sequential);
     let tool_calls = tool_calls::analyze(inputs, &names);
     let clipped = answers.clipped + tool_calls.as_ref().map_or(0, ToolCalls::clipped_texts);
     warnings.extend(quote::warning(clipped));
-    if let Some(t) = &tool_calls {
-        behaviour.refuted_by(t.reasons());
-    }
     let mut long = long_context::analyze(&answers.prompts, &names);
     long.token_agreement = long_tokens::analyze(&names, &manifest.prompts, &inputs.forcing);
-    let request_failures = answers.request_failures
-        + load.probe_failures
-        + teacher_forcing
-            .as_ref()
-            .map_or(0, TeacherForcing::request_failures)
-        + (long.token_agreement.as_ref()).map_or(0, long_tokens::LongTokens::request_failures);
-    let missing = answers.missing
-        + inputs.probes_missing
-        + long.token_agreement.as_ref().map_or(0, |t| t.missing);
-    long_context::amend(&mut behaviour, &long);
-    if selection::is_selected(manifest) && names.len() > 1 {
-        let at = behaviour.because.len().min(1);
-        let reason = selection::selected_reason(&answers.prompts, &names[0], &names[1..]);
-        behaviour.because.insert(at, reason);
-    }
-    let behaviour = same_model::Behaviour::of(&behaviour);
+    let (request_failures, missing) =
+        failed_and_missing(&answers, inputs, &load, teacher_forcing.as_ref(), &long);
+    let behaviour = behaviour_of(
+        same_model_answer(manifest, &figures, &families, &sequential),
+        tool_calls.as_ref(),
+        &long,
+        manifest,
+        &answers.prompts,
+    );
     let identity = numerics::decide(&inputs.records, &names, &manifest.prompts, &figures.parity);
     let answer = same_model::combine(identity.as_ref(), &behaviour);
     let gate = gate_check::evaluate(

@@ -3,9 +3,9 @@
 //! endpoint's most common answer, the flips each way, the exact McNemar p-value and its Holm
 //! adjustment across families; the families named different first.
 
-use crate::analysis::families::{FamilyAccuracy, FamilyVerdict};
+use crate::analysis::families::{FamilyAccuracy, FamilyVerdict, PairFamilies};
 use crate::analysis::{format_p, Results};
-use crate::doc::{para, strong, t, text, Block, Part, Table};
+use crate::doc::{para, strong, t, text, Block, Inline, Part, Table};
 use crate::text::clip;
 
 /// The longest answer a cell shows (sorted lists and JSON are clipped).
@@ -13,6 +13,33 @@ const ANSWER_CHARS: usize = 24;
 
 /// Read below the tables: what the floor and the most common answer say.
 const FLOOR_NOTE: &str = "The floor is the accuracy of giving every graded item of the family its most common expected answer (shown with it): an accuracy near the floor shows no skill, only the answer a constant would give. The most common answer is each endpoint's own, with its share of the answers read: a large share there means the endpoint mostly repeats one answer.";
+
+/// "`b` against `a`: different in 2 at family-wise α = 0.05 (…): letters, logic." (or no family
+/// differs).
+fn named(pair: &PairFamilies) -> Vec<Inline> {
+    let v = &pair.verdicts;
+    if v.different_families.is_empty() {
+        return t(
+            &format!(
+                "`$` against `$`: no family differs at family-wise α = {} ({}).",
+                v.alpha, v.method
+            ),
+            &[&pair.other, &pair.reference],
+        );
+    }
+    let mut line = t(
+        &format!(
+            "`$` against `$`: **different in {}** at family-wise α = {} ({}): ",
+            v.different_families.len(),
+            v.alpha,
+            v.method
+        ),
+        &[&pair.other, &pair.reference],
+    );
+    line.push(strong(vec![text(v.different_families.join(", "))]));
+    line.push(text("."));
+    line
+}
 
 pub(super) fn render(results: &Results) -> Vec<Block> {
     let compared: Vec<_> = results
@@ -26,29 +53,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
     let mut body = Vec::new();
     for pair in compared {
         let v = &pair.verdicts;
-        let named = if v.different_families.is_empty() {
-            t(
-                &format!(
-                    "`$` against `$`: no family differs at family-wise α = {} ({}).",
-                    v.alpha, v.method
-                ),
-                &[&pair.other, &pair.reference],
-            )
-        } else {
-            let mut line = t(
-                &format!(
-                    "`$` against `$`: **different in {}** at family-wise α = {} ({}): ",
-                    v.different_families.len(),
-                    v.alpha,
-                    v.method
-                ),
-                &[&pair.other, &pair.reference],
-            );
-            line.push(strong(vec![text(v.different_families.join(", "))]));
-            line.push(text("."));
-            line
-        };
-        body.push(para(named));
+        body.push(para(named(pair)));
         let reference = format!("{} % correct", pair.reference);
         let other = format!("{} % correct", pair.other);
         let mut table = Table::new(&[

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::cells::histogram_cell;
-use crate::analysis::{DivergenceUnit, Results, UnderLoad};
+use crate::analysis::{Divergence, DivergenceUnit, Results, UnderLoad};
 use crate::doc::{code, para, t, text, Block, Line, Part, Table};
 use crate::text::clip;
 
@@ -78,19 +78,7 @@ fn under_load(results: &Results) -> Block {
             let divergence = r
                 .first_divergence
                 .as_ref()
-                .map(|d| {
-                    let token = d
-                        .token_index
-                        .map(|t| format!(", token {t}"))
-                        .unwrap_or_default();
-                    format!(
-                        "char {}{token}: …{}⟨{} | {}⟩",
-                        d.char_offset,
-                        clip(&d.before, 30),
-                        clip(&d.left, 20),
-                        clip(&d.right, 20)
-                    )
-                })
+                .map(divergence_cell)
                 .unwrap_or_default();
             row(
                 &mut table,
@@ -199,4 +187,20 @@ fn samples(results: &Results) -> Vec<Block> {
         parts.push(Part::new(2, Some(&id), title, body).into());
     }
     parts
+}
+
+/// "char 12, token 3: …before⟨left | right⟩": where a completion under load first parts from
+/// the one given alone.
+fn divergence_cell(d: &Divergence) -> String {
+    let token = d
+        .token_index
+        .map(|t| format!(", token {t}"))
+        .unwrap_or_default();
+    format!(
+        "char {}{token}: …{}⟨{} | {}⟩",
+        d.char_offset,
+        clip(&d.before, 30),
+        clip(&d.left, 20),
+        clip(&d.right, 20)
+    )
 }
