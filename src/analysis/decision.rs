@@ -9,7 +9,6 @@ use super::figures::{Parity, PromptResult};
 use super::sequential::{
     GradedPair, PairedDifferenceSequence, SequentialDecision, SequentialVerdict,
 };
-use crate::catalogue::generator::is_generated;
 use crate::run::{Manifest, RunStatus};
 
 /// The error rate each sequential verdict is held to.
@@ -41,11 +40,13 @@ pub struct SequentialLook {
     pub equivalence_upper_points: f64,
 }
 
-/// Each (reference, other) pair's decision over the generated items both answered with ground
-/// truth, in the order the items were generated, and at each of `looks` (the generated items
-/// sent at each look of `--until-decided`); none when the run has no generated item.
+/// Each (reference, other) pair's decision over the generated items (those `generated` says are)
+/// both answered with ground truth, in the order the items were generated, and at each of
+/// `looks` (the generated items sent at each look of `--until-decided`); none when the run has
+/// no generated item.
 pub fn decide_pairs(
     prompts: &[PromptResult],
+    generated: &dyn Fn(&str) -> bool,
     names: &[String],
     margin_points: f64,
     looks: &[usize],
@@ -53,7 +54,7 @@ pub fn decide_pairs(
     let Some((reference, others)) = names.split_first() else {
         return Vec::new();
     };
-    let generated: Vec<&PromptResult> = prompts.iter().filter(|p| is_generated(&p.id)).collect();
+    let generated: Vec<&PromptResult> = prompts.iter().filter(|p| generated(&p.id)).collect();
     if generated.is_empty() {
         return Vec::new();
     }
@@ -119,19 +120,18 @@ pub struct UntilDecided {
 /// decisions, their prompt-token parity and whether the run is complete.
 pub fn until_decided(
     manifest: &Manifest,
+    generated: &dyn Fn(&str) -> bool,
     sequential: &[PairSequential],
     parity: &[Parity],
     complete: bool,
 ) -> Option<UntilDecided> {
     let rule = manifest.until_decided?;
     // A run made before looks were recorded: the generated items its scope holds.
-    let sent = manifest.looks.last().copied().unwrap_or_else(|| {
-        manifest
-            .prompts
-            .iter()
-            .filter(|id| is_generated(id))
-            .count()
-    });
+    let sent = manifest
+        .looks
+        .last()
+        .copied()
+        .unwrap_or_else(|| manifest.prompts.iter().filter(|id| generated(id)).count());
     let other_tokens = |s: &PairSequential| {
         parity.iter().any(|p| {
             p.reference == s.reference && p.other == s.other && p.prompt_tokens_mismatches > 0

@@ -93,10 +93,7 @@ fn never_answered<'a>(
     prompts: &'a [String],
     answered: impl Fn((&'a str, &'a str, bool)) -> bool,
 ) -> usize {
-    let long: Vec<&String> = prompts
-        .iter()
-        .filter(|id| crate::catalogue::long::is_long(id))
-        .collect();
+    let long: Vec<&String> = prompts.iter().collect();
     planned(&long, names.len())
         .filter(|(id, endpoint, control)| !answered((id.as_str(), &names[*endpoint], *control)))
         .count()
@@ -116,8 +113,8 @@ enum Latest<'a> {
     Problem(&'a Problem),
 }
 
-/// The figures of the passages in `lines` of the run's `prompts` (lines of other items are left
-/// out); `names[0]` is the reference. `None` when no passage was teacher-forced.
+/// The figures of the passages in `lines` of the run's long items `prompts` (lines of other
+/// items are left out); `names[0]` is the reference. `None` when no passage was teacher-forced.
 pub fn analyze(names: &[String], prompts: &[String], lines: &[ForcedLine]) -> Option<LongTokens> {
     let reference = names.first()?;
     let in_run: HashSet<&str> = prompts.iter().map(String::as_str).collect();

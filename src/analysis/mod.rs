@@ -70,6 +70,7 @@ pub use under_load::{LoadVerdict, LoadVerdictKind, UnderLoad};
 pub use verdict::{pair_verdict, Side, Verdict};
 pub use weak_reads::{weak_reads, PairWeakReads, WeakFlip};
 
+use crate::catalogue::Suite;
 use crate::gate::Gate;
 use crate::run::Manifest;
 use crate::score::ScoreContext;
@@ -124,6 +125,7 @@ fn behaviour_of(
     long: &long_figures::LongContext,
     manifest: &Manifest,
     prompts: &[PromptResult],
+    generated: &dyn Fn(&str) -> bool,
 ) -> Behaviour {
     if let Some(t) = tool_calls {
         answer.refuted_by(t.reasons());
@@ -132,7 +134,7 @@ fn behaviour_of(
     let names = manifest.endpoint_names();
     if selection::is_selected(manifest) && names.len() > 1 {
         let at = answer.because.len().min(1);
-        let reason = selection::selected_reason(prompts, &names[0], &names[1..]);
+        let reason = selection::selected_reason(prompts, generated, &names[0], &names[1..]);
         answer.because.insert(at, reason);
     }
     Behaviour::of(&answer)
@@ -179,12 +181,23 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         .iter()
         .map(|s| pair_families(s, &answers.prompts, expected))
         .collect();
-    let sequential = decision::decide_pairs(&answers.prompts, &names, margin, &manifest.looks);
+    let generated = |id: &str| catalogue.suite_of(id) == Some(Suite::Generated);
+    let sequential = decision::decide_pairs(
+        &answers.prompts,
+        &generated,
+        &names,
+        margin,
+        &manifest.looks,
+    );
     let tool_calls = tool_calls::analyze(inputs, &names);
     let clipped = answers.clipped + tool_calls.as_ref().map_or(0, ToolCalls::clipped_texts);
     warnings.extend(quote::warning(clipped));
     let mut long = long_context::analyze(&answers.prompts, &names);
-    long.token_agreement = long_tokens::analyze(&names, &manifest.prompts, &inputs.forcing);
+    let long_items: Vec<String> = (manifest.prompts.iter())
+        .filter(|id| catalogue.suite_of(id) == Some(Suite::Long))
+        .cloned()
+        .collect();
+    long.token_agreement = long_tokens::analyze(&names, &long_items, &inputs.forcing);
     let (request_failures, missing) =
         failed_and_missing(&answers, inputs, &load, teacher_forcing.as_ref(), &long);
     let behaviour = behaviour_of(
@@ -193,6 +206,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         &long,
         manifest,
         &answers.prompts,
+        &generated,
     );
     let identity = numerics::decide(&inputs.records, &names, &manifest.prompts, &figures.parity);
     let answer = same_model::combine(identity.as_ref(), &behaviour);
@@ -213,7 +227,8 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     figures.summary.identity = identity;
     figures.summary.behaviour = Some(behaviour);
     let complete = request_failures == 0 && missing == 0;
-    let until_decided = decision::until_decided(manifest, &sequential, &figures.parity, complete);
+    let until_decided =
+        decision::until_decided(manifest, &generated, &sequential, &figures.parity, complete);
     Results {
         schema_version: SCHEMA_VERSION,
         tool: crate::run_folder::tool_version(),

@@ -11,7 +11,7 @@ use super::inputs::Inputs;
 use super::parity::parity;
 use super::per_prompt::prompt_results;
 use super::sequential::SequentialVerdict;
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, Suite};
 use crate::run::record::Answered;
 use crate::run::Manifest;
 use crate::score::ScoreContext;
@@ -21,6 +21,8 @@ use crate::score::ScoreContext;
 pub struct Rounds {
     names: Vec<String>,
     margin: f64,
+    /// The generated items among the prompts so far.
+    generated: HashSet<String>,
     /// Every prompt of the rounds so far, scored, in the order the run covers them.
     prompts: Vec<PromptResult>,
     /// No answer is missing and no request failed so far.
@@ -34,6 +36,7 @@ impl Rounds {
             names,
             margin,
             prompts: Vec::new(),
+            generated: HashSet::new(),
             complete: true,
         }
     }
@@ -48,6 +51,12 @@ impl Rounds {
         records: &[Answered],
     ) {
         let ids: HashSet<&str> = round.iter().map(String::as_str).collect();
+        self.generated.extend(
+            round
+                .iter()
+                .filter(|id| catalogue.suite_of(id) == Some(Suite::Generated))
+                .cloned(),
+        );
         let round_manifest = Manifest {
             prompts: round.to_vec(),
             ..manifest.clone()
@@ -78,7 +87,8 @@ impl Rounds {
 
     /// Each pair's sequential decision over the generated items so far.
     pub fn sequential(&self) -> Vec<PairSequential> {
-        decide_pairs(&self.prompts, &self.names, self.margin, &[])
+        let generated = |id: &str| self.generated.contains(id);
+        decide_pairs(&self.prompts, &generated, &self.names, self.margin, &[])
     }
 
     /// Every pair is decided: its sequential verdict is reached, or the two endpoints already

@@ -5,7 +5,6 @@
 
 use super::figures::PromptResult;
 use super::quality::Paired;
-use crate::catalogue::generator::is_generated;
 use crate::run::Manifest;
 
 /// The flags that choose the prompts of a run.
@@ -23,13 +22,19 @@ pub fn is_selected(manifest: &Manifest) -> bool {
 }
 
 /// The reason stating the selection, with the paired accuracy difference (other − reference)
-/// on the catalogue's prompts and on the generated items apart, for each pair.
-pub fn selected_reason(prompts: &[PromptResult], reference: &str, others: &[String]) -> String {
+/// on the catalogue's prompts and on the generated items (those `generated` says are) apart, for
+/// each pair.
+pub fn selected_reason(
+    prompts: &[PromptResult],
+    generated: &dyn Fn(&str) -> bool,
+    reference: &str,
+    others: &[String],
+) -> String {
     let parts: Vec<String> = others
         .iter()
         .map(|other| {
-            let split = |generated: bool| {
-                let part = prompts.iter().filter(|p| is_generated(&p.id) == generated);
+            let split = |in_generated: bool| {
+                let part = prompts.iter().filter(|p| generated(&p.id) == in_generated);
                 describe(difference(part, reference, other))
             };
             let prefix = if others.len() > 1 {
@@ -107,7 +112,8 @@ mod tests {
             prompt("gen.substrings.0000", false, false),
             prompt("gen.substrings.0001", true, true),
         ];
-        let reason = selected_reason(&prompts, "a", &["b".to_string()]);
+        let generated = |id: &str| id.starts_with("gen.");
+        let reason = selected_reason(&prompts, &generated, "a", &["b".to_string()]);
         assert!(
             reason.ends_with(
                 "(catalogue +50.0 points on 2 items, generated -50.0 points on 4 items)"

@@ -177,6 +177,11 @@ impl Catalogue {
 }
 
 impl Catalogue {
+    /// The suite of the prompt `id` (None: not in this catalogue).
+    pub fn suite_of(&self, id: &str) -> Option<Suite> {
+        self.get(id).map(|p| p.suite)
+    }
+
     /// Grow (or cut) this catalogue's generated suite to `items`: the same items first, since
     /// item i depends only on the seed and i.
     pub fn set_generated_items(&mut self, items: usize) {
@@ -185,12 +190,12 @@ impl Catalogue {
         let mut prompts: Vec<Prompt> = std::mem::take(&mut self.prompts);
         let kept = prompts
             .iter()
-            .filter(|p| generator::is_generated(&p.id))
+            .filter(|p| p.suite == Suite::Generated)
             .count()
             .min(items);
         let mut seen = 0;
         prompts.retain(|p| {
-            if !generator::is_generated(&p.id) {
+            if p.suite != Suite::Generated {
                 return true;
             }
             seen += 1;
@@ -425,6 +430,7 @@ fn validate(raw: RawPrompt, category: &str, source: SourceLocation) -> Result<Pr
     Ok(Prompt {
         id: id.clone(),
         category: category.to_string(),
+        suite: crate::catalogue::Suite::Core,
         request,
         max_tokens: raw.max_tokens,
         tags: raw.tags,

@@ -105,6 +105,9 @@ impl std::fmt::Display for SourceLocation {
 #[derive(Debug, Clone, Serialize)]
 pub struct Prompt {
     pub id: String,
+    /// The suite it belongs to, set by whoever made it (the catalogue's files: core).
+    #[serde(skip)]
+    pub suite: Suite,
     pub category: String,
     pub request: PromptRequest,
     /// Budget for this prompt when `--max-tokens` is not given.
@@ -133,5 +136,42 @@ impl Prompt {
                 .unwrap_or(""),
             PromptRequest::Completion { prompt } => prompt,
         }
+    }
+}
+
+/// A suite of prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Suite {
+    /// The catalogue's prompt files (built in: the 100 prompts of the field report).
+    Core,
+    /// Seeded items from the generator.
+    Generated,
+    /// Prompts that offer functions and score the calls (`tools/`).
+    Tools,
+    /// The long-context retrieval ladder (`long/`).
+    Long,
+}
+
+impl Suite {
+    pub const ALL: [Suite; 4] = [Suite::Core, Suite::Generated, Suite::Tools, Suite::Long];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Core => "core",
+            Suite::Generated => "generated",
+            Suite::Tools => "tools",
+            Suite::Long => "long",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Suite> {
+        Suite::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl std::fmt::Display for Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }

@@ -2,66 +2,13 @@
 //! with exact answers, `generator/`), `long` (the long-context ladder, `long/`), and the one
 //! catalogue they make together.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-
-use super::generator::{self, Version, DEFAULT_SEED, MAX_ITEMS};
+use super::generator::{Version, DEFAULT_SEED, MAX_ITEMS};
 use super::long::LongChoice;
+pub use super::spec::Suite;
 
 /// Generated items when `--items` is not given: enough for a paired accuracy difference of a
 /// few points to show, a few minutes against a local server.
 pub const DEFAULT_ITEMS: usize = 1000;
-
-/// A suite of prompts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Suite {
-    /// The catalogue's prompt files (built in: the 100 prompts of the field report).
-    Core,
-    /// Seeded items from the generator.
-    Generated,
-    /// Prompts that offer functions and score the calls (`tools/`).
-    Tools,
-    /// The long-context retrieval ladder (`long/`).
-    Long,
-}
-
-impl Suite {
-    pub const ALL: [Suite; 4] = [Suite::Core, Suite::Generated, Suite::Tools, Suite::Long];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Suite::Core => "core",
-            Suite::Generated => "generated",
-            Suite::Tools => "tools",
-            Suite::Long => "long",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Suite> {
-        Suite::ALL.into_iter().find(|s| s.name() == name)
-    }
-
-    /// The suite a prompt id belongs to.
-    pub fn of(id: &str) -> Suite {
-        if generator::is_generated(id) {
-            Suite::Generated
-        } else if super::tools::is_tool_item(id) {
-            Suite::Tools
-        } else if super::long::is_long(id) {
-            Suite::Long
-        } else {
-            Suite::Core
-        }
-    }
-}
-
-impl fmt::Display for Suite {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// The suites of a catalogue, with the generated suite's seed and size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,8 +93,26 @@ mod tests {
         assert!(SuiteChoice::new(vec![Suite::Generated], 1, 0).is_err());
         assert_eq!(Suite::parse("generated"), Some(Suite::Generated));
         assert_eq!(Suite::parse("gen"), None);
-        assert_eq!(Suite::of("gen.letters.0001"), Suite::Generated);
-        assert_eq!(Suite::of("count_letters"), Suite::Core);
+    }
+
+    #[test]
+    fn every_prompt_carries_the_suite_that_made_it() {
+        let core = crate::catalogue::embedded::load_built_in().unwrap();
+        let all = core.with_suites(SuiteChoice::new(Suite::ALL.to_vec(), 3, 30).unwrap());
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &all.prompts {
+            let named = match p.id.split('.').next() {
+                Some("gen") => Suite::Generated,
+                Some("tools") => Suite::Tools,
+                Some("long") => Suite::Long,
+                _ => Suite::Core,
+            };
+            assert_eq!(p.suite, named, "{}", p.id);
+            assert_eq!(all.suite_of(&p.id), Some(named));
+            seen.insert(p.suite);
+        }
+        assert_eq!(seen.len(), Suite::ALL.len(), "{seen:?}");
+        assert_eq!(all.suite_of("no such prompt"), None);
     }
 
     #[test]

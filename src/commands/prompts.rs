@@ -53,7 +53,7 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
             .map(|p| {
                 let mut listed = serde_json::json!({
                     "id": p.id,
-                    "suite": Suite::of(&p.id),
+                    "suite": p.suite,
                     "family": p.category,
                     "category": p.category,
                     "scorer": p.score.kind(),
@@ -128,7 +128,7 @@ pub fn check(args: &CheckArgs) -> Result<Exit, CliError> {
     let core: Vec<Prompt> = catalogue
         .prompts
         .iter()
-        .filter(|p| Suite::of(&p.id) == Suite::Core)
+        .filter(|p| p.suite == Suite::Core)
         .cloned()
         .collect();
     let counts = category_counts(&core);

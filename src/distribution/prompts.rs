@@ -136,6 +136,7 @@ pub fn built_in() -> anyhow::Result<Vec<Arc<Prompt>>> {
         prompts.push(Arc::new(Prompt {
             id: id.to_string(),
             category: "open".into(),
+            suite: crate::catalogue::Suite::Core,
             request: PromptRequest::Chat {
                 messages: vec![Message {
                     role: Role::User,

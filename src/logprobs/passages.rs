@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::align::Predicted;
 use super::run::Problem;
-use crate::catalogue::long::is_long;
+use crate::catalogue::Suite;
 use crate::catalogue::{PromptRequest, Role};
 use crate::run::RunPlan;
 
@@ -57,7 +57,7 @@ pub fn planned<P>(passages: &[P], endpoints: usize) -> impl Iterator<Item = (&P,
 pub fn long_passages(plan: &RunPlan) -> Vec<(String, String)> {
     plan.scope
         .iter()
-        .filter(|id| is_long(id))
+        .filter(|id| plan.catalogue.suite_of(id) == Some(Suite::Long))
         .filter_map(|id| {
             let text = match &plan.catalogue.get(id)?.request {
                 PromptRequest::Chat { messages } => messages

@@ -23,7 +23,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::catalogue::long::{is_long, planned_prompt_tokens, CHARS_PER_TOKEN};
+use crate::catalogue::long::{planned_prompt_tokens, CHARS_PER_TOKEN};
+use crate::catalogue::Suite;
 use crate::logprobs::passages::planned;
 use crate::run::{journal, pending_jobs, RunPlan};
 
@@ -56,7 +57,7 @@ impl PassageScoring {
             tokens: plan
                 .scope
                 .iter()
-                .filter(|id| is_long(id))
+                .filter(|id| plan.catalogue.suite_of(id) == Some(Suite::Long))
                 .filter_map(|id| plan.catalogue.get(id))
                 .map(planned_prompt_tokens)
                 .collect(),

@@ -107,6 +107,7 @@ mod tests {
     fn prompt(request: PromptRequest) -> Prompt {
         Prompt {
             id: "p".into(),
+            suite: crate::catalogue::Suite::Core,
             category: "factual".into(),
             request,
             max_tokens: None,

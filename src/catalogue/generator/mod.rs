@@ -188,6 +188,7 @@ pub fn item(version: Version, seed: u64, index: usize) -> Prompt {
     let item = make(&mut rng);
     Prompt {
         id: format!("{ID_PREFIX}{}.{:04}", family.name, index / FAMILIES.len()),
+        suite: crate::catalogue::Suite::Generated,
         category: family.name.to_string(),
         request: PromptRequest::Chat {
             messages: vec![Message {
@@ -206,11 +207,6 @@ pub fn item(version: Version, seed: u64, index: usize) -> Prompt {
         },
         tool_use: None,
     }
-}
-
-/// Whether a prompt id is a generated item's.
-pub fn is_generated(id: &str) -> bool {
-    id.starts_with(ID_PREFIX)
 }
 
 /// The per-item RNG seed: splitmix64 chained over the seed, the version and the index, so

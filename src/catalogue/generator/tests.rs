@@ -69,7 +69,7 @@ fn ids_are_unique_and_name_the_family() {
     assert_eq!(items[0].id, "gen.letters.0000");
     assert_eq!(items[FAMILIES.len()].id, "gen.letters.0001");
     for p in &items {
-        assert!(is_generated(&p.id));
+        assert_eq!(p.suite, crate::catalogue::Suite::Generated);
         assert!(
             p.id.starts_with(&format!("gen.{}.", p.category)),
             "{}",

@@ -98,11 +98,6 @@ pub fn planned_prompt_tokens(p: &Prompt) -> u64 {
     chars.div_ceil(CHARS_PER_TOKEN) as u64
 }
 
-/// Whether a prompt id is a long item's.
-pub fn is_long(id: &str) -> bool {
-    id.starts_with(ID_PREFIX)
-}
-
 /// Whether long items are made with their text (to send, list or score) or without it: a dry
 /// run counts each item's planned tokens from its id and never builds a haystack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +160,7 @@ fn make(seed: u64, at: LongId, texts: Texts) -> Prompt {
     Prompt {
         id: at.id(),
         category: CATEGORY.to_string(),
+        suite: crate::catalogue::Suite::Long,
         request: PromptRequest::Chat {
             messages: vec![Message {
                 role: Role::User,

@@ -42,7 +42,7 @@ fn ids_round_trip_and_name_the_cell() {
     assert_eq!(LongId::parse(&at.id()), Some(at));
     assert_eq!(LongId::parse("gen.letters.0001"), None);
     assert_eq!(LongId::parse("long.4096.d050"), None);
-    assert!(is_long("long.256.d000.00"));
+    assert_eq!(item(1, at).suite, crate::catalogue::Suite::Long);
 }
 
 #[test]

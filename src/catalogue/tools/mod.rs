@@ -21,11 +21,6 @@ const MAX_TOKENS: u32 = 256;
 /// Where the items are written, as messages name it.
 const SOURCE: &str = "(built-in)/tools/items.toml";
 
-/// Whether a prompt id is an item of the tools suite.
-pub fn is_tool_item(id: &str) -> bool {
-    id.starts_with(ID_PREFIX)
-}
-
 /// The `score` a prompt is scored with, given its `tool_use`: a `tool_call` score learns the
 /// offered functions' schemas. Refused: `tool_use` on a raw completion, a `tool_call` score
 /// without `tool_use`, and functions that are not `{"type": "function", "function": {"name"}}`
@@ -207,6 +202,7 @@ fn prompt(
     score.validate()?;
     Ok(Prompt {
         id: format!("{ID_PREFIX}{}", item.id),
+        suite: crate::catalogue::Suite::Tools,
         category: item.family,
         request,
         max_tokens: Some(MAX_TOKENS),
