@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::run::RunError;
-use crate::run_folder::{FolderInUse, WriteFailed};
+use crate::run_folder::{HeldByAnotherProcess, WriteFailed};
 
 /// The documented process exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +101,7 @@ impl Failure {
     /// not be written is an output failure (a full disk reads the same for every file).
     fn forced_by(error: &anyhow::Error) -> Option<Failure> {
         error.chain().find_map(|e| {
-            if e.is::<FolderInUse>() {
+            if e.is::<HeldByAnotherProcess>() {
                 Some(Failure::Usage)
             } else if e.is::<WriteFailed>() {
                 Some(Failure::Output)
@@ -294,7 +294,7 @@ mod tests {
         let setup = CliError::from(RunError::Folder(failed_write()));
         assert_eq!(setup.exit(), Exit::Incomplete);
         assert!(setup.to_string().contains("results.json"), "{setup}");
-        let busy = FolderInUse {
+        let busy = HeldByAnotherProcess {
             dir: dir.path().to_path_buf(),
             pid: Some(7),
         };

@@ -1,10 +1,11 @@
 //! Run-folder I/O, for every command that writes one: the folder's name and creation, atomic
 //! whole-file writes, JSON Lines journals (appended and flushed a line at a time, read back
-//! skipping torn or unreadable lines), and reading a run file with an error that names it; and
-//! the compare run folder ([`CompareFolder`]), which owns the names of its files. (bench, soak,
-//! project and logprobs folders are typed beside their schemas: `bench::folder`,
-//! `project::folder`, `logprobs::folder`.) Every write into a folder first holds it for this
-//! process ([`lock`]), and every failed write is a [`WriteFailed`].
+//! skipping torn or unreadable lines), and reading a run file with an error that names it. One
+//! type, [`RunFolder`], reads and writes every kind of run folder by file name; each kind
+//! ([`RunKind`]) and its file names are written down beside its schema ([`compare`] here, the
+//! others in `distribution`, `project`, `logprobs` and `bench`), so this module knows names and
+//! bytes, never schemas. Every write into a folder first holds it for this process ([`lock`]),
+//! and every failed write is a [`WriteFailed`].
 
 mod lock;
 
@@ -16,7 +17,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use lock::{FolderInUse, LOCK_FILE};
+pub use lock::{HeldByAnotherProcess, LOCK_FILE};
 
 /// A run folder or one of its files could not be written (a full disk, no permission, a path
 /// that is a file): the results are not all out, whichever file it was (exit 3, `crate::error`).
@@ -72,20 +73,6 @@ fn first_free(base: PathBuf) -> PathBuf {
     dir
 }
 
-/// Create the run folder (and its parents) and hold it for this process: refused with
-/// [`FolderInUse`] while another process holds it.
-pub fn create_run_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).map_err(WriteFailed::new("cannot create run folder", dir))?;
-    lock::hold(dir)
-}
-
-/// Hold the existing run folder `dir` for this process now (a resume), so that a second process
-/// is refused ([`FolderInUse`]) before it asks an endpoint anything; a new folder is held when
-/// [`create_run_dir`] makes it, and any folder at its first write.
-pub fn hold_run_dir(dir: &Path) -> anyhow::Result<()> {
-    lock::hold(dir)
-}
-
 /// Write `bytes` to a temp file next to `path` (`.NAME.PID.tmp`, swept by the next process that
 /// holds the folder when a kill leaves it), then rename it over `path`, so a kill never leaves
 /// half a file. Errors name the file that could not be written.
@@ -123,113 +110,123 @@ pub fn write_atomic_with(
     Ok(written?)
 }
 
-/// Read and parse `dir/name`; `what` names the kind of folder (`run`, `soak run`) and file
-/// (`manifest`, `soak settings`) in the errors.
-pub fn read_run_file<T: DeserializeOwned>(
-    dir: &Path,
-    name: &str,
-    folder: &str,
-    what: &str,
-) -> anyhow::Result<T> {
-    let path = dir.join(name);
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "{} is not a {folder} folder (cannot read {})",
-            dir.display(),
-            path.display()
-        )
-    })?;
-    serde_json::from_str(&text).with_context(|| format!("{}: invalid {what}", path.display()))
-}
-
 /// A run file whose values serde cannot check (a range, a list that must not be empty), checked
 /// once read back: the error names the field.
 pub trait Checked {
     fn check(&self) -> Result<(), String>;
 }
 
-/// [`read_run_file`], then [`Checked::check`]: a value out of bounds is an error naming the file
-/// and the field (`DIR/manifest.json: invalid manifest: `repeats` is 0; …`).
-pub fn read_checked_run_file<T: DeserializeOwned + Checked>(
-    dir: &Path,
-    name: &str,
-    folder: &str,
-    what: &str,
-) -> anyhow::Result<T> {
-    let value: T = read_run_file(dir, name, folder, what)?;
-    value
-        .check()
-        .map_err(|e| anyhow::anyhow!("{}: invalid {what}: {e}", dir.join(name).display()))?;
-    Ok(value)
+/// What kind of run a folder holds: the names its errors use and the file that says what the
+/// run was asked. Each kind is a constant beside its schema, with the names of its files.
+#[derive(Debug)]
+pub struct RunKind {
+    /// The folder in errors: `DIR is not a {name} folder (cannot read FILE)`.
+    pub name: &'static str,
+    /// The file that says what the run was asked (bench and logprobs, which keep no settings of
+    /// their own: the report that holds them).
+    pub manifest: &'static str,
+    /// The manifest in errors: `FILE: invalid {manifest_what}`.
+    pub manifest_what: &'static str,
+    /// Whether [`RunFolder::write_manifest`] ends the manifest's pretty JSON with a newline, as
+    /// this kind always has.
+    pub manifest_ends_in_newline: bool,
 }
 
-/// A `coherence compare` run folder (also what `score`, `report`, `determinism` and `selftest`
-/// read and write): the one place its file names are written down. The schemas live with their
-/// modules (`run::Manifest`, `run::Record`, `load::LoadRecord`, `logprobs::forced::ForcedLine`,
-/// `analysis::Results`); this type names, reads and writes the files, whole files atomically.
+/// A run folder of one kind: the path of each of its files (named by the kind's module), and the
+/// reads and writes every kind shares: whole files atomically, journals a flushed line at a time,
+/// each read with an error that names the folder's kind and the file.
 #[derive(Debug, Clone)]
-pub struct CompareFolder {
+pub struct RunFolder {
     dir: PathBuf,
+    kind: &'static RunKind,
 }
 
-impl CompareFolder {
-    /// What the run was asked to do (`run::Manifest`).
-    pub const MANIFEST: &'static str = "manifest.json";
-    /// Every answer, one flushed line each (`run::Record`).
-    pub const RECORDS: &'static str = "records.jsonl";
-    /// Every probe of the load, cache-state and samples phases (`load::LoadRecord`).
-    pub const LOAD: &'static str = "load.jsonl";
-    /// The settings of the probe phases, so that `--resume` continues them (`load::LoadPlan`).
-    pub const LOAD_PLAN: &'static str = "load-plan.json";
-    /// Teacher forcing of the reference's completions (`logprobs::forced::ForcedLine`).
-    pub const TEACHER_FORCING: &'static str = "teacher_forcing.jsonl";
-    /// The chat template the run was teacher-forced with, kept so `--resume` needs no flag.
-    pub const CHAT_TEMPLATE: &'static str = "chat_template.json";
-    /// The results contract (`analysis::Results`).
-    pub const RESULTS: &'static str = "results.json";
-    /// The Markdown report.
-    pub const REPORT_MD: &'static str = "report.md";
-    /// The HTML report.
-    pub const REPORT_HTML: &'static str = "report.html";
-    /// The one-table summary.
-    pub const TABLE: &'static str = "comparison_table.md";
-    /// The JUnit view of the verdicts.
-    pub const JUNIT: &'static str = "junit.xml";
-
-    pub fn new(dir: &Path) -> Self {
-        CompareFolder {
+impl RunFolder {
+    pub fn new(dir: &Path, kind: &'static RunKind) -> Self {
+        RunFolder {
             dir: dir.to_path_buf(),
+            kind,
         }
     }
 
-    /// The path of one of the folder's files (one of the names above).
+    /// The path of one of the folder's files.
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
-    /// Whether the folder holds a run (a manifest).
-    pub fn holds_run(&self) -> bool {
-        self.file(Self::MANIFEST).exists()
+    /// Whether the folder holds the file `name`.
+    pub fn holds(&self, name: &str) -> bool {
+        self.file(name).exists()
     }
 
-    /// Parse the manifest; an error says the folder is not a run folder.
+    /// Create the folder (and its parents) and hold it for this process: refused with
+    /// [`HeldByAnotherProcess`] while another process holds it.
+    pub fn create(&self) -> anyhow::Result<()> {
+        std::fs::create_dir_all(&self.dir)
+            .map_err(WriteFailed::new("cannot create run folder", &self.dir))?;
+        lock::hold(&self.dir)
+    }
+
+    /// Hold the existing folder for this process now (a resume), so that a second process is
+    /// refused ([`HeldByAnotherProcess`]) before it asks an endpoint anything; a new folder is
+    /// held when [`RunFolder::create`] makes it, and any folder at its first write.
+    pub fn hold(&self) -> anyhow::Result<()> {
+        lock::hold(&self.dir)
+    }
+
+    /// Parse the manifest; an error says the folder is not of this kind.
     pub fn read_manifest<T: DeserializeOwned>(&self) -> anyhow::Result<T> {
-        self.read(Self::MANIFEST, "manifest")
+        self.read(self.kind.manifest, self.kind.manifest_what)
     }
 
-    /// Parse the manifest and check what serde cannot ([`Checked`]).
+    /// Parse the manifest and check what serde cannot ([`Checked`]): a value out of bounds is an
+    /// error naming the file and the field (`DIR/manifest.json: invalid manifest: `repeats` is
+    /// 0; …`).
     pub fn read_checked_manifest<T: DeserializeOwned + Checked>(&self) -> anyhow::Result<T> {
-        read_checked_run_file(&self.dir, Self::MANIFEST, "run", "manifest")
+        let manifest: T = self.read_manifest()?;
+        manifest.check().map_err(|e| {
+            let path = self.file(self.kind.manifest);
+            anyhow::anyhow!(
+                "{}: invalid {}: {e}",
+                path.display(),
+                self.kind.manifest_what
+            )
+        })?;
+        Ok(manifest)
+    }
+
+    /// Write the manifest atomically, as pretty JSON ending as this kind's always has.
+    pub fn write_manifest<T: Serialize>(&self, manifest: &T) -> anyhow::Result<()> {
+        let mut body = pretty_json(manifest, self.kind.manifest)?;
+        if self.kind.manifest_ends_in_newline {
+            body.push(b'\n');
+        }
+        self.write(self.kind.manifest, &body)
     }
 
     /// Parse one whole file of the folder; `what` names it in errors.
     pub fn read<T: DeserializeOwned>(&self, name: &str, what: &str) -> anyhow::Result<T> {
-        read_run_file(&self.dir, name, "run", what)
+        let path = self.file(name);
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "{} is not a {} folder (cannot read {})",
+                self.dir.display(),
+                self.kind.name,
+                path.display()
+            )
+        })?;
+        serde_json::from_str(&text).with_context(|| format!("{}: invalid {what}", path.display()))
     }
 
     /// Write one whole file of the folder atomically ([`write_atomic`]).
     pub fn write(&self, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
         write_atomic(&self.file(name), bytes)
+    }
+
+    /// Write `value` to one of the folder's files atomically, as pretty JSON without a last
+    /// newline.
+    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> anyhow::Result<()> {
+        self.write(name, &pretty_json(value, name)?)
     }
 
     /// Write one of the folder's files atomically, streamed by `write` (see [`write_atomic_with`]).
@@ -246,9 +243,64 @@ impl CompareFolder {
         JsonLines::append_to(&self.file(journal))
     }
 
+    /// Create one of the folder's journals, empty (truncating an earlier one).
+    pub fn create_journal(&self, journal: &str) -> anyhow::Result<JsonLines> {
+        JsonLines::create(&self.file(journal))
+    }
+
     /// Every readable line of one of the folder's journals (none when it does not exist).
     pub fn read_lines<T: DeserializeOwned>(&self, journal: &str) -> anyhow::Result<Lines<T>> {
         read_json_lines(&self.file(journal))
+    }
+}
+
+/// `value` as pretty JSON; `name` is the file it is for, in the error.
+fn pretty_json<T: Serialize>(value: &T, name: &str) -> anyhow::Result<Vec<u8>> {
+    serde_json::to_vec_pretty(value).with_context(|| format!("cannot serialise {name}"))
+}
+
+/// The `coherence compare` run folder (also what `score`, `report`, `determinism` and `selftest`
+/// read and write): the one place its file names are written down. The schemas live with their
+/// modules (`run::Manifest`, `run::Record`, `load::LoadRecord`, `logprobs::forced::ForcedLine`,
+/// `analysis::Results`).
+pub mod compare {
+    use std::path::Path;
+
+    use super::{RunFolder, RunKind};
+
+    const KIND: RunKind = RunKind {
+        name: "run",
+        manifest: MANIFEST,
+        manifest_what: "manifest",
+        manifest_ends_in_newline: true,
+    };
+
+    /// What the run was asked to do (`run::Manifest`).
+    pub const MANIFEST: &str = "manifest.json";
+    /// Every answer, one flushed line each (`run::Record`).
+    pub const RECORDS: &str = "records.jsonl";
+    /// Every probe of the load, cache-state and samples phases (`load::LoadRecord`).
+    pub const LOAD: &str = "load.jsonl";
+    /// The settings of the probe phases, so that `--resume` continues them (`load::LoadPlan`).
+    pub const LOAD_PLAN: &str = "load-plan.json";
+    /// Teacher forcing of the reference's completions (`logprobs::forced::ForcedLine`).
+    pub const TEACHER_FORCING: &str = "teacher_forcing.jsonl";
+    /// The chat template the run was teacher-forced with, kept so `--resume` needs no flag.
+    pub const CHAT_TEMPLATE: &str = "chat_template.json";
+    /// The results contract (`analysis::Results`).
+    pub const RESULTS: &str = "results.json";
+    /// The Markdown report.
+    pub const REPORT_MD: &str = "report.md";
+    /// The HTML report.
+    pub const REPORT_HTML: &str = "report.html";
+    /// The one-table summary.
+    pub const TABLE: &str = "comparison_table.md";
+    /// The JUnit view of the verdicts.
+    pub const JUNIT: &str = "junit.xml";
+
+    /// The compare run folder `dir`.
+    pub fn folder(dir: &Path) -> RunFolder {
+        RunFolder::new(dir, &KIND)
     }
 }
 
@@ -430,7 +482,11 @@ fn count_lines(path: &Path) -> anyhow::Result<usize> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{json, Value};
+
     use super::*;
+    use crate::bench::{schema, soak_report};
+    use crate::{distribution, logprobs, project};
 
     /// The names in `dir`, sorted.
     fn names_in(dir: &Path) -> Vec<String> {
@@ -458,7 +514,9 @@ mod tests {
             JsonLines::create(&dir.path().join("records.jsonl"))
                 .err()
                 .unwrap(),
-            create_run_dir(&dir.path().join("report.md/run")).unwrap_err(),
+            compare::folder(&dir.path().join("report.md/run"))
+                .create()
+                .unwrap_err(),
         ];
         for e in errors {
             assert!(e.is::<WriteFailed>(), "{e:#}");
@@ -626,18 +684,6 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_run_file_says_which_folder_it_is_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let err =
-            read_run_file::<serde_json::Value>(dir.path(), "manifest.json", "run", "manifest")
-                .unwrap_err();
-        assert!(
-            format!("{err:#}").contains("is not a run folder"),
-            "{err:#}"
-        );
-    }
-
-    #[test]
     fn lines_are_counted_with_or_without_a_last_line_break() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.jsonl");
@@ -652,23 +698,238 @@ mod tests {
         assert_eq!(read.values.len(), 20_000);
     }
 
+    /// Every kind of run folder: its constructor, what errors call the folder, its manifest,
+    /// what errors call the manifest, and whether the manifest's JSON ends in a newline.
+    type Kind = (
+        fn(&Path) -> RunFolder,
+        &'static str,
+        &'static str,
+        &'static str,
+        bool,
+    );
+
+    const EVERY_KIND: [Kind; 6] = [
+        (compare::folder, "run", "manifest.json", "manifest", true),
+        (
+            distribution::folder,
+            "distribution run",
+            "distribution.json",
+            "distribution manifest",
+            false,
+        ),
+        (
+            project::folder,
+            "project run",
+            "project.json",
+            "project settings",
+            false,
+        ),
+        (
+            soak_report::soak_folder,
+            "soak run",
+            "soak-run.json",
+            "soak settings",
+            true,
+        ),
+        (
+            schema::bench_folder,
+            "bench run",
+            "bench.json",
+            "bench report",
+            true,
+        ),
+        (
+            logprobs::folder,
+            "logprobs run",
+            "logprobs.json",
+            "logprobs evidence",
+            true,
+        ),
+    ];
+
     #[test]
-    fn a_compare_folder_holds_a_run_once_its_manifest_is_written() {
+    fn each_kind_names_its_folder_and_its_manifest_in_errors() {
+        for (folder, name, manifest, what, _) in EVERY_KIND {
+            let dir = tempfile::tempdir().unwrap();
+            let folder = folder(dir.path());
+            let path = dir.path().join(manifest);
+            let e = format!("{:#}", folder.read_manifest::<Value>().unwrap_err());
+            let missing = format!(
+                "{} is not a {name} folder (cannot read {})",
+                dir.path().display(),
+                path.display()
+            );
+            assert!(e.starts_with(&missing), "{e}");
+            std::fs::write(&path, "{").unwrap();
+            let e = format!("{:#}", folder.read_manifest::<Value>().unwrap_err());
+            let invalid = format!("{}: invalid {what}: ", path.display());
+            assert!(e.starts_with(&invalid), "{e}");
+        }
+    }
+
+    #[test]
+    fn each_kind_writes_its_manifest_as_pretty_json_ending_as_it_always_has() {
+        for (folder, _, manifest, _, newline) in EVERY_KIND {
+            let dir = tempfile::tempdir().unwrap();
+            let folder = folder(&dir.path().join("run"));
+            folder.create().unwrap();
+            folder.write_manifest(&json!({"samples": 10})).unwrap();
+            let written = std::fs::read_to_string(dir.path().join("run").join(manifest)).unwrap();
+            let ending = if newline { "\n" } else { "" };
+            assert_eq!(
+                written,
+                format!("{{\n  \"samples\": 10\n}}{ending}"),
+                "{manifest}"
+            );
+            let back: Value = folder.read_manifest().unwrap();
+            assert_eq!(back["samples"], 10);
+        }
+    }
+
+    #[test]
+    fn each_kind_keeps_the_names_of_its_files() {
+        let dir = Path::new("run");
+        let kinds: [(RunFolder, &[(&str, &str)]); 6] = [
+            (
+                compare::folder(dir),
+                &[
+                    (compare::MANIFEST, "manifest.json"),
+                    (compare::RECORDS, "records.jsonl"),
+                    (compare::LOAD, "load.jsonl"),
+                    (compare::LOAD_PLAN, "load-plan.json"),
+                    (compare::TEACHER_FORCING, "teacher_forcing.jsonl"),
+                    (compare::CHAT_TEMPLATE, "chat_template.json"),
+                    (compare::RESULTS, "results.json"),
+                    (compare::REPORT_MD, "report.md"),
+                    (compare::REPORT_HTML, "report.html"),
+                    (compare::TABLE, "comparison_table.md"),
+                    (compare::JUNIT, "junit.xml"),
+                ],
+            ),
+            (
+                distribution::folder(dir),
+                &[
+                    (distribution::MANIFEST, "distribution.json"),
+                    (distribution::RESULTS, "results.json"),
+                    (distribution::REPORT_MD, "report.md"),
+                    (distribution::REPORT_HTML, "report.html"),
+                ],
+            ),
+            (
+                project::folder(dir),
+                &[
+                    (project::SETTINGS, "project.json"),
+                    (project::JOURNAL, "records.jsonl"),
+                    (project::RESULTS, "results.json"),
+                    (project::REPORT, "report.md"),
+                ],
+            ),
+            (
+                soak_report::soak_folder(dir),
+                &[
+                    (soak_report::SOAK_RECORDS, "soak.jsonl"),
+                    (soak_report::SOAK_META, "soak-run.json"),
+                    (soak_report::SOAK_JSON, "soak.json"),
+                    (soak_report::SOAK_MD, "soak.md"),
+                ],
+            ),
+            (
+                schema::bench_folder(dir),
+                &[
+                    (schema::BENCH_REQUESTS, "bench.jsonl"),
+                    (schema::BENCH_JSON, "bench.json"),
+                    (schema::BENCH_MD, "bench.md"),
+                ],
+            ),
+            (
+                logprobs::folder(dir),
+                &[
+                    (logprobs::EVIDENCE_JSON, "logprobs.json"),
+                    (logprobs::EVIDENCE_MD, "logprobs.md"),
+                ],
+            ),
+        ];
+        for (folder, names) in kinds {
+            for (constant, name) in names {
+                assert_eq!(folder.file(constant), dir.join(name));
+            }
+        }
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Samples {
+        samples: u32,
+    }
+
+    impl Checked for Samples {
+        fn check(&self) -> Result<(), String> {
+            match self.samples {
+                0 => Err("`samples` is 0".into()),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_checked_manifest_out_of_bounds_names_the_file_and_the_field() {
         let dir = tempfile::tempdir().unwrap();
-        let folder = CompareFolder::new(dir.path());
-        assert!(!folder.holds_run());
-        let e = folder.read_manifest::<serde_json::Value>().unwrap_err();
-        assert!(format!("{e:#}").contains("is not a run folder"), "{e:#}");
+        let folder = distribution::folder(dir.path());
+        folder.write_manifest(&json!({"samples": 10})).unwrap();
+        let back: Samples = folder.read_checked_manifest().unwrap();
+        assert_eq!(back.samples, 10);
+        folder.write_manifest(&json!({"samples": 0})).unwrap();
+        let e = format!(
+            "{:#}",
+            folder.read_checked_manifest::<Samples>().unwrap_err()
+        );
+        assert!(
+            e.contains("distribution.json: invalid distribution manifest: `samples` is 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_folder_holds_its_files_and_journals_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = compare::folder(dir.path());
+        assert!(!folder.holds(compare::MANIFEST));
         folder
-            .write(CompareFolder::MANIFEST, b"{\"repeats\": 1}\n")
+            .write(compare::MANIFEST, b"{\"repeats\": 1}\n")
             .unwrap();
-        assert!(folder.holds_run());
-        let m: serde_json::Value = folder.read_manifest().unwrap();
-        assert_eq!(m["repeats"], 1);
-        let mut journal = folder.append_to(CompareFolder::RECORDS).unwrap();
-        journal.append(&serde_json::json!({"n": 1})).unwrap();
-        let read: Lines<serde_json::Value> = folder.read_lines(CompareFolder::RECORDS).unwrap();
-        assert_eq!(read.values.len(), 1);
-        assert!(dir.path().join("records.jsonl").is_file());
+        assert!(folder.holds(compare::MANIFEST));
+        let read: Lines<Value> = folder.read_lines(compare::RECORDS).unwrap();
+        assert!(read.values.is_empty() && read.skipped.is_empty());
+        let mut journal = folder.append_to(compare::RECORDS).unwrap();
+        journal.append(&json!({"n": 1})).unwrap();
+        folder
+            .append_to(compare::RECORDS)
+            .unwrap()
+            .append(&json!({"n": 2}))
+            .unwrap();
+        let read: Lines<Value> = folder.read_lines(compare::RECORDS).unwrap();
+        assert_eq!(read.values, [json!({"n": 1}), json!({"n": 2})]);
+        // A JSON file of its own is pretty, without a last newline.
+        folder
+            .write_json(compare::LOAD_PLAN, &json!({"levels": [1]}))
+            .unwrap();
+        let written = std::fs::read_to_string(folder.file(compare::LOAD_PLAN)).unwrap();
+        assert_eq!(written, "{\n  \"levels\": [\n    1\n  ]\n}");
+
+        // A created journal starts empty; a torn line is noted with the journal's name.
+        let soak = soak_report::soak_folder(dir.path());
+        std::fs::write(soak.file(soak_report::SOAK_RECORDS), "{\"seq\": 1}\n").unwrap();
+        let mut journal = soak.create_journal(soak_report::SOAK_RECORDS).unwrap();
+        journal.append(&json!({"seq": 2})).unwrap();
+        let read: Lines<Value> = soak.read_lines(soak_report::SOAK_RECORDS).unwrap();
+        assert_eq!(read.values, [json!({"seq": 2})]);
+        std::fs::write(soak.file(soak_report::SOAK_RECORDS), b"{\"seq\": 3").unwrap();
+        let read: Lines<Value> = soak.read_lines(soak_report::SOAK_RECORDS).unwrap();
+        assert!(read.values.is_empty());
+        assert_eq!(read.skipped.len(), 1, "{:?}", read.skipped);
+        assert!(
+            read.skipped[0].contains("soak.jsonl:1:"),
+            "{}",
+            read.skipped[0]
+        );
     }
 }

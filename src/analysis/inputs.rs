@@ -12,7 +12,7 @@ use crate::logprobs::forced::ForcedLine;
 use crate::run::journal;
 use crate::run::record::Answered;
 use crate::run::Manifest;
-use crate::run_folder::CompareFolder;
+use crate::run_folder::compare;
 
 /// Everything the results of one run are built from.
 #[derive(Debug)]
@@ -64,7 +64,7 @@ impl<'a> Inputs<'a> {
         }
         let probes = crate::load::journal::load(dir)?;
         warnings.extend(probes.skipped);
-        let forcing = CompareFolder::new(dir).read_lines(CompareFolder::TEACHER_FORCING)?;
+        let forcing = compare::folder(dir).read_lines(compare::TEACHER_FORCING)?;
         warnings.extend(forcing.skipped);
         let probes_missing = probes_missing(dir, manifest, catalogue, &probes.values)?;
         Ok(Inputs {
@@ -174,7 +174,7 @@ fn outside_the_run(manifest: &Manifest, records: &[Answered]) -> Vec<String> {
             format!(
                 "{}: {count} record{} for a {} the run does not have ({}{more}; the \
                  manifest has {}) skipped",
-                CompareFolder::RECORDS,
+                compare::RECORDS,
                 if count == 1 { "" } else { "s" },
                 what.noun(),
                 shown.join(", "),

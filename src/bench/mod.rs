@@ -7,13 +7,14 @@
 //!
 //! Takes plans (built from the flags by `commands`), never flags, and returns [`BenchError`],
 //! never an exit code. From `run` it borrows the model resolution (`resolve_targets`,
-//! `PlannedEndpoint`, `Target`) and `write_atomic`; from `engine` the request engine, the
-//! Ctrl-C/SIGTERM watch and the progress reporter.
+//! `PlannedEndpoint`, `Target`); from `run_folder` the run folder (`RunFolder`, whose file names
+//! `schema` and `soak_report` keep); from `engine` the request engine, the Ctrl-C/SIGTERM watch
+//! and the progress reporter.
 //!
 //! Imports run one way, bottom up: `stats`, `arrivals`, `sizes`, `sample`, `prompts`, `degenerate`,
 //! `metrics`, `error` → `target`, `round`, `baseline`, `traffic` → `plan` → `session` →
-//! the phases `warmup`/`decode`/`concurrency`/`prefill` → the schemas `schema`/`soak_report` →
-//! `render` → the run folders `folder` → the orchestration `runner` and `soak`. `smoke` needs
+//! the phases `warmup`/`decode`/`concurrency`/`prefill` → the schemas `schema`/`soak_report`
+//! (with their folders' file names) → `render` → the orchestration `runner` and `soak`. `smoke` needs
 //! only `prompts`, `sample` and `stats`.
 
 pub mod arrivals;
@@ -22,7 +23,6 @@ pub mod concurrency;
 pub mod decode;
 pub mod degenerate;
 pub mod error;
-pub mod folder;
 pub mod metrics;
 pub mod plan;
 pub mod prefill;

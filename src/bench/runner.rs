@@ -8,11 +8,10 @@ use super::baseline::{compare, flatten};
 use super::concurrency::Level;
 use super::decode::Decode;
 use super::error::BenchError;
-use super::folder::BenchFolder;
 use super::metrics::{acceptance, default_metrics_url, MetricsProbe};
 use super::plan::{BenchPlan, BenchSet, BenchSettings};
 use super::prefill::{Prefill, Skipped};
-use super::schema::{BenchReport, BenchStatus};
+use super::schema::{bench_folder, BenchReport, BenchStatus, BENCH_JSON, BENCH_MD, BENCH_REQUESTS};
 use super::session::{Ended, Session};
 use super::warmup::Warmup;
 use super::{concurrency, decode, prefill, render, target, warmup};
@@ -37,8 +36,9 @@ pub async fn run_benches(set: &BenchSet) -> Result<Vec<BenchReport>, BenchError>
             .iter()
             .map(|p| p.endpoint.spec.name.as_str())
             .collect();
-        BenchFolder::new(&set.dir)
-            .write_side_by_side(&render::side_by_side_markdown(&reports, &names))
+        let side_by_side = render::side_by_side_markdown(&reports, &names);
+        bench_folder(&set.dir)
+            .write(BENCH_MD, side_by_side.as_bytes())
             .map_err(BenchError::Output)?;
     }
     Ok(reports)
@@ -47,8 +47,11 @@ pub async fn run_benches(set: &BenchSet) -> Result<Vec<BenchReport>, BenchError>
 /// Run every phase of the plan and write the run folder.
 pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    let folder = BenchFolder::new(&plan.dir);
-    let log = folder.create_journal().map_err(BenchError::Setup)?;
+    let folder = bench_folder(&plan.dir);
+    folder.create().map_err(BenchError::Setup)?;
+    let log = folder
+        .create_journal(BENCH_REQUESTS)
+        .map_err(BenchError::Setup)?;
     let started_at = chrono::Utc::now();
     let mut session = Session::start(&target, plan, log);
     session.note(&format!(
@@ -114,7 +117,10 @@ pub async fn run_bench(plan: &BenchPlan) -> Result<BenchReport, BenchError> {
         notes: Vec::new(),
     };
     conclude(&mut report, plan, ended);
-    folder.write_report(&report).map_err(BenchError::Output)?;
+    folder
+        .write(BENCH_JSON, render::bench_json(&report).as_bytes())
+        .and_then(|()| folder.write(BENCH_MD, render::bench_markdown(&report).as_bytes()))
+        .map_err(BenchError::Output)?;
     Ok(report)
 }
 

@@ -1,5 +1,7 @@
-//! The output schema of `coherence bench` (`bench.json`, also printed by `--json`), and what an
-//! interrupted bench did not reach.
+//! The output schema of `coherence bench` (`bench.json`, also printed by `--json`), what an
+//! interrupted bench did not reach, and the names of the files of a bench run folder.
+
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -12,6 +14,27 @@ use super::plan::BenchSettings;
 use super::prefill::{Prefill, Skipped};
 use super::target::EndpointSummary;
 use super::warmup::WarmupSummary;
+use crate::run_folder::{RunFolder, RunKind};
+
+/// A `coherence bench` run folder (one per endpoint; several endpoints share a parent folder
+/// holding the side-by-side summary).
+const KIND: RunKind = RunKind {
+    name: "bench run",
+    manifest: BENCH_JSON,
+    manifest_what: "bench report",
+    manifest_ends_in_newline: true,
+};
+/// One line per request, as it completes.
+pub const BENCH_REQUESTS: &str = "bench.jsonl";
+/// The report, a [`BenchReport`] (also printed by `--json`).
+pub const BENCH_JSON: &str = "bench.json";
+/// The Markdown summary (of one endpoint, or side by side for several).
+pub const BENCH_MD: &str = "bench.md";
+
+/// The bench run folder `dir`.
+pub fn bench_folder(dir: &Path) -> RunFolder {
+    RunFolder::new(dir, &KIND)
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchReport {

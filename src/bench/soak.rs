@@ -14,19 +14,19 @@ use std::time::{Duration, Instant};
 use super::arrivals::Arrivals as ArrivalSchedule;
 use super::degenerate::is_degenerate;
 use super::error::BenchError;
-use super::folder::SoakFolder;
 use super::plan::{Graded, Load, SoakPlan};
 use super::prompts::{chat_body, user};
+use super::render;
 use super::sample::{measure, Sample, SampleOutcome};
 use super::soak_report::{
-    soak_report_of, step_summaries, GradedMark, SoakMeta, SoakRecord, SoakReport, SoakSettings,
-    SoakStatus, StepMeta,
+    soak_folder, soak_report_of, step_summaries, GradedMark, SoakMeta, SoakRecord, SoakReport,
+    SoakSettings, SoakStatus, StepMeta, SOAK_JSON, SOAK_MD, SOAK_RECORDS,
 };
 use super::target::{self, EndpointSummary};
 use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::catalogue::PromptRequest;
 use crate::engine::{self, drive, Driven, Lane, Progress, Sink, Slot};
-use crate::run_folder::JsonLines;
+use crate::run_folder::{JsonLines, RunFolder};
 use crate::score::score;
 
 /// Running totals of what has arrived, for the live line.
@@ -218,7 +218,7 @@ fn grade(
 
 pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     let (target, endpoint) = target::resolve(&plan.endpoint, &plan.client).await?;
-    let folder = SoakFolder::new(&plan.dir);
+    let folder = soak_folder(&plan.dir);
     folder.create().map_err(BenchError::Setup)?;
     let mut live = Progress::status_line(plan.quiet, Duration::from_secs(10));
     let (long_context, refit) = plan.long_context_for(endpoint.max_model_len);
@@ -226,8 +226,10 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         live.note(&note);
     }
     let mut meta = soak_meta(plan, endpoint, long_context);
-    folder.write_meta(&meta).map_err(BenchError::Setup)?;
-    let journal = folder.create_journal().map_err(BenchError::Setup)?;
+    folder.write_manifest(&meta).map_err(BenchError::Setup)?;
+    let journal = folder
+        .create_journal(SOAK_RECORDS)
+        .map_err(BenchError::Setup)?;
     engine::watch();
     let load = plan.load.describe();
     live.note(&format!(
@@ -236,7 +238,7 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
         meta.endpoint.base_url,
         meta.endpoint.model,
         clock(plan.duration),
-        folder.journal_path().display()
+        folder.file(SOAK_RECORDS).display()
     ));
     let sender = Sender {
         client: target.client.clone(),
@@ -270,17 +272,23 @@ pub async fn run_soak(plan: &SoakPlan) -> Result<SoakReport, BenchError> {
     }
     meta.status = ended;
     meta.finished_at = Some(chrono::Utc::now());
-    folder.write_meta(&meta).map_err(BenchError::Output)?;
+    folder.write_manifest(&meta).map_err(BenchError::Output)?;
     let report = soak_report_of(&meta, &arrivals.records, &[]);
-    folder.write_report(&report).map_err(BenchError::Output)?;
+    write_report(&folder, &report).map_err(BenchError::Output)?;
     Ok(report)
+}
+
+/// Write soak.json and soak.md, each atomically.
+fn write_report(folder: &RunFolder, report: &SoakReport) -> anyhow::Result<()> {
+    folder.write(SOAK_JSON, render::soak_json(report).as_bytes())?;
+    folder.write(SOAK_MD, render::soak_markdown(report).as_bytes())
 }
 
 /// Runs the load's steps in turn, each for `--duration`, recording each in `meta`; stops early on
 /// Ctrl-C (status `Interrupted`) or when an open-loop rate saturates the server.
 async fn run_steps(
     plan: &SoakPlan,
-    folder: &SoakFolder,
+    folder: &RunFolder,
     sender: &Sender,
     arrivals: &mut Arrivals,
     live: &mut Progress,
@@ -316,7 +324,7 @@ async fn run_steps(
         if saturated(plan, step, &arrivals.records, live, meta) {
             break;
         }
-        folder.write_meta(meta).map_err(BenchError::Output)?;
+        folder.write_manifest(meta).map_err(BenchError::Output)?;
     }
     Ok(SoakStatus::Finished)
 }
@@ -504,10 +512,10 @@ impl Sink<Option<f64>, SoakRecord> for Collect<'_> {
 
 /// Rebuild the report of the soak in `dir` from its journal (also after an interruption or kill).
 pub fn rerender(dir: &Path) -> anyhow::Result<SoakReport> {
-    let folder = SoakFolder::new(dir);
-    let meta = folder.read_meta()?;
-    let (records, skipped) = folder.read_records()?;
-    let report = soak_report_of(&meta, &records, &skipped);
-    folder.write_report(&report)?;
+    let folder = soak_folder(dir);
+    let meta: SoakMeta = folder.read_manifest()?;
+    let journal = folder.read_lines::<SoakRecord>(SOAK_RECORDS)?;
+    let report = soak_report_of(&meta, &journal.values, &journal.skipped);
+    write_report(&folder, &report)?;
     Ok(report)
 }

@@ -1,7 +1,9 @@
 //! The soak's records and report: what one request line of `soak.jsonl` holds, what the run is
-//! (`soak-run.json`), and the pure summary of the records (`soak.json`).
+//! (`soak-run.json`), and the pure summary of the records (`soak.json`); and the names of the
+//! files of a soak run folder.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -12,6 +14,28 @@ use super::sample::{Sample, SampleOutcome};
 use super::stats::{percentile, round2, Percentiles};
 use super::target::EndpointSummary;
 use super::traffic::Kind;
+use crate::run_folder::{RunFolder, RunKind};
+
+/// A `coherence soak` run folder: its settings, its journal and its reports.
+const KIND: RunKind = RunKind {
+    name: "soak run",
+    manifest: SOAK_META,
+    manifest_what: "soak settings",
+    manifest_ends_in_newline: true,
+};
+/// One flushed line per answer ([`SoakRecord`]), the journal `soak --report` re-renders from.
+pub const SOAK_RECORDS: &str = "soak.jsonl";
+/// The settings and how the soak ended ([`SoakMeta`]).
+pub const SOAK_META: &str = "soak-run.json";
+/// The report, a [`SoakReport`] (also printed by `--json`).
+pub const SOAK_JSON: &str = "soak.json";
+/// The Markdown summary.
+pub const SOAK_MD: &str = "soak.md";
+
+/// The soak run folder `dir`.
+pub fn soak_folder(dir: &Path) -> RunFolder {
+    RunFolder::new(dir, &KIND)
+}
 
 /// One line of `soak.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

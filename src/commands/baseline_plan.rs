@@ -14,7 +14,7 @@ use crate::cli::CompareArgs;
 use crate::gate::Gate;
 use crate::run::replay::leave_out_unanswered;
 use crate::run::{RepeatOrder, RunPlan};
-use crate::run_folder::{new_run_dir, CompareFolder};
+use crate::run_folder::{compare, new_run_dir};
 
 /// The plan of a comparison against saved baselines (`args.baseline`, at least one).
 pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
@@ -88,7 +88,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         Some(d) => d.clone(),
         None => new_run_dir(None, &names),
     };
-    if CompareFolder::new(&dir).holds_run() {
+    if compare::folder(&dir).holds(compare::MANIFEST) {
         bail!("--out {}: this folder already holds a run", dir.display());
     }
     let m = &first.manifest;

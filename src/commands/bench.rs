@@ -3,8 +3,7 @@
 
 use super::bench_plan::plan_bench;
 use super::stdout;
-use crate::bench::folder::BenchFolder;
-use crate::bench::schema::BenchStatus;
+use crate::bench::schema::{bench_folder, BenchStatus, BENCH_MD};
 use crate::bench::{render, run_benches};
 use crate::cli::BenchArgs;
 use crate::error::{CliError, Exit, UsageContext};
@@ -34,7 +33,7 @@ pub fn bench(args: &BenchArgs) -> Result<Exit, CliError> {
                 .collect();
             out.push_str(&render::side_by_side_markdown(&reports, &names));
         }
-        let summary = BenchFolder::new(&set.dir).summary_path();
+        let summary = bench_folder(&set.dir).file(BENCH_MD);
         out.push_str(&format!("\nreport: {}\n", summary.display()));
     }
     stdout::print(&out)?;

@@ -11,8 +11,9 @@ use super::flags::{
     client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys, Sampled,
 };
 use crate::bench::baseline::Baseline;
-use crate::bench::folder::{BenchFolder, SoakFolder};
 use crate::bench::plan::{BenchSettings, Graded, Load, Slo};
+use crate::bench::schema::{bench_folder, BENCH_JSON, BENCH_MD};
+use crate::bench::soak_report::{soak_folder, SOAK_RECORDS};
 use crate::bench::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
 use crate::catalogue::{Prompt, PromptRequest};
 use crate::cli::{BenchArgs, EndpointArgs, SmokeArgs, SoakArgs};
@@ -46,13 +47,13 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
     }
     let dir = match args.out.as_deref() {
         Some(dir) => {
-            let folder = BenchFolder::new(dir);
-            let taken = folder.holds_report()
-                || (endpoints.len() > 1 && folder.holds_summary())
+            let folder = bench_folder(dir);
+            let taken = folder.holds(BENCH_JSON)
+                || (endpoints.len() > 1 && folder.holds(BENCH_MD))
                 || (endpoints.len() > 1
                     && names
                         .iter()
-                        .any(|n| BenchFolder::new(&dir.join(n)).holds_report()));
+                        .any(|n| bench_folder(&dir.join(n)).holds(BENCH_JSON)));
             if taken {
                 bail!(
                     "--out {}: this folder already holds a bench run; choose another",
@@ -99,7 +100,7 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
 pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
     let endpoint = single_endpoint(&args.endpoints, "soak")?;
     let dir = out_dir(args.out.as_deref(), "soak", &endpoint.spec.name, |dir| {
-        SoakFolder::new(dir).holds_journal()
+        soak_folder(dir).holds(SOAK_RECORDS)
     })?;
     Ok(SoakPlan {
         client: client_options(&args.client)?,

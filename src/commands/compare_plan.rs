@@ -20,7 +20,7 @@ use crate::run::manifest::{Manifest, Sampling, StoppingRule, MAX_REPEATS};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
 use crate::run::replay::leave_out_unanswered;
 use crate::run::{RepeatOrder, RunPlan};
-use crate::run_folder::{new_run_dir, CompareFolder};
+use crate::run_folder::{compare, new_run_dir};
 
 /// Requests in flight per endpoint when neither the flag nor the config file says.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -264,7 +264,7 @@ fn new_scope(
         Some(d) => d.clone(),
         None => new_run_dir(mode.folder_prefix(), names),
     };
-    if CompareFolder::new(&dir).holds_run() {
+    if compare::folder(&dir).holds(compare::MANIFEST) {
         bail!(
             "--out {}: this folder already holds a run; continue it with --resume {}",
             dir.display(),

@@ -17,7 +17,7 @@ use crate::load::LoadPlan;
 use crate::pipeline::run_and_score;
 use crate::run::replay::leave_out_unanswered;
 use crate::run::{RepeatOrder, RunPlan};
-use crate::run_folder::{new_run_dir, CompareFolder};
+use crate::run_folder::{compare, new_run_dir};
 
 pub fn diff(args: &DiffArgs, argv: Vec<String>) -> Result<Exit, CliError> {
     let a = SavedRun::read(&args.run_a).map_err(CliError::unreadable)?;
@@ -102,7 +102,7 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         Some(d) => d.clone(),
         None => new_run_dir(Some("diff"), &[&name_a, &name_b]),
     };
-    if CompareFolder::new(&dir).holds_run() {
+    if compare::folder(&dir).holds(compare::MANIFEST) {
         bail!("--out {}: this folder already holds a run", dir.display());
     }
     let endpoints = vec![

@@ -11,7 +11,6 @@ use crate::analysis::same_model_headline;
 use crate::cli::DistributionArgs;
 use crate::distribution::analyse::TestSettings;
 use crate::distribution::answer::{default_gate, unmeasured};
-use crate::distribution::folder::DistributionFolder;
 use crate::distribution::limits::{
     permutations_within, statistics_work, MAX_STATISTICS_WORK, MIN_PERMUTATIONS, OWN_FLAGS,
 };
@@ -42,8 +41,8 @@ fn previous(args: &DistributionArgs) -> Result<Option<DistributionManifest>, Cli
     args.resume
         .as_deref()
         .map(|dir| {
-            DistributionFolder::new(dir)
-                .read_manifest()
+            distribution::folder(dir)
+                .read_checked_manifest()
                 .map_err(CliError::unreadable)
         })
         .transpose()
@@ -242,7 +241,7 @@ fn summary(dir: &Path, r: &DistributionResults) -> String {
     if !r.gate.failed.is_empty() {
         out.push_str(&format!("gate failed: {}\n", r.gate.failed.join(", ")));
     }
-    let report = DistributionFolder::new(dir).report_path();
+    let report = distribution::folder(dir).file(distribution::REPORT_MD);
     out.push_str(&format!("report: {}\n", report.display()));
     out
 }

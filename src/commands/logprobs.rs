@@ -5,8 +5,7 @@ use anyhow::anyhow;
 use super::flags;
 use crate::cli::LogprobsArgs;
 use crate::error::{CliError, Exit, UsageContext};
-use crate::logprobs::folder::LogprobsFolder;
-use crate::logprobs::{corpus, report, run, LogprobsSettings};
+use crate::logprobs::{self, corpus, report, run, LogprobsSettings, EVIDENCE_JSON, EVIDENCE_MD};
 
 /// Exit 0 when everything was measured, 3 when an endpoint or a request could not be.
 pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
@@ -28,7 +27,7 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
         self_check_tokens: args.self_check_tokens,
         self_check_prompts: LogprobsSettings::plain_self_check(),
     };
-    let folder = args.out.as_deref().map(LogprobsFolder::new);
+    let folder = args.out.as_deref().map(logprobs::folder);
     if let Some(folder) = &folder {
         folder.create().usage_err()?;
     }
@@ -41,7 +40,10 @@ pub fn logprobs(args: &LogprobsArgs) -> Result<Exit, CliError> {
     let json = serde_json::to_string_pretty(&evidence).map_err(CliError::usage)? + "\n";
     let md = report::markdown(&evidence);
     if let Some(folder) = &folder {
-        folder.write(&json, &md).map_err(CliError::output)?;
+        folder
+            .write(EVIDENCE_JSON, json.as_bytes())
+            .and_then(|()| folder.write(EVIDENCE_MD, md.as_bytes()))
+            .map_err(CliError::output)?;
     }
     super::stdout::print(if args.json { &json } else { &md })?;
     if evidence.incomplete() {

@@ -7,7 +7,6 @@ use anyhow::anyhow;
 
 use crate::cli::ProjectArgs;
 use crate::error::{CliError, Exit, UsageContext};
-use crate::project::folder::ProjectFolder;
 use crate::project::results::ProjectResults;
 use crate::project::{self, ProjectError, ProjectPlan, ProjectSettings, Task};
 use crate::run_folder::new_run_dir;
@@ -138,7 +137,7 @@ fn summary(dir: &Path, results: &ProjectResults) -> String {
             out.push_str(&format!("{name} {line}\n"));
         }
     }
-    let report = ProjectFolder::new(dir).report_path();
+    let report = project::folder(dir).file(project::REPORT);
     out.push_str(&format!("report: {}\n", report.display()));
     out
 }

@@ -15,7 +15,7 @@ use crate::gate::Gate;
 use crate::pipeline::score::{rerender, score_run};
 use crate::report;
 use crate::run::Manifest;
-use crate::run_folder::CompareFolder;
+use crate::run_folder::compare;
 
 /// 3 when anything is missing or failed, else 1 when the gate failed, else 0.
 pub fn exit_for(results: &Results, interrupted: bool) -> Exit {
@@ -93,7 +93,7 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result
             dir.display()
         );
     }
-    let report = CompareFolder::new(dir).file(CompareFolder::REPORT_MD);
+    let report = compare::folder(dir).file(compare::REPORT_MD);
     let _ = writeln!(out, "report: {}", report.display());
     stdout::print(&out)
 }

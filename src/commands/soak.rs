@@ -3,8 +3,7 @@
 
 use super::bench_plan::{check_report_only, plan_soak};
 use super::stdout;
-use crate::bench::folder::SoakFolder;
-use crate::bench::soak_report::SoakStatus;
+use crate::bench::soak_report::{soak_folder, SoakStatus, SOAK_MD};
 use crate::bench::{render, rerender, run_soak, SoakReport};
 use crate::cli::SoakArgs;
 use crate::error::{CliError, Exit, UsageContext};
@@ -27,7 +26,7 @@ pub fn soak(args: &SoakArgs) -> Result<Exit, CliError> {
         stdout::print(&format!(
             "{}\nreport: {}\n",
             render::soak_markdown(&report),
-            SoakFolder::new(&dir).summary_path().display()
+            soak_folder(&dir).file(SOAK_MD).display()
         ))?;
     }
     Ok(exit_for(&report))

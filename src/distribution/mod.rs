@@ -4,12 +4,11 @@
 //!
 //! `kernel` and `mmd` are the statistic (pure); `limits` the bounds of the settings; `prompts`
 //! the built-in set and how a sample is read; `analyse` the figures; `answer` "same model?" and
-//! the gate; `pipeline` the run on the request engine; `folder`, `results` and `report` its
-//! files.
+//! the gate; `pipeline` the run on the request engine and the names of its folder's files;
+//! `results` and `report` its outputs.
 
 pub mod analyse;
 pub mod answer;
-pub mod folder;
 pub mod kernel;
 pub mod limits;
 pub mod mmd;
@@ -18,4 +17,7 @@ pub mod prompts;
 pub mod report;
 pub mod results;
 
-pub use pipeline::{run, DistributionError, DistributionManifest, DistributionPlan};
+pub use pipeline::{
+    folder, run, DistributionError, DistributionManifest, DistributionPlan, MANIFEST, REPORT_HTML,
+    REPORT_MD, RESULTS,
+};

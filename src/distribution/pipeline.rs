@@ -1,10 +1,11 @@
 //! A distribution run from its plan: resolve both endpoints, keep the manifest for `--resume`,
 //! send every (sample, prompt, endpoint) without a journalled answer through the one request
 //! engine (`run::execute`, sample s of every prompt before sample s + 1 of any), then read and
-//! grade every sample, test, answer "same model?", apply the gate and write the reports.
+//! grade every sample, test, answer "same model?", apply the gate and write the reports; and the
+//! names of the run folder's files.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,6 @@ use serde_json::json;
 
 use super::analyse::{analyse, PromptSamples, TestSettings};
 use super::answer;
-use super::folder::DistributionFolder;
 use super::limits::{self, statistics_work, MAX_STATISTICS_WORK};
 use super::prompts::{read, score_context};
 use super::report;
@@ -26,7 +26,7 @@ use crate::run::manifest::check_base_url;
 use crate::run::record::Answered;
 use crate::run::Line;
 use crate::run::{self, resolve_targets, Job, PlannedEndpoint, RunError, Sampling, Target};
-use crate::run_folder::{tool_version, Checked};
+use crate::run_folder::{tool_version, Checked, RunFolder, RunKind};
 
 /// How often plain progress output prints a statistics line.
 const STATISTICS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
@@ -75,6 +75,26 @@ impl Checked for DistributionManifest {
     }
 }
 
+/// A distribution run folder: the manifest, records.jsonl (the answers, written and read by
+/// `run::journal`), results.json with this command's own schema, and the reports.
+const KIND: RunKind = RunKind {
+    name: "distribution run",
+    manifest: MANIFEST,
+    manifest_what: "distribution manifest",
+    manifest_ends_in_newline: false,
+};
+/// What the run was started with ([`DistributionManifest`]); read back by `--resume`.
+pub const MANIFEST: &str = "distribution.json";
+/// [`DistributionResults`].
+pub const RESULTS: &str = "results.json";
+pub const REPORT_MD: &str = "report.md";
+pub const REPORT_HTML: &str = "report.html";
+
+/// The distribution run folder `dir`.
+pub fn folder(dir: &Path) -> RunFolder {
+    RunFolder::new(dir, &KIND)
+}
+
 /// A distribution run, built by the face from flags (and the manifest of a resumed run).
 #[derive(Debug)]
 pub struct DistributionPlan {
@@ -107,7 +127,7 @@ pub enum DistributionError {
 pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, DistributionError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
     let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
-    let folder = DistributionFolder::new(&plan.dir);
+    let folder = folder(&plan.dir);
     folder.create().map_err(RunError::Folder)?;
     folder
         .write_manifest(&manifest(plan, &targets))
@@ -138,11 +158,9 @@ pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, Distrib
     };
     let blocks = report::document(&results);
     folder
-        .write_reports(
-            &results,
-            &report::markdown(&blocks),
-            &report::html(&results, &blocks),
-        )
+        .write_json(RESULTS, &results)
+        .and_then(|()| folder.write(REPORT_MD, report::markdown(&blocks).as_bytes()))
+        .and_then(|()| folder.write(REPORT_HTML, report::html(&results, &blocks).as_bytes()))
         .map_err(DistributionError::Report)?;
     Ok(results)
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::Line;
 use crate::run::Record;
-use crate::run_folder::{CompareFolder, JsonLines, Lines};
+use crate::run_folder::{compare, JsonLines, Lines};
 
 /// The state of the server's prompt cache a cache-state probe was sent in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -87,8 +87,8 @@ pub struct LoadJournal(JsonLines);
 
 impl LoadJournal {
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        CompareFolder::new(dir)
-            .append_to(CompareFolder::LOAD)
+        compare::folder(dir)
+            .append_to(compare::LOAD)
             .map(LoadJournal)
     }
 
@@ -99,7 +99,7 @@ impl LoadJournal {
 
 /// Every readable probe (none when the file does not exist); unreadable lines are reported.
 pub fn load(dir: &Path) -> anyhow::Result<Lines<LoadRecord>> {
-    CompareFolder::new(dir).read_lines(CompareFolder::LOAD)
+    compare::folder(dir).read_lines(compare::LOAD)
 }
 
 /// Newest probe per key, in key order.

@@ -21,7 +21,7 @@ use crate::catalogue::Prompt;
 use crate::engine::Progress;
 pub use crate::run::Target;
 use crate::run::{RunError, RunPlan};
-use crate::run_folder::CompareFolder;
+use crate::run_folder::compare;
 use journal::{CacheState, LoadJournal, ProbeCondition, ProbeKey};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,15 +42,15 @@ impl LoadPlan {
     }
 
     pub fn read(dir: &Path) -> anyhow::Result<Option<Self>> {
-        let folder = CompareFolder::new(dir);
-        if !folder.file(CompareFolder::LOAD_PLAN).exists() {
+        let folder = compare::folder(dir);
+        if !folder.holds(compare::LOAD_PLAN) {
             return Ok(None);
         }
-        folder.read(CompareFolder::LOAD_PLAN, "load plan").map(Some)
+        folder.read(compare::LOAD_PLAN, "load plan").map(Some)
     }
 
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        CompareFolder::new(dir).write(CompareFolder::LOAD_PLAN, &serde_json::to_vec_pretty(self)?)
+        compare::folder(dir).write_json(compare::LOAD_PLAN, self)
     }
 
     /// How many of the probes this plan sends to `endpoint` (for `prompts`, in run order, and

@@ -27,7 +27,7 @@ use crate::engine::{drive, interrupted, Keep, Lane, Progress, Tally};
 use crate::run::journal::{self, effective};
 use crate::run::request::short_hash;
 use crate::run::{Line, Record, RunPlan, Target};
-use crate::run_folder::{CompareFolder, JsonLines, Lines};
+use crate::run_folder::{compare, JsonLines, Lines};
 
 /// Logprobs listed per position when teacher forcing a compare run.
 pub const TOP_K: u32 = 10;
@@ -441,12 +441,12 @@ pub async fn run(
     let Some(reference) = names.first().copied() else {
         return Ok(false);
     };
-    let folder = CompareFolder::new(dir);
+    let folder = compare::folder(dir);
     let existing: Lines<ForcedLine> = folder
-        .read_lines(CompareFolder::TEACHER_FORCING)
+        .read_lines(compare::TEACHER_FORCING)
         .map_err(RunError::Folder)?;
     let mut journal = folder
-        .append_to(CompareFolder::TEACHER_FORCING)
+        .append_to(compare::TEACHER_FORCING)
         .map_err(RunError::Folder)?;
     let mut texts = reference_texts(
         plan,
@@ -667,8 +667,8 @@ pub fn template_for(
     flagged: Option<ChatTemplate>,
 ) -> anyhow::Result<Option<ChatTemplate>> {
     // Kept with its special tokens, in the `tokenizer_config.json` layout.
-    let folder = CompareFolder::new(dir);
-    let kept = folder.file(CompareFolder::CHAT_TEMPLATE);
+    let folder = compare::folder(dir);
+    let kept = folder.file(compare::CHAT_TEMPLATE);
     match flagged {
         Some(t) => {
             let json = serde_json::json!({
@@ -676,10 +676,7 @@ pub fn template_for(
                 "bos_token": t.bos_token,
                 "eos_token": t.eos_token,
             });
-            folder.write(
-                CompareFolder::CHAT_TEMPLATE,
-                (json.to_string() + "\n").as_bytes(),
-            )?;
+            folder.write(compare::CHAT_TEMPLATE, (json.to_string() + "\n").as_bytes())?;
             Ok(Some(t))
         }
         None if kept.exists() => ChatTemplate::load(&kept).map(Some),

@@ -4,15 +4,14 @@
 //!
 //! Data flow: `mode` asks a server for prompt logprobs, `parse` reads the response, `align`
 //! finds the text's tokens and applies the server's offset (which `consistency` establishes),
-//! `metrics` compares two endpoints token by token, `run` drives it all, `report` renders it and `folder` writes it.
-//! `forced` teacher-forces a compare run's completions, rendering chat prompts with `template`
+//! `metrics` compares two endpoints token by token, `run` drives it all (and names the files
+//! `--out` writes it to), `report` renders it. `forced` teacher-forces a compare run's completions, rendering chat prompts with `template`
 //! (a Jinja template, from a file, a tokenizer_config.json or a GGUF model via `gguf`), and with
 //! `--suite long` the long items' passages as plain text (`passages`).
 
 pub mod align;
 pub mod consistency;
 pub mod corpus;
-pub mod folder;
 pub mod forced;
 pub mod gguf;
 pub mod metrics;
@@ -25,4 +24,4 @@ pub mod run;
 pub mod template;
 
 pub use near_tie::{classify, Classified, DivergenceClass, Side, NEAR_TIE_GAP};
-pub use run::{run, Evidence, LogprobsSettings};
+pub use run::{folder, run, Evidence, LogprobsSettings, EVIDENCE_JSON, EVIDENCE_MD};

@@ -1,6 +1,9 @@
 //! Running token-level evidence against live endpoints: detect each endpoint's mode, check its
 //! self-consistency (which fixes its position offset), teacher-force every passage within the
-//! concurrency limit, and compare each endpoint's tokens with the reference's.
+//! concurrency limit, and compare each endpoint's tokens with the reference's; and the names of
+//! the files `--out DIR` writes the evidence to.
+
+use std::path::Path;
 
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
@@ -11,6 +14,7 @@ use super::corpus::Passage;
 use super::metrics::{compare_texts, summary_of, Summary, TokenFigures};
 use super::mode::{self, Mode};
 use crate::run::Target;
+use crate::run_folder::{RunFolder, RunKind};
 
 /// Prompts whose greedy completions the self-consistency check re-scores.
 pub const SELF_CHECK_PROMPTS: &[&str] = &[
@@ -144,6 +148,23 @@ impl Evidence {
         self.endpoints.iter().any(|e| !e.usable)
             || self.problems.iter().any(|p| p.kind == "request")
     }
+}
+
+/// The `coherence logprobs --out DIR` folder: the evidence as JSON and as Markdown.
+const KIND: RunKind = RunKind {
+    name: "logprobs run",
+    manifest: EVIDENCE_JSON,
+    manifest_what: "logprobs evidence",
+    manifest_ends_in_newline: true,
+};
+/// The [`Evidence`] as JSON (also printed by `--json`).
+pub const EVIDENCE_JSON: &str = "logprobs.json";
+/// The Markdown report.
+pub const EVIDENCE_MD: &str = "logprobs.md";
+
+/// The logprobs folder `dir`.
+pub fn folder(dir: &Path) -> RunFolder {
+    RunFolder::new(dir, &KIND)
 }
 
 /// The problem of a text `other` split into other tokens than `reference` did (`at`: where, as

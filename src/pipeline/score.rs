@@ -10,7 +10,7 @@ use crate::catalogue::Catalogue;
 use crate::gate::Gate;
 use crate::report;
 use crate::run::Manifest;
-use crate::run_folder::CompareFolder;
+use crate::run_folder::compare;
 
 /// Score the run in `dir` with `catalogue`, apply `gate` at `margin`, write results.json and the
 /// reports. `warnings` are notes met while sending (unreadable journal lines).
@@ -39,9 +39,7 @@ pub fn rerender(dir: &Path) -> Result<Results, PipelineError> {
     results.check_version().map_err(|e| {
         PipelineError::Input(anyhow::anyhow!(
             "{}: {e}",
-            CompareFolder::new(dir)
-                .file(CompareFolder::RESULTS)
-                .display()
+            compare::folder(dir).file(compare::RESULTS).display()
         ))
     })?;
     report::write_rendered(dir, &results).map_err(PipelineError::Incomplete)?;

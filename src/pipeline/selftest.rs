@@ -19,7 +19,7 @@ use super::{run_and_score, PipelineError};
 use crate::analysis::{mcnemar_exact, Quality, QualityVerdict, Results};
 use crate::load::LoadPlan;
 use crate::run::{PlannedEndpoint, RunPlan};
-use crate::run_folder::{write_atomic, CompareFolder};
+use crate::run_folder::{compare, write_atomic};
 
 /// `selftest.json`.
 pub const SELFTEST_FILE: &str = "selftest.json";
@@ -77,7 +77,7 @@ pub fn control_plans(base: &RunPlan, hot_temperature: f64) -> Result<[RunPlan; 2
     if let Some(held) = CONTROLS
         .iter()
         .map(|label| base.dir.join(label))
-        .find(|d| CompareFolder::new(d).holds_run())
+        .find(|d| compare::folder(d).holds(compare::MANIFEST))
     {
         return Err(PipelineError::Input(anyhow!(
             "--out {}: {} already holds a control run; continue the selftest with --resume {}",

@@ -8,7 +8,6 @@
 
 pub mod artifact;
 pub mod checks;
-pub mod folder;
 mod pipeline;
 pub mod report;
 pub mod results;
@@ -23,7 +22,9 @@ use serde_json::json;
 
 use crate::score::js::{run_script, EngineLimits, ProcessLimits, ScriptJob, ScriptOutcome};
 pub use artifact::{extract, Artifact};
-pub use pipeline::{run, ProjectError, ProjectPlan, ProjectSettings};
+pub use pipeline::{
+    folder, run, ProjectError, ProjectPlan, ProjectSettings, JOURNAL, REPORT, RESULTS, SETTINGS,
+};
 pub use results::{Evaluation, RequirementResult, RequirementStatus, RuntimeError, ScenarioRun};
 pub use task::{load_task, task_ids, Task};
 

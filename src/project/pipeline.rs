@@ -1,6 +1,7 @@
 //! A project run from its plan: resolve the endpoints, keep the settings for `--resume`, send
 //! every (task, endpoint) without a journalled answer on the request engine, evaluate every
-//! answer in the JS sandbox and write results.json and report.md.
+//! answer in the JS sandbox and write results.json and report.md; and the names of the run
+//! folder's files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::folder::ProjectFolder;
 use super::results::{Answer, Counts, ProjectResults, TaskResult};
 use super::Task;
 use crate::endpoint::{ClientOptions, EndpointSpec};
@@ -16,7 +16,7 @@ use crate::engine::{drive, Keep, Lane, Progress, Slot, Tally};
 use crate::run::request::request_hash;
 use crate::run::Line;
 use crate::run::{resolve_targets, PlannedEndpoint, Record, RecordKey, RunError, Target};
-use crate::run_folder::tool_version;
+use crate::run_folder::{tool_version, RunFolder, RunKind};
 
 /// Requests in flight per endpoint: every task at once, as before the engine.
 const PER_ENDPOINT: usize = usize::MAX;
@@ -36,8 +36,30 @@ pub struct ProjectSettings {
 impl ProjectSettings {
     /// The settings of the project run in `dir`.
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
-        ProjectFolder::new(dir).read_settings()
+        folder(dir).read_manifest()
     }
+}
+
+/// A project run folder: its settings, its journal, and results and report with the project's
+/// own schemas, not compare's.
+const KIND: RunKind = RunKind {
+    name: "project run",
+    manifest: SETTINGS,
+    manifest_what: "project settings",
+    manifest_ends_in_newline: false,
+};
+/// What the run was started with ([`ProjectSettings`]), read back by `--resume`.
+pub const SETTINGS: &str = "project.json";
+/// One line per answer (a `run::Record`), appended as each arrives.
+pub const JOURNAL: &str = "records.jsonl";
+/// The project results (`project::ProjectResults`).
+pub const RESULTS: &str = "results.json";
+/// The Markdown report.
+pub const REPORT: &str = "report.md";
+
+/// The project run folder `dir`.
+pub fn folder(dir: &Path) -> RunFolder {
+    RunFolder::new(dir, &KIND)
 }
 
 /// A project run, built by the face from flags (and the settings of a resumed run).
@@ -72,7 +94,7 @@ pub enum ProjectError {
 /// Run the plan to its reports. The results say whether every answer is there.
 pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
-    let folder = ProjectFolder::new(&plan.dir);
+    let folder = folder(&plan.dir);
     folder.create().map_err(RunError::Folder)?;
     let settings = ProjectSettings {
         tool: tool_version(),
@@ -91,12 +113,13 @@ pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
         params: plan.params.clone(),
         invocations: plan.invocations.clone(),
     };
-    folder.write_settings(&settings).map_err(RunError::Folder)?;
+    folder.write_manifest(&settings).map_err(RunError::Folder)?;
     let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
     let (records, interrupted) = send_missing(plan, &targets).await.map_err(RunError::Send)?;
     let results = evaluate(plan, &records, !interrupted)?;
     folder
-        .write_reports(&results, &super::report::render(&results))
+        .write_json(RESULTS, &results)
+        .and_then(|()| folder.write(REPORT, super::report::render(&results).as_bytes()))
         .map_err(ProjectError::Report)?;
     Ok(results)
 }
@@ -132,8 +155,8 @@ async fn send_missing<'a>(
     plan: &'a ProjectPlan,
     targets: &[Target],
 ) -> anyhow::Result<(BTreeMap<Key, Record>, bool)> {
-    let folder = ProjectFolder::new(&plan.dir);
-    let loaded = folder.read_journal::<Record>()?;
+    let folder = folder(&plan.dir);
+    let loaded = folder.read_lines::<Record>(JOURNAL)?;
     let mut latest: BTreeMap<Key, Record> = BTreeMap::new();
     for r in loaded.values {
         latest.insert((r.prompt.clone(), r.endpoint.clone()), r);
@@ -169,7 +192,7 @@ async fn send_missing<'a>(
             ));
         }
     }
-    let mut journal = folder.append_journal()?;
+    let mut journal = folder.append_to(JOURNAL)?;
     let lanes = queues
         .into_iter()
         .map(|queue| Lane::new(queue, PER_ENDPOINT))

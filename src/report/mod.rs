@@ -22,7 +22,7 @@ pub use table::markdown_table;
 pub(crate) use table::render_table;
 
 use crate::analysis::Results;
-use crate::run_folder::CompareFolder;
+use crate::run_folder::compare;
 
 /// results.json, as [`write_all`] writes it.
 pub fn render_json(results: &Results) -> String {
@@ -68,7 +68,7 @@ fn write_html_page(out: &mut dyn Write, results: &Results) -> std::io::Result<()
 
 /// Write results.json and the rendered reports into the run folder.
 pub fn write_all(dir: &Path, results: &Results) -> anyhow::Result<()> {
-    CompareFolder::new(dir).write_with(CompareFolder::RESULTS, |out| write_json(out, results))?;
+    compare::folder(dir).write_with(compare::RESULTS, |out| write_json(out, results))?;
     write_rendered(dir, results)
 }
 
@@ -76,18 +76,16 @@ pub fn write_all(dir: &Path, results: &Results) -> anyhow::Result<()> {
 /// reports are streamed into their files a section at a time: a long run's report is never held
 /// whole, as text or as a document.
 pub fn write_rendered(dir: &Path, results: &Results) -> anyhow::Result<()> {
-    let folder = CompareFolder::new(dir);
-    folder.write_with(CompareFolder::REPORT_MD, |out| write_markdown(out, results))?;
-    folder.write_with(CompareFolder::REPORT_HTML, |out| {
-        write_html_page(out, results)
-    })?;
-    folder.write(CompareFolder::TABLE, render_table(results).as_bytes())?;
-    folder.write(CompareFolder::JUNIT, render_junit(results).as_bytes())
+    let folder = compare::folder(dir);
+    folder.write_with(compare::REPORT_MD, |out| write_markdown(out, results))?;
+    folder.write_with(compare::REPORT_HTML, |out| write_html_page(out, results))?;
+    folder.write(compare::TABLE, render_table(results).as_bytes())?;
+    folder.write(compare::JUNIT, render_junit(results).as_bytes())
 }
 
 /// Read a run folder's results.json.
 pub fn read_results(dir: &Path) -> anyhow::Result<Results> {
-    let path = CompareFolder::new(dir).file(CompareFolder::RESULTS);
+    let path = compare::folder(dir).file(compare::RESULTS);
     let file = std::fs::File::open(&path).with_context(|| {
         format!(
             "cannot read {}; score the run first with `coherence score {}`",

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::record::{Answered, Line, Record, RecordKey};
 use crate::endpoint::{Completion, Text};
-use crate::run_folder::{read_json_lines_as, CompareFolder, JsonLines};
+use crate::run_folder::{compare, read_json_lines_as, JsonLines};
 use crate::text::Strings;
 
 /// An append-only journal: each record is one line, flushed before the next. Opened with
@@ -20,14 +20,14 @@ pub struct Journal {
 impl Journal {
     /// Open for appending, first cutting off a torn last line left by a killed run.
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        let lines = CompareFolder::new(dir).append_to(CompareFolder::RECORDS)?;
+        let lines = compare::folder(dir).append_to(compare::RECORDS)?;
         Ok(Journal { lines, kept: None })
     }
 
     /// [`Journal::open`], then read what the journal holds and keep it, with every record
     /// appended from now on ([`Journal::kept`]).
     pub fn open_kept(dir: &Path) -> anyhow::Result<Self> {
-        let lines = CompareFolder::new(dir).append_to(CompareFolder::RECORDS)?;
+        let lines = compare::folder(dir).append_to(compare::RECORDS)?;
         let kept = Some(load_for_scoring(dir)?);
         Ok(Journal { lines, kept })
     }
@@ -62,7 +62,7 @@ pub struct Loaded {
 
 /// Read every record; unreadable lines are skipped and reported, never fatal.
 pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
-    let lines = CompareFolder::new(dir).read_lines(CompareFolder::RECORDS)?;
+    let lines = compare::folder(dir).read_lines(compare::RECORDS)?;
     Ok(Loaded {
         records: lines.values,
         skipped: lines.skipped,
@@ -95,7 +95,7 @@ impl ForScoring {
 /// distinct answers of a run and a small handle per line rather than with whole records.
 pub fn load_for_scoring(dir: &Path) -> anyhow::Result<ForScoring> {
     let mut shared = Shared::default();
-    let path = CompareFolder::new(dir).file(CompareFolder::RECORDS);
+    let path = compare::folder(dir).file(compare::RECORDS);
     let lines = read_json_lines_as(&path, |record: Record| shared.answered(record))?;
     Ok(ForScoring {
         records: lines.values,

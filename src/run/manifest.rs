@@ -12,7 +12,7 @@ use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
-use crate::run_folder::{tool_version, Checked, CompareFolder};
+use crate::run_folder::{compare, tool_version, Checked};
 
 /// The most repeats of each prompt a run may have (`--repeats`, a manifest's `repeats`): far
 /// beyond any useful determinism run, small enough that a run's slots always fit in memory.
@@ -371,13 +371,12 @@ impl Manifest {
     }
 
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
-        CompareFolder::new(dir).read_checked_manifest()
+        compare::folder(dir).read_checked_manifest()
     }
 
     /// Write atomically (temp file + rename) so a kill never leaves half a manifest.
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        let text = serde_json::to_string_pretty(self)? + "\n";
-        CompareFolder::new(dir).write(CompareFolder::MANIFEST, text.as_bytes())
+        compare::folder(dir).write_manifest(self)
     }
 
     pub fn endpoint_names(&self) -> Vec<String> {

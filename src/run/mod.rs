@@ -24,7 +24,7 @@ pub use record::{Answered, Line, Record, RecordKey};
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::engine::Progress;
-use crate::run_folder::{create_run_dir, hold_run_dir};
+use crate::run_folder::compare;
 
 /// Why a run could not start or go on. The face maps each to an exit code (`error.rs`).
 #[derive(Debug, thiserror::Error)]
@@ -309,9 +309,10 @@ impl Session {
     /// Hold the folder, resolve the endpoints, write the manifest of `plan` and open the journal
     /// (copying the replayed answers into a new run's).
     pub async fn open(plan: &RunPlan, args: Vec<String>) -> Result<Self, RunError> {
-        hold_run_dir(&plan.dir).map_err(RunError::Folder)?;
+        let folder = compare::folder(&plan.dir);
+        folder.hold().map_err(RunError::Folder)?;
         let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
-        create_run_dir(&plan.dir).map_err(RunError::Folder)?;
+        folder.create().map_err(RunError::Folder)?;
         let sampling = run_sampling(plan, &resolved).await;
         let endpoints: Vec<EndpointInfo> = plan
             .endpoints

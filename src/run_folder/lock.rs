@@ -15,7 +15,7 @@ pub const LOCK_FILE: &str = ".coherence.lock";
 /// Another process holds the run folder: nothing was written to it. Exit 2 (`crate::error`).
 #[derive(Debug, thiserror::Error)]
 #[error("{}: the run folder is in use by {}; wait for it to end or stop it, then run again", dir.display(), holder(*pid))]
-pub struct FolderInUse {
+pub struct HeldByAnotherProcess {
     pub dir: PathBuf,
     /// The holder's pid, as it wrote it in the lock file (None while it had not yet).
     pub pid: Option<u32>,
@@ -33,9 +33,9 @@ fn holder(pid: Option<u32>) -> String {
 static HELD: Mutex<Vec<(PathBuf, File)>> = Mutex::new(Vec::new());
 
 /// Hold `dir` for the rest of the process, unless this process already does; refused with
-/// [`FolderInUse`] when another process holds it. Best effort otherwise: a folder that does not
-/// exist, cannot take a lock file or lives where locks are not supported is left unlocked (the
-/// write that follows says what is wrong with it).
+/// [`HeldByAnotherProcess`] when another process holds it. Best effort otherwise: a folder that
+/// does not exist, cannot take a lock file or lives where locks are not supported is left
+/// unlocked (the write that follows says what is wrong with it).
 pub fn hold(dir: &Path) -> anyhow::Result<()> {
     let Ok(key) = dir.canonicalize() else {
         return Ok(());
@@ -57,7 +57,7 @@ pub fn hold(dir: &Path) -> anyhow::Result<()> {
     match try_lock(&file) {
         Locked::Taken => {}
         Locked::Busy => {
-            return Err(FolderInUse {
+            return Err(HeldByAnotherProcess {
                 dir: dir.to_path_buf(),
                 pid: pid_in(&mut file),
             }
@@ -153,7 +153,7 @@ mod tests {
             .unwrap();
         assert!(matches!(try_lock(&other), Locked::Busy));
         assert_eq!(pid_in(&mut other), Some(std::process::id()));
-        let e = FolderInUse {
+        let e = HeldByAnotherProcess {
             dir: dir.path().to_path_buf(),
             pid: Some(42),
         };
