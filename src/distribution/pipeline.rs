@@ -21,11 +21,13 @@ use crate::catalogue::Prompt;
 use crate::endpoint::{ClientOptions, EndpointSpec};
 use crate::engine::Progress;
 use crate::gate::Gate;
-use crate::run::journal::{self, Journal};
+use crate::run::journal::Journal;
 use crate::run::manifest::check_base_url;
 use crate::run::record::Answered;
 use crate::run::Line;
-use crate::run::{self, resolve_targets, Job, PlannedEndpoint, RunError, Sampling, Target};
+use crate::run::{
+    resolve_targets, send_jobs, Job, PlannedEndpoint, RunError, Sampling, Sending, Target,
+};
 use crate::run_folder::{tool_version, Checked, RunFolder, RunKind};
 
 /// How often plain progress output prints a statistics line.
@@ -132,10 +134,24 @@ pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, Distrib
     folder
         .write_manifest(&manifest(plan, &targets))
         .map_err(RunError::Folder)?;
-    let interrupted = send_missing(plan, &targets).await.map_err(RunError::Send)?;
-    let loaded = journal::load_for_scoring(&plan.dir).map_err(RunError::Send)?;
-    let (samples, all_there) = gather(plan, &targets, &loaded.records);
-    drop(loaded);
+    let mut journal = Journal::open_kept(&plan.dir).map_err(RunError::Folder)?;
+    let jobs = missing_samples(plan, &targets, journal.kept());
+    let notes: Vec<String> = (journal.skipped().iter())
+        .map(|s| format!("warning: {s}"))
+        .collect();
+    let sampling = request_sampling(&plan.sampling);
+    let how = Sending {
+        concurrency: plan.concurrency,
+        sampling: &sampling,
+        reasoning_retry_budget: 0,
+        quiet: plan.quiet,
+    };
+    let interrupted = send_jobs(jobs, &targets, &mut journal, &how, &notes)
+        .await
+        .map_err(RunError::Send)?
+        .interrupted;
+    let (samples, all_there) = gather(plan, &targets, journal.kept());
+    drop(journal);
     let names = [targets[0].name.as_str(), targets[1].name.as_str()];
     let distribution = statistics(plan, names, &samples);
     let complete = all_there && !interrupted;
@@ -263,11 +279,13 @@ fn max_tokens(plan: &DistributionPlan, prompt: &Prompt) -> u32 {
         .unwrap_or(super::prompts::GRADED_MAX_TOKENS)
 }
 
-/// Send every sample without an answer (none yet, or a request that failed), appending each
-/// record as it arrives. Returns whether Ctrl-C or SIGTERM stopped it.
-async fn send_missing(plan: &DistributionPlan, targets: &[Target]) -> anyhow::Result<bool> {
-    let loaded = journal::load_for_scoring(&plan.dir)?;
-    let have = newest(&loaded.records);
+/// Every sample without an answer (none yet, or a request that failed) among `records`.
+fn missing_samples<R: Line>(
+    plan: &DistributionPlan,
+    targets: &[Target],
+    records: &[R],
+) -> Vec<Job> {
+    let have = newest(records);
     let mut jobs = Vec::new();
     for repeat in 0..plan.sampling.samples {
         for prompt in &plan.prompts {
@@ -285,31 +303,7 @@ async fn send_missing(plan: &DistributionPlan, targets: &[Target]) -> anyhow::Re
             }
         }
     }
-    let work: Vec<(String, u64)> = targets
-        .iter()
-        .enumerate()
-        .map(|(e, t)| {
-            let n = jobs.iter().filter(|j| j.endpoint == e).count();
-            (t.name.clone(), n as u64)
-        })
-        .collect();
-    let mut progress = Progress::counting(plan.quiet, &work);
-    for s in &loaded.skipped {
-        progress.note(&format!("warning: {s}"));
-    }
-    let mut journal = Journal::open(&plan.dir)?;
-    let sampling = request_sampling(&plan.sampling);
-    let execution = run::execute(
-        jobs,
-        targets,
-        plan.concurrency,
-        &sampling,
-        0,
-        &mut journal,
-        &mut progress,
-    )
-    .await?;
-    Ok(execution.interrupted)
+    jobs
 }
 
 /// Every prompt's usable samples per endpoint, read and graded, and whether every planned

@@ -5,18 +5,24 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::results::{Answer, Counts, ProjectResults, TaskResult};
 use super::Task;
+use crate::catalogue::{Message, Prompt, PromptRequest, Role, SourceLocation, Suite};
 use crate::endpoint::{ClientOptions, EndpointSpec};
-use crate::engine::{drive, Keep, Lane, Progress, Slot, Tally};
-use crate::run::request::request_hash;
-use crate::run::Line;
-use crate::run::{resolve_targets, PlannedEndpoint, Record, RecordKey, RunError, Target};
+use crate::engine::Progress;
+use crate::run::journal::Journal;
+use crate::run::plan::DEFAULT_MAX_TOKENS;
+use crate::run::{
+    resolve_targets, send_jobs, Answered, Job, Line, PlannedEndpoint, RunError, Sampling, Sending,
+    Target,
+};
 use crate::run_folder::{tool_version, RunFolder, RunKind};
+use crate::score::{ScorerSpec, TextChecks};
 
 /// Requests in flight per endpoint: every task at once, as before the engine.
 const PER_ENDPOINT: usize = usize::MAX;
@@ -124,139 +130,94 @@ pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
     Ok(results)
 }
 
-/// The request of one task: the specification as one user message, temperature 0, no streaming.
-fn request_body(task: &Task, model: &str, max_tokens: u32, params: &Map<String, Value>) -> Value {
+/// One task as a chat prompt: its system message, if any, then the specification as one user
+/// message. The sandbox judges the answer afterwards, so the prompt scores nothing itself.
+fn task_prompt(task: &Task) -> Prompt {
     let mut messages = Vec::new();
     if let Some(system) = &task.system {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(Message {
+            role: Role::System,
+            content: system.clone(),
+        });
     }
-    messages.push(json!({"role": "user", "content": task.spec}));
-    let mut body = json!({
-        "model": model,
-        "messages": messages,
-        "temperature": 0.0,
-        "max_tokens": max_tokens,
-        "stream": false,
+    messages.push(Message {
+        role: Role::User,
+        content: task.spec.clone(),
     });
-    if let Some(obj) = body.as_object_mut() {
-        for (k, v) in params {
-            obj.insert(k.clone(), v.clone());
-        }
+    Prompt {
+        id: task.id.clone(),
+        suite: Suite::Core,
+        category: "project".into(),
+        request: PromptRequest::Chat { messages },
+        max_tokens: Some(task.max_tokens),
+        tags: Vec::new(),
+        reference: String::new(),
+        wrong: String::new(),
+        score: ScorerSpec::Open(TextChecks::default()),
+        source: SourceLocation {
+            file: task.dir.display().to_string(),
+            line: 1,
+        },
+        tool_use: None,
     }
-    body
 }
 
 type Key = (String, String);
 
-/// Sends every (task, endpoint) without a journalled answer, all at once, appending each
-/// record as it arrives; Ctrl-C stops waiting and keeps what arrived. Returns the newest record
-/// per (task, endpoint) and whether the run was interrupted.
-async fn send_missing<'a>(
-    plan: &'a ProjectPlan,
+/// Sends every (task, endpoint) without a journalled answer, all at once, on the one send loop
+/// (`run::send_jobs`): temperature 0, no streaming, the run's `--param`s. Returns the newest
+/// record per (task, endpoint) and whether the run was interrupted.
+async fn send_missing(
+    plan: &ProjectPlan,
     targets: &[Target],
-) -> anyhow::Result<(BTreeMap<Key, Record>, bool)> {
-    let folder = folder(&plan.dir);
-    let loaded = folder.read_lines::<Record>(JOURNAL)?;
-    let mut latest: BTreeMap<Key, Record> = BTreeMap::new();
-    for r in loaded.values {
-        latest.insert((r.prompt.clone(), r.endpoint.clone()), r);
-    }
-    let queues: Vec<Vec<&Task>> = targets
-        .iter()
-        .map(|target| {
-            plan.tasks
-                .iter()
-                .filter(|task| {
-                    latest
-                        .get(&(task.id.clone(), target.name.clone()))
-                        .is_none_or(|r| r.is_request_failure())
-                })
-                .collect()
-        })
+) -> anyhow::Result<(BTreeMap<Key, Answered>, bool)> {
+    let mut journal = Journal::open_kept(&plan.dir)?;
+    let answered: BTreeMap<Key, &Answered> = (journal.kept().iter())
+        .map(|r| ((r.prompt.to_string(), r.endpoint.to_string()), r))
         .collect();
-    let work: Vec<(String, u64)> = targets
-        .iter()
-        .zip(&queues)
-        .map(|(t, q)| (t.name.clone(), q.len() as u64))
+    let mut jobs = Vec::new();
+    let mut notes: Vec<String> = (journal.skipped().iter())
+        .map(|s| format!("warning: {s}"))
         .collect();
-    let mut progress = Progress::counting(plan.quiet, &work);
-    for s in &loaded.skipped {
-        progress.note(&format!("warning: {s}"));
-    }
-    for (target, queue) in targets.iter().zip(&queues) {
-        for task in queue {
-            let budget = plan.max_tokens.unwrap_or(task.max_tokens);
-            progress.note(&format!(
-                "sending {} to {} ({budget} tokens max)",
+    for (endpoint, target) in targets.iter().enumerate() {
+        for task in &plan.tasks {
+            let key = (task.id.clone(), target.name.clone());
+            if answered.get(&key).is_some_and(|r| !r.is_request_failure()) {
+                continue;
+            }
+            let max_tokens = plan.max_tokens.unwrap_or(task.max_tokens);
+            notes.push(format!(
+                "sending {} to {} ({max_tokens} tokens max)",
                 task.id, target.name
             ));
-        }
-    }
-    let mut journal = folder.append_to(JOURNAL)?;
-    let lanes = queues
-        .into_iter()
-        .map(|queue| Lane::new(queue, PER_ENDPOINT))
-        .collect();
-    let send = |task: &'a Task, slot: Slot| {
-        let target = &targets[slot.endpoint];
-        let budget = plan.max_tokens.unwrap_or(task.max_tokens);
-        let body = request_body(task, &target.model, budget, &plan.params);
-        async move {
-            let started_at = chrono::Utc::now();
-            let ex = target.client.complete("chat/completions", &body).await;
-            let key = RecordKey {
-                prompt: task.id.clone(),
-                endpoint: target.name.clone(),
-                max_tokens: budget,
+            jobs.push(Job {
+                prompt: Arc::new(task_prompt(task)),
+                endpoint,
+                max_tokens,
                 repeat: 0,
-            };
-            // The answer is kept as the record's content; the body would only repeat it.
-            Record {
-                raw_body: None,
-                ..Record::of_exchange(key, request_hash(&body), started_at, ex)
-            }
+                note: None,
+            });
         }
-    };
-    let driven = drive(
-        lanes,
-        send,
-        &mut Keep(|record: Record| {
-            journal.append(&record)?;
-            progress.record(&record.endpoint, tally(&record));
-            latest.insert((record.prompt.clone(), record.endpoint.clone()), record);
-            Ok(())
-        }),
-    )
-    .await;
-    progress.finish();
-    Ok((latest, driven?.interrupted))
-}
-
-/// How progress counts a project answer, with its line.
-fn tally(record: &Record) -> Tally {
-    let outcome = record.error.as_ref().map_or_else(
-        || {
-            let tokens = record.completion.usage.and_then(|u| u.completion_tokens);
-            format!("{} completion tokens", tokens.unwrap_or(0))
-        },
-        |e| format!("failed: {e}"),
-    );
-    Tally {
-        planned: true,
-        failed: record.is_request_failure(),
-        line: Some(format!(
-            "{} from {}: {outcome} in {:.1} s",
-            record.prompt,
-            record.endpoint,
-            record.elapsed_ms / 1000.0
-        )),
     }
+    let mut sampling = Sampling::deterministic(DEFAULT_MAX_TOKENS);
+    sampling.params = plan.params.clone();
+    let how = Sending {
+        concurrency: PER_ENDPOINT,
+        sampling: &sampling,
+        reasoning_retry_budget: 0,
+        quiet: plan.quiet,
+    };
+    let execution = send_jobs(jobs, targets, &mut journal, &how, &notes).await?;
+    let latest: BTreeMap<Key, Answered> = (journal.kept().iter())
+        .map(|r| ((r.prompt.to_string(), r.endpoint.to_string()), r.clone()))
+        .collect();
+    Ok((latest, execution.interrupted))
 }
 
 /// Evaluate every journalled answer; `complete` stays true only if every answer is there.
 fn evaluate(
     plan: &ProjectPlan,
-    records: &BTreeMap<Key, Record>,
+    records: &BTreeMap<Key, Answered>,
     mut complete: bool,
 ) -> Result<ProjectResults, ProjectError> {
     let worker = crate::score::js::default_worker();
@@ -297,7 +258,7 @@ fn evaluate(
 }
 
 /// Measures and evaluates one journalled answer. Err only when the sandbox cannot start.
-fn answer_of(task: &Task, record: &Record, worker: &Path) -> Result<Answer, String> {
+fn answer_of(task: &Task, record: &Answered, worker: &Path) -> Result<Answer, String> {
     let c = &record.completion;
     let text = c
         .answer

@@ -124,6 +124,7 @@ impl Shared {
             repeat: record.repeat,
             started_at: record.started_at,
             latency_ms: record.latency_ms,
+            elapsed_ms: record.elapsed_ms,
             server: record.server.as_deref().map(|s| self.strings.get(s)),
             error: record.error,
             note: record.note,

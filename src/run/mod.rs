@@ -271,6 +271,52 @@ async fn run_sampling(plan: &RunPlan, resolved: &[(Target, Option<ModelsInfo>)])
     sampling
 }
 
+/// How a kind of run sends its requests.
+pub struct Sending<'a> {
+    /// Requests in flight per endpoint.
+    pub concurrency: usize,
+    /// What every request carries.
+    pub sampling: &'a Sampling,
+    /// Re-run at this budget when the reasoning consumed a smaller one (0: never).
+    pub reasoning_retry_budget: u32,
+    pub quiet: bool,
+}
+
+/// The one send loop of every kind of run that sends prompts (compare, distribution, project):
+/// each endpoint's share of `jobs` counted on stderr after `notes`, every record journalled into
+/// `journal` (and kept there, when it keeps them) as it arrives; Ctrl-C stops sending and keeps
+/// what arrived. Each kind picks its `jobs` from what the journal holds.
+pub async fn send_jobs(
+    jobs: Vec<Job>,
+    targets: &[Target],
+    journal: &mut journal::Journal,
+    how: &Sending<'_>,
+    notes: &[String],
+) -> anyhow::Result<Execution> {
+    let work: Vec<(String, u64)> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let n = jobs.iter().filter(|j| j.endpoint == i).count();
+            (t.name.clone(), n as u64)
+        })
+        .collect();
+    let mut progress = Progress::counting(how.quiet, &work);
+    for note in notes {
+        progress.note(note);
+    }
+    execute(
+        jobs,
+        targets,
+        how.concurrency,
+        how.sampling,
+        how.reasoning_retry_budget,
+        journal,
+        &mut progress,
+    )
+    .await
+}
+
 /// Outcome of the sending phase.
 #[derive(Debug)]
 pub struct RunOutcome {
@@ -379,27 +425,17 @@ impl Session {
     /// Send what `plan` is missing, journalling each record as it arrives.
     pub async fn send_missing(&mut self, plan: &RunPlan) -> Result<Execution, RunError> {
         let jobs = pending_jobs(plan, self.journal.kept());
-        let mut per_endpoint: BTreeMap<usize, u64> = BTreeMap::new();
-        for j in &jobs {
-            *per_endpoint.entry(j.endpoint).or_default() += 1;
-        }
-        let work: Vec<(String, u64)> = plan
-            .endpoints
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let n = per_endpoint.get(&i).copied().unwrap_or(0);
-                (e.spec.name.clone(), n)
-            })
-            .collect();
-        let mut progress = Progress::counting(plan.quiet, &work);
+        let mut notes = Vec::new();
         // Said once: the rounds after the first send more of the same run.
         if std::mem::take(&mut self.first_send) {
-            for s in self.journal.skipped() {
-                progress.note(&format!("warning: {s}"));
-            }
+            notes.extend(
+                self.journal
+                    .skipped()
+                    .iter()
+                    .map(|s| format!("warning: {s}")),
+            );
             if self.resumed {
-                progress.note(&format!(
+                notes.push(format!(
                     "resuming {}: {} records kept, {} requests to send",
                     plan.dir.display(),
                     self.journal.kept().len(),
@@ -407,17 +443,15 @@ impl Session {
                 ));
             }
         }
-        execute(
-            jobs,
-            &self.targets,
-            plan.concurrency,
-            &self.manifest.sampling,
-            plan.reasoning_retry_budget,
-            &mut self.journal,
-            &mut progress,
-        )
-        .await
-        .map_err(RunError::Send)
+        let how = Sending {
+            concurrency: plan.concurrency,
+            sampling: &self.manifest.sampling,
+            reasoning_retry_budget: plan.reasoning_retry_budget,
+            quiet: plan.quiet,
+        };
+        send_jobs(jobs, &self.targets, &mut self.journal, &how, &notes)
+            .await
+            .map_err(RunError::Send)
     }
 
     /// Every record of the run so far, as scoring keeps them.

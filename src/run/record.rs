@@ -224,6 +224,8 @@ pub struct Answered {
     pub started_at: DateTime<Utc>,
     /// The final attempt, from sending the request to the last body byte.
     pub latency_ms: f64,
+    /// All attempts and the waits between them.
+    pub elapsed_ms: f64,
     /// Its logprobs and tool calls parsed from the raw body as the line was read.
     pub completion: Arc<Completion>,
     /// The `Server` response header.

@@ -43,6 +43,7 @@ fn answer(
         repeat,
         started_at: Utc::now(),
         latency_ms: 1.0,
+        elapsed_ms: 1.0,
         completion: Arc::new(completion),
         server: None,
         error: None,
