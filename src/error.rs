@@ -200,9 +200,9 @@ impl From<crate::bench::BenchError> for CliError {
     }
 }
 
-impl From<crate::pipeline::PipelineError> for CliError {
-    fn from(e: crate::pipeline::PipelineError) -> Self {
-        use crate::pipeline::PipelineError;
+impl From<crate::compare::PipelineError> for CliError {
+    fn from(e: crate::compare::PipelineError) -> Self {
+        use crate::compare::PipelineError;
         match e {
             PipelineError::Input(error) => CliError::unreadable(error),
             PipelineError::Incomplete(error) => CliError::incomplete(error),

@@ -261,7 +261,7 @@ fn pretty_json<T: Serialize>(value: &T, name: &str) -> anyhow::Result<Vec<u8>> {
 
 /// The `coherence compare` run folder (also what `score`, `report`, `determinism` and `selftest`
 /// read and write): the one place its file names are written down. The schemas live with their
-/// modules (`run::Manifest`, `run::Record`, `load::LoadRecord`, `logprobs::forced::ForcedLine`,
+/// modules (`run::Manifest`, `run::Record`, `probes::LoadRecord`, `logprobs::forced::ForcedLine`,
 /// `analysis::Results`).
 pub mod compare {
     use std::path::Path;
@@ -279,9 +279,9 @@ pub mod compare {
     pub const MANIFEST: &str = "manifest.json";
     /// Every answer, one flushed line each (`run::Record`).
     pub const RECORDS: &str = "records.jsonl";
-    /// Every probe of the load, cache-state and samples phases (`load::LoadRecord`).
+    /// Every probe of the load, cache-state and samples phases (`probes::LoadRecord`).
     pub const LOAD: &str = "load.jsonl";
-    /// The settings of the probe phases, so that `--resume` continues them (`load::LoadPlan`).
+    /// The settings of the probe phases, so that `--resume` continues them (`probes::LoadPlan`).
     pub const LOAD_PLAN: &str = "load-plan.json";
     /// Teacher forcing of the reference's completions (`logprobs::forced::ForcedLine`).
     pub const TEACHER_FORCING: &str = "teacher_forcing.jsonl";

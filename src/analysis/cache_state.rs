@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
-use crate::load::journal::{CacheState, ProbeCondition};
+use crate::probes::journal::{CacheState, ProbeCondition};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheStateResult {

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::catalogue::{Catalogue, Prompt};
-use crate::load::journal::LoadRecord;
-use crate::load::LoadPlan;
 use crate::logprobs::forced::ForcedLine;
+use crate::probes::journal::LoadRecord;
+use crate::probes::LoadPlan;
 use crate::run::journal;
 use crate::run::record::Answered;
 use crate::run::Manifest;
@@ -62,7 +62,7 @@ impl<'a> Inputs<'a> {
                 short(&catalogue.hash)
             ));
         }
-        let probes = crate::load::journal::load(dir)?;
+        let probes = crate::probes::journal::load(dir)?;
         warnings.extend(probes.skipped);
         let forcing = compare::folder(dir).read_lines(compare::TEACHER_FORCING)?;
         warnings.extend(forcing.skipped);
@@ -94,7 +94,7 @@ fn probes_missing(
         .iter()
         .filter_map(|id| catalogue.get(id))
         .collect();
-    let answered = crate::load::journal::answered(probes);
+    let answered = crate::probes::journal::answered(probes);
     Ok(manifest
         .endpoint_names()
         .iter()

@@ -10,7 +10,7 @@ use super::probe::{ByCondition, Probe};
 use super::samples::{self, SampleResult};
 use super::under_load::{self, LoadVerdict, LoadVerdictKind, UnderLoad};
 use crate::catalogue::Catalogue;
-use crate::load::journal::{merge, LoadRecord};
+use crate::probes::journal::{merge, LoadRecord};
 use crate::run::Line;
 use crate::score::{score, ScoreContext};
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::determinism::FAILED_KEY;
 use super::quote::quote;
-use crate::load::journal::ProbeCondition;
+use crate::probes::journal::ProbeCondition;
 
 /// One probe as the analysis sees it.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::divergence::first_divergence;
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
-use crate::load::journal::ProbeCondition;
+use crate::probes::journal::ProbeCondition;
 
 /// What the divergence points count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::divergence::{first_divergence, Divergence};
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
-use crate::load::journal::ProbeCondition;
+use crate::probes::journal::ProbeCondition;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnderLoad {

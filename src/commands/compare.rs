@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use crate::cli::CompareArgs;
+use crate::compare::run_and_score;
+use crate::compare::until_decided::run_until_decided;
 use crate::error::{CliError, Exit, UsageContext};
 use crate::logprobs::template::ChatTemplate;
-use crate::pipeline::run_and_score;
-use crate::pipeline::until_decided::run_until_decided;
 
 use super::baseline_plan::plan_baseline;
 pub(super) use super::compare_plan::plan_compare;

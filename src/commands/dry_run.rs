@@ -1,9 +1,9 @@
 //! `compare … --dry-run` and `determinism … --dry-run`: print the plan's counts
-//! ([`crate::pipeline::dry_run`]) as text or JSON, and send nothing.
+//! ([`crate::compare::dry_run`]) as text or JSON, and send nothing.
 
 use super::stdout;
+use crate::compare::dry_run::DryRun;
 use crate::error::{CliError, Exit, UsageContext};
-use crate::pipeline::dry_run::DryRun;
 use crate::run::RunPlan;
 
 /// Print the plan (as text, or as JSON with `json`) and send nothing.

@@ -5,7 +5,7 @@ use anyhow::bail;
 
 use super::compare_plan::Mode;
 use crate::cli::LoadArgs;
-use crate::load::LoadPlan;
+use crate::probes::LoadPlan;
 use crate::run::RunPlan;
 
 pub fn plan_load(args: &LoadArgs, mode: Mode, plan: &RunPlan) -> anyhow::Result<LoadPlan> {

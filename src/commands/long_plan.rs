@@ -94,7 +94,7 @@ fn reported_context(
     endpoints: &[PlannedEndpoint],
     options: &ClientOptions,
 ) -> Option<(String, u64)> {
-    let rt = crate::pipeline::runtime().ok()?;
+    let rt = crate::compare::runtime().ok()?;
     let asks = endpoints
         .iter()
         .filter(|e| e.replayed.is_none())

@@ -28,5 +28,5 @@ pub(crate) mod stdout;
 /// A multi-threaded runtime for the commands that talk to endpoints (none: a usage failure,
 /// nothing was sent).
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, crate::error::CliError> {
-    crate::pipeline::runtime().map_err(crate::error::CliError::usage)
+    crate::compare::runtime().map_err(crate::error::CliError::usage)
 }

@@ -1,4 +1,4 @@
-//! `coherence selftest`: flags to the two control plans ([`crate::pipeline::selftest`]), then
+//! `coherence selftest`: flags to the two control plans ([`crate::compare::selftest`]), then
 //! the summary or selftest.json on stdout and the exit code (1 when the endpoint reads
 //! `different` from itself).
 
@@ -7,8 +7,8 @@ use anyhow::anyhow;
 use super::compare::{plan_compare, Mode};
 use super::stdout;
 use crate::cli::SelftestArgs;
+use crate::compare::selftest::{self, CONTROLS};
 use crate::error::{CliError, Exit, UsageContext};
-use crate::pipeline::selftest::{self, CONTROLS};
 use crate::run::RunPlan;
 
 pub fn selftest(args: &SelftestArgs, argv: Vec<String>) -> Result<Exit, CliError> {

@@ -78,7 +78,7 @@ pub struct RunPlan {
     pub margin: f64,
     /// Re-run at this budget when the reasoning consumed a smaller one (0: never).
     pub reasoning_retry_budget: u32,
-    /// `--until-decided`: send the generated items in rounds until decided (`pipeline/`).
+    /// `--until-decided`: send the generated items in rounds until decided (`compare/`).
     pub until_decided: Option<StoppingRule>,
     /// Notes the manifest keeps for the results' warnings (what a replayed run left out).
     pub notes: Vec<String>,

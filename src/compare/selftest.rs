@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{run_and_score, PipelineError};
 use crate::analysis::{mcnemar_exact, Quality, QualityVerdict, Results};
-use crate::load::LoadPlan;
+use crate::probes::LoadPlan;
 use crate::run::{PlannedEndpoint, RunPlan};
 use crate::run_folder::{compare, write_atomic};
 

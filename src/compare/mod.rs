@@ -8,9 +8,9 @@ pub mod selftest;
 pub mod until_decided;
 
 use crate::analysis::Results;
-use crate::load::LoadPlan;
 use crate::logprobs::forced;
 use crate::logprobs::template::ChatTemplate;
+use crate::probes::LoadPlan;
 use crate::run::{run_plan, RunError, RunOutcome, RunPlan, RunStatus};
 
 pub use score::score_run;
@@ -70,7 +70,7 @@ fn after_sending(
     }
     if !outcome.execution.interrupted && !load.is_empty() {
         outcome.execution.interrupted =
-            rt.block_on(crate::load::run(plan, &outcome.targets, load))?;
+            rt.block_on(crate::probes::run(plan, &outcome.targets, load))?;
     }
     if outcome.execution.interrupted && !sent {
         // Stopped in a phase after sending: the manifest said finished.

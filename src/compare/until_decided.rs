@@ -7,8 +7,8 @@
 //! scored and reported once, when it ends or is stopped.
 
 use crate::analysis::{Results, Rounds};
-use crate::load::LoadPlan;
 use crate::logprobs::template::ChatTemplate;
+use crate::probes::LoadPlan;
 use crate::run::{RunPlan, Session, StoppingRule};
 
 use super::{after_sending, runtime, PipelineError};
