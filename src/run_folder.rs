@@ -17,7 +17,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use lock::{HeldByAnotherProcess, LOCK_FILE};
+pub use lock::HeldByAnotherProcess;
 
 /// A run folder or one of its files could not be written (a full disk, no permission, a path
 /// that is a file): the results are not all out, whichever file it was (exit 3, `crate::error`).
@@ -484,6 +484,7 @@ fn count_lines(path: &Path) -> anyhow::Result<usize> {
 mod tests {
     use serde_json::{json, Value};
 
+    use super::lock::LOCK_FILE;
     use super::*;
     use crate::bench::{schema, soak_report};
     use crate::{distribution, logprobs, project};

@@ -17,8 +17,6 @@ pub struct RepeatOutcome {
     /// The raw completion text (content as returned).
     pub completion: String,
     pub tokens: Option<Vec<String>>,
-    /// Why the repeat has no usable answer.
-    pub failure: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -178,7 +176,6 @@ mod tests {
             correct: Some(correct),
             completion: text.into(),
             tokens: None,
-            failure: None,
         }
     }
 
@@ -223,7 +220,6 @@ mod tests {
     fn failures_are_counted_but_do_not_make_noise() {
         let mut failed = outcome(1, "", false, "");
         failed.key = None;
-        failed.failure = Some("timeout".into());
         let (d, rep) = determinism_of(&[failed.clone(), outcome(0, "3", true, "3")]);
         assert_eq!(d.histogram[FAILED_KEY], 1);
         assert_eq!(d.class, Class::DeterministicCorrect);

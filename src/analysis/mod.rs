@@ -44,31 +44,28 @@ mod weak_reads;
 
 use chrono::Utc;
 
-pub use cache_state::{CacheStateResult, CacheVerdict, CacheVerdictKind};
-pub use decision::{PairSequential, SequentialLook, UntilDecided};
-pub use determinism::{
-    determinism_of, Class, Determinism, RepeatDivergence, RepeatOutcome, FAILED_KEY,
-};
+pub use determinism::{Class, Determinism, RepeatDivergence, FAILED_KEY};
 pub use divergence::{first_divergence, Divergence};
 pub use figures::*;
 pub use inputs::Inputs;
 pub use kind::DivergenceKind;
-pub use load::{analyze_load, LoadResults};
-pub use noise::{Difference, MIN_REFERENCE_REPEATS};
-pub use numerics::{IdentitySummary, IdentityVerdict};
+use load::{analyze_load, LoadResults};
+pub use noise::Difference;
 pub use quality::{
     Interval, McNemarCounts, Paired, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS,
 };
 pub use results::*;
 pub use rounds::Rounds;
-pub use same_model::{headline as same_model_headline, Behaviour, BehaviourVerdict, SameModel};
-pub use samples::{DivergenceUnit, SampleResult};
+use same_model::Behaviour;
+pub use same_model::{headline as same_model_headline, SameModel};
+pub use samples::DivergenceUnit;
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
-pub use token_agreement::{analyze_forcing, TeacherForcing};
-pub use under_load::{LoadVerdict, LoadVerdictKind, UnderLoad};
-pub use verdict::{pair_verdict, Side, Verdict};
-pub use weak_reads::{weak_reads, PairWeakReads, WeakFlip};
+use token_agreement::analyze_forcing;
+pub use token_agreement::TeacherForcing;
+pub use under_load::UnderLoad;
+pub use verdict::{Side, Verdict};
+pub use weak_reads::{weak_reads, PairWeakReads};
 
 use crate::catalogue::Suite;
 use crate::gate::Gate;

@@ -281,7 +281,6 @@ fn collect_repeats<'a>(
                 .unwrap_or_default()
                 .to_string(),
             tokens: r.completion.token_texts(),
-            failure: r.error.as_ref().map(|e| e.to_string()),
         });
         out.scores.push(s);
         out.present.push(r);

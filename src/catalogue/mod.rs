@@ -12,7 +12,7 @@ mod spec;
 mod suite;
 pub mod tools;
 
-pub use check::{category_counts, self_test, self_test_all, CategoryCount};
-pub use load::{load_catalogue, Catalogue, CatalogueError};
+pub use check::{category_counts, self_test, self_test_all};
+pub use load::{load_catalogue, Catalogue};
 pub use spec::{Message, Prompt, PromptRequest, Role, SourceLocation, ToolUse, CATEGORIES};
-pub use suite::{Suite, SuiteChoice, DEFAULT_ITEMS};
+pub use suite::{Suite, SuiteChoice};

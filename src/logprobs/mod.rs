@@ -23,5 +23,5 @@ pub mod report;
 pub mod run;
 pub mod template;
 
-pub use near_tie::{classify, Classified, DivergenceClass, Side, NEAR_TIE_GAP};
+pub use near_tie::{classify, DivergenceClass, Side, NEAR_TIE_GAP};
 pub use run::{folder, run, Evidence, LogprobsSettings, EVIDENCE_JSON, EVIDENCE_MD};

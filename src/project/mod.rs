@@ -21,11 +21,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::score::js::{run_script, EngineLimits, ProcessLimits, ScriptJob, ScriptOutcome};
-pub use artifact::{extract, Artifact};
+pub use artifact::extract;
+use artifact::Artifact;
 pub use pipeline::{
     folder, run, ProjectError, ProjectPlan, ProjectSettings, JOURNAL, REPORT, RESULTS, SETTINGS,
 };
-pub use results::{Evaluation, RequirementResult, RequirementStatus, RuntimeError, ScenarioRun};
+pub use results::{Evaluation, RequirementStatus};
+use results::{RequirementResult, RuntimeError, ScenarioRun};
 pub use task::{load_task, task_ids, Task};
 
 /// The headless browser evaluated before the artifact (see its header).

@@ -13,13 +13,15 @@ pub mod request;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use executor::{execute, send, tally, Execution, Job, Target};
+use executor::Execution;
+pub use executor::{execute, send, tally, Job, Target};
+use manifest::Invocation;
 pub use manifest::{
-    CatalogueInfo, EndpointInfo, Invocation, Manifest, ReplaySource, RunStatus, Sampling,
-    StoppingRule,
+    CatalogueInfo, EndpointInfo, Manifest, ReplaySource, RunStatus, Sampling, StoppingRule,
 };
 pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan, CONTROL_REPEAT};
-pub use record::{Answered, Line, Record, RecordKey};
+use record::RecordKey;
+pub use record::{Answered, Line, Record};
 
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};

@@ -34,8 +34,7 @@ pub use cut_off::cut_off;
 pub use detail::{Check, Detail, JsonFound, JsonPlace, Tests};
 pub use json::JsonType;
 pub use language::Language;
-pub use numeric::{extract_number, Extracted};
-pub use numtoken::{Value, Want};
+pub use numtoken::Value;
 pub use tool_call::{ExpectedCall, ToolCallFound};
 
 /// How a prompt's answer is scored, as written in the catalogue (`score = { type = "...", ... }`).

@@ -11,10 +11,10 @@ mod ladder;
 
 use fastrand::Rng;
 
+use ladder::ANSWER_TOKENS;
 pub use ladder::{
-    default_ladder, parse_context, parse_depth, parse_length, sorted, LongChoice, Skipped,
-    ANSWER_TOKENS, CHARS_PER_TOKEN, DEFAULT_CONTEXT, DEFAULT_DEPTHS, DEFAULT_PER_CELL, MAX_CONTEXT,
-    MAX_PER_CELL, MIN_FITTING_CONTEXT,
+    parse_context, parse_depth, parse_length, sorted, LongChoice, Skipped, CHARS_PER_TOKEN,
+    MAX_CONTEXT, MAX_PER_CELL, MIN_FITTING_CONTEXT,
 };
 
 use super::generator::splitmix;

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::ladder::{DEFAULT_DEPTHS, DEFAULT_PER_CELL};
 use super::*;
 use crate::catalogue::self_test;
 use crate::score::ScoreContext;
