@@ -7,7 +7,7 @@
 # A-vs-A control the identity axis is judged against). It asks both questions: identity (does the
 # q4_0 deployment compute what the f16 one computes?), decided within the control, and behaviour
 # (does the difference change measured quality?), which 140 items left undecided for this pair
-# (runs/example-smollm2-kv-demo). The comparison took 7 min 16 s on 2 cores (README).
+# (runs/example-smollm2-kv-demo). The comparison took 7 min 02 s on 2 cores (README).
 # Extra arguments go to `coherence compare` in place of that choice (the whole catalogue too:
 # `scripts/demo.sh --suite core,generated --items 140 --seed 2`; the full behaviour decision:
 # `scripts/demo.sh --until-decided`).
