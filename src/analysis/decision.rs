@@ -140,7 +140,10 @@ pub fn until_decided(
     // The verdict at the last look (the run's own for one made before looks were recorded).
     let last = |s: &PairSequential| Some(s.looks.last().map_or(s.decision.verdict, |l| l.verdict));
     let stopped_because = if manifest.status == RunStatus::Interrupted {
-        format!("interrupted after {sent} generated items; --resume goes on from there")
+        match manifest.looks.last() {
+            Some(n) => format!("interrupted while sending the round after the look at {n} generated items; --resume goes on from there"),
+            None => "interrupted while sending; --resume goes on from there".to_string(),
+        }
     } else if !complete {
         format!("stopped after {sent} generated items: a request failed or an answer is missing (see the errors); --resume sends them again")
     } else if !sequential.is_empty()
