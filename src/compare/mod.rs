@@ -46,7 +46,6 @@ pub fn run_and_score(
     template: Option<ChatTemplate>,
     argv: Vec<String>,
 ) -> Result<(Results, bool), PipelineError> {
-    let argv = crate::run::redacted_argv(argv, &plan.endpoints);
     let rt = runtime().map_err(PipelineError::Input)?;
     let outcome = rt.block_on(run_plan(plan, argv))?;
     after_sending(&rt, plan, outcome, load, template)

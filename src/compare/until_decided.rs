@@ -22,7 +22,6 @@ pub fn run_until_decided(
     template: Option<ChatTemplate>,
     argv: Vec<String>,
 ) -> Result<(Results, bool), PipelineError> {
-    let argv = crate::run::redacted_argv(argv, &plan.endpoints);
     let rt = runtime().map_err(PipelineError::Input)?;
     let mut session = rt.block_on(Session::open(&plan, argv))?;
     let mut rounds = Rounds::new(session.manifest.endpoint_names(), plan.margin);

@@ -354,8 +354,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// Hold the folder, resolve the endpoints, write the manifest of `plan` and open the journal
-    /// (copying the replayed answers into a new run's).
+    /// Hold the folder, resolve the endpoints, write the manifest of `plan` with this
+    /// invocation's `args` (keys redacted) and open the journal (copying the replayed answers
+    /// into a new run's).
     pub async fn open(plan: &RunPlan, args: Vec<String>) -> Result<Self, RunError> {
         let folder = compare::folder(&plan.dir);
         folder.hold().map_err(RunError::Folder)?;
@@ -393,6 +394,8 @@ impl Session {
         manifest.fail_on = plan.fail_on.clone();
         manifest.margin = Some(plan.margin);
         manifest.until_decided = plan.until_decided;
+        // Keys never come from flags, but one pasted into a flag anyway must not be recorded.
+        let args = redacted_argv(args, &plan.endpoints);
         manifest.invocations.push(Invocation { at: now, args });
         for note in &plan.notes {
             if !manifest.notes.contains(note) {

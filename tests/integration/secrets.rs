@@ -95,6 +95,31 @@ fn the_api_key_appears_nowhere_under_the_run_folder() {
     assert!(manifest.contains("\"api_key_env\": \"OPENAI_API_KEY\""));
 }
 
+#[test]
+fn a_key_pasted_into_a_flag_is_recorded_redacted_in_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let answer = |req: &Incoming| Reply::content(correct_answer(&req.question()));
+    let (a, b) = (
+        FakeServer::start("m", answer),
+        FakeServer::start("m", answer),
+    );
+    let run = dir.path().join("run");
+    let mut args = compare_args(&write_catalogue(dir.path()), &[("a", &a), ("b", &b)], &run);
+    args.extend(["--param".to_string(), format!("user={KEY}")]);
+    let out = coherence(&args, dir.path(), &[("OPENAI_API_KEY", KEY)]);
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    let argv: Vec<&str> = manifest["invocations"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert!(argv.contains(&"user=[REDACTED]"), "{argv:?}");
+    assert!(argv.iter().all(|a| !a.contains(KEY)), "{argv:?}");
+}
+
 /// The part of [`KEY`] after its last `-`: every escaped or split form the hostile fakes send
 /// keeps it literal, so finding it anywhere means some form of the key got through.
 const KEY_TAIL: &str = "7f3a9c1e5b";
