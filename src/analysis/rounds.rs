@@ -27,6 +27,9 @@ pub struct Rounds {
     prompts: Vec<PromptResult>,
     /// No answer is missing and no request failed so far.
     complete: bool,
+    /// How many of the run's records the rounds so far have read: a round reads only those
+    /// that came after.
+    read: usize,
 }
 
 impl Rounds {
@@ -38,11 +41,13 @@ impl Rounds {
             prompts: Vec::new(),
             generated: HashSet::new(),
             complete: true,
+            read: 0,
         }
     }
 
     /// Score the round's prompts `round` from their answers among `records` (the run's, as
-    /// scoring keeps them), as the run's `manifest` plans them.
+    /// scoring keeps them, in the order they arrived: those after the last round's are this
+    /// round's), as the run's `manifest` plans them.
     pub fn add(
         &mut self,
         manifest: &Manifest,
@@ -64,7 +69,7 @@ impl Rounds {
         let inputs = Inputs {
             manifest: &round_manifest,
             catalogue,
-            records: records
+            records: records[self.read.min(records.len())..]
                 .iter()
                 .filter(|r| ids.contains(&*r.prompt))
                 .cloned()
@@ -74,6 +79,7 @@ impl Rounds {
             forcing: Vec::new(),
             warnings: Vec::new(),
         };
+        self.read = records.len();
         let ctx = ScoreContext::for_catalogue(&catalogue.dir);
         let scored = prompt_results(&inputs, &self.names, &ctx);
         self.complete &= scored.missing == 0 && scored.request_failures == 0;
