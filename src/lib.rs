@@ -16,6 +16,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod gate;
+pub mod history;
 pub mod logprobs;
 pub mod probes;
 pub mod project;

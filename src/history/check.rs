@@ -1,0 +1,49 @@
+//! One watch check as the history keeps it: when, against what, both verdicts and the figures
+//! behind them, and the run folder with the full evidence.
+
+use serde::{Deserialize, Serialize};
+
+/// One check of a watched endpoint against its pinned baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// The watch's name (`coherence watch NAME`).
+    pub name: String,
+    /// When the check started, RFC 3339 in UTC (`2026-12-03T10:00:00Z`).
+    pub started_at: String,
+    /// The watched endpoint's base URL (never a key).
+    pub endpoint: String,
+    /// The baseline run folder, as an absolute path.
+    pub baseline: String,
+    /// `unchanged` or `flagged` (identity or behaviour parted from the baseline) or
+    /// `incomplete` (requests failed; nothing decided).
+    pub status: String,
+    /// The identity verdict: `identical`, `undecided`, `perturbed` or `different`.
+    pub identity: String,
+    /// The behaviour verdict: `same`, `undecided` or `different`.
+    pub behaviour: String,
+    /// One line: why the check reads as it does.
+    pub because: String,
+    /// The identity test's e-value (evidence against "same as the baseline").
+    pub e_value: f64,
+    /// Probe prompts where the endpoint was further from the baseline than the baseline's own
+    /// repeat, closer, or neither.
+    pub pair_further: u32,
+    pub control_further: u32,
+    pub ties: u32,
+    /// The estimated share of requests that do not look like the baseline, with its 95%
+    /// interval (absent when no prompt had a control).
+    pub substituted_share: Option<f64>,
+    pub substituted_low: Option<f64>,
+    pub substituted_high: Option<f64>,
+    /// Behaviour: the accuracy difference (other − baseline, as a fraction) and its 90%
+    /// interval, on `graded` items (absent when none was graded).
+    pub quality_difference: Option<f64>,
+    pub quality_low: Option<f64>,
+    pub quality_high: Option<f64>,
+    pub graded: u32,
+    /// Requests sent and requests that failed after retries.
+    pub requests: u32,
+    pub failed: u32,
+    /// The check's run folder (a full compare run: report.html, results.json), absolute.
+    pub run_dir: String,
+}
