@@ -288,6 +288,10 @@ pub struct ClientArgs {
     /// Largest response body accepted; a larger one is recorded as a failure.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = RangedU64ValueParser::<usize>::new().range(1024..))]
     pub max_response_bytes: usize,
+    /// At most this many requests per second to each endpoint, retries included (default: no
+    /// limit); for an endpoint that serves production traffic.
+    #[arg(long, value_name = "RPS", value_parser = parse_rps)]
+    pub max_rps: Option<f64>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -434,6 +438,15 @@ fn parse_tps(raw: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!(
             "`{raw}` is not a rate: give tokens per second above 0, e.g. 30"
+        )),
+    }
+}
+
+fn parse_rps(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{raw}` is not a rate: give requests per second above 0, e.g. 2 or 0.5"
         )),
     }
 }

@@ -25,6 +25,7 @@ pub mod run;
 pub mod run_folder;
 pub mod score;
 pub mod text;
+pub mod watch;
 
 use clap::FromArgMatches;
 

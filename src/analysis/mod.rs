@@ -34,7 +34,7 @@ mod samples;
 mod selection;
 pub mod sequential;
 mod similarity;
-mod stats;
+pub(crate) mod stats;
 mod token_agreement;
 mod token_divergence;
 pub mod tool_calls;
@@ -205,7 +205,13 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         &answers.prompts,
         &generated,
     );
-    let identity = numerics::decide(&inputs.records, &names, &manifest.prompts, &figures.parity);
+    let identity = numerics::decide(
+        &inputs.records,
+        &names,
+        &manifest.prompts,
+        &figures.parity,
+        manifest.identity_alpha.unwrap_or(numerics::ALPHA),
+    );
     let answer = same_model::combine(identity.as_ref(), &behaviour);
     let gate = gate_check::evaluate(
         gate,

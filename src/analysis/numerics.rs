@@ -28,7 +28,8 @@ use super::stats::wilson_at;
 use crate::endpoint::{Completion, LogprobToken};
 use crate::run::{Line, CONTROL_REPEAT};
 
-/// The test's level: the share of runs of a same-deployment pair read `perturbed`, at most.
+/// The test's level by default: the share of runs of a same-deployment pair read `perturbed`,
+/// at most. A run may set its own (`identity_alpha` in the manifest; `watch --alpha`).
 pub const ALPHA: f64 = 0.05;
 /// Prompts compared with a control before `identical` can be said.
 pub const MIN_PROMPTS: usize = 20;
@@ -152,6 +153,7 @@ pub fn decide<L: Line>(
     names: &[String],
     prompts: &[String],
     parity: &[Parity],
+    alpha: f64,
 ) -> Option<IdentitySummary> {
     let (reference, others) = names.split_first()?;
     let latest = latest_answers(records);
@@ -161,7 +163,7 @@ pub fn decide<L: Line>(
             let artifact = parity
                 .iter()
                 .find(|p| &p.reference == reference && &p.other == other);
-            decide_pair(&latest, prompts, reference, other, artifact)
+            decide_pair(&latest, prompts, reference, other, artifact, alpha)
         })
         .collect();
     let verdict = pairs.iter().map(|p| p.verdict).max()?;
@@ -202,6 +204,7 @@ fn decide_pair(
     reference: &str,
     other: &str,
     artifact: Option<&Parity>,
+    alpha: f64,
 ) -> PairIdentity {
     let triples: Vec<[&Completion; 3]> = prompts
         .iter()
@@ -216,7 +219,7 @@ fn decide_pair(
         .collect();
     let mut pair = Vec::with_capacity(triples.len());
     let mut control = Vec::with_capacity(triples.len());
-    let mut test = Sequential::default();
+    let mut test = Sequential::at(alpha);
     let mut with_logprobs = 0;
     for triple in &triples {
         // A prompt is compared by logprobs when all three answers carry them, else by text.
@@ -333,8 +336,9 @@ fn compare(pair: &Distance, control: &Distance) -> std::cmp::Ordering {
 }
 
 /// The sequential sign test as prompts come.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Sequential {
+    alpha: f64,
     wins: usize,
     losses: usize,
     ties: usize,
@@ -343,6 +347,17 @@ struct Sequential {
 }
 
 impl Sequential {
+    fn at(alpha: f64) -> Sequential {
+        Sequential {
+            alpha,
+            wins: 0,
+            losses: 0,
+            ties: 0,
+            tokens: 0,
+            decided: None,
+        }
+    }
+
     fn push(&mut self, outcome: std::cmp::Ordering, tokens: usize) {
         match outcome {
             std::cmp::Ordering::Greater => self.wins += 1,
@@ -350,7 +365,7 @@ impl Sequential {
             std::cmp::Ordering::Equal => self.ties += 1,
         }
         self.tokens += tokens;
-        if self.decided.is_none() && e_value(self.wins, self.losses) >= 1.0 / ALPHA {
+        if self.decided.is_none() && e_value(self.wins, self.losses) >= 1.0 / self.alpha {
             self.decided = Some((self.wins + self.losses + self.ties, self.tokens));
         }
     }
@@ -358,7 +373,7 @@ impl Sequential {
     fn finish(self) -> IdentityTest {
         let discordant = (self.wins + self.losses) as u64;
         IdentityTest {
-            alpha: ALPHA,
+            alpha: self.alpha,
             pair_further: self.wins,
             control_further: self.losses,
             ties: self.ties,
@@ -422,7 +437,7 @@ fn verdict_of(
                 compared,
                 test.control_further,
                 e_text(test.e_value),
-                1.0 / ALPHA
+                1.0 / test.alpha
             ),
         );
         return (IdentityVerdict::Perturbed, because);
@@ -460,7 +475,7 @@ fn verdict_of(
             test.pair_further,
             test.control_further,
             e_text(test.e_value),
-            1.0 / ALPHA
+            1.0 / test.alpha
         ),
     );
     (IdentityVerdict::Undecided, because)

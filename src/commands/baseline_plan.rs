@@ -117,6 +117,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
             .margin
             .or(m.margin)
             .unwrap_or(DEFAULT_MARGIN_POINTS),
+        identity_alpha: None,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided: None,
         notes,

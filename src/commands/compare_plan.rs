@@ -217,6 +217,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         concurrency: concurrency(args, &resolved.concurrency),
         client,
         quiet: args.quiet,
+        identity_alpha: None,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided,
         notes: long_notes,

@@ -136,6 +136,7 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
             .margin
             .or(a.manifest.margin)
             .unwrap_or(DEFAULT_MARGIN_POINTS),
+        identity_alpha: None,
         reasoning_retry_budget: 0,
         until_decided: None,
         notes,

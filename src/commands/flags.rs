@@ -276,6 +276,7 @@ pub fn client_options(args: &ClientArgs) -> anyhow::Result<ClientOptions> {
             ..RetryPolicy::default()
         },
         max_body_bytes: args.max_response_bytes,
+        max_rps: args.max_rps,
     })
 }
 

@@ -121,6 +121,7 @@ fn control_plan(base: &RunPlan, label: &str, endpoints: [PlannedEndpoint; 2]) ->
         quiet: base.quiet,
         fail_on: base.fail_on.clone(),
         margin: base.margin,
+        identity_alpha: base.identity_alpha,
         reasoning_retry_budget: base.reasoning_retry_budget,
         until_decided: None,
         notes: base.notes.clone(),

@@ -1,10 +1,12 @@
 //! The HTTP client for one endpoint: bounded bodies, timeouts, retries, secrets kept out of output.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::pace::Pacer;
 use super::response::{parse_completion, snippet, Completion, Failure, FailureKind};
 use super::retry::{parse_retry_after, RetryPolicy};
 use super::secret::ApiKey;
@@ -33,6 +35,8 @@ pub struct ClientOptions {
     pub timeout: Duration,
     pub retry: RetryPolicy,
     pub max_body_bytes: usize,
+    /// `--max-rps`: at most this many attempts per second to the endpoint (None: no limit).
+    pub max_rps: Option<f64>,
 }
 
 impl Default for ClientOptions {
@@ -41,6 +45,7 @@ impl Default for ClientOptions {
             timeout: Duration::from_secs(900),
             retry: RetryPolicy::default(),
             max_body_bytes: 16 * 1024 * 1024,
+            max_rps: None,
         }
     }
 }
@@ -121,6 +126,8 @@ pub struct Client {
     base_url: String,
     key: Option<ApiKey>,
     opts: ClientOptions,
+    /// Shared by every clone of this client, so the limit holds for the endpoint.
+    pacer: Option<Arc<Pacer>>,
 }
 
 impl Client {
@@ -134,6 +141,7 @@ impl Client {
             http,
             base_url: base_url.trim_end_matches('/').to_string(),
             key,
+            pacer: opts.max_rps.and_then(Pacer::new).map(Arc::new),
             opts,
         })
     }
@@ -255,6 +263,9 @@ impl Client {
     }
 
     async fn attempt(&self, body: Option<&Value>, path: &str) -> Attempt {
+        if let Some(pacer) = &self.pacer {
+            pacer.wait().await;
+        }
         let url = format!("{}/{}", self.base_url, path);
         let mut req = match body {
             Some(b) => self.http.post(&url).json(b),

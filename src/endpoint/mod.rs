@@ -2,6 +2,7 @@
 
 mod client;
 mod logprobs;
+mod pace;
 mod response;
 mod retry;
 mod secret;

@@ -52,6 +52,10 @@ pub struct Manifest {
     /// The equivalence margin of the quality verdict, in accuracy points (`--margin`).
     #[serde(default)]
     pub margin: Option<f64>,
+    /// The identity test's level when the run chose its own (`watch --alpha`); absent: the
+    /// default, `analysis::numerics::ALPHA`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_alpha: Option<f64>,
     /// `--until-decided`: the generated items are sent in rounds until every pair's sequential
     /// verdict is decided or the cap is reached (absent: a fixed set of items).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,6 +344,11 @@ impl Checked for Manifest {
                 "`margin` is {m}; give accuracy points between 0 and 100"
             ));
         }
+        if let Some(a) = self.identity_alpha.filter(|a| !(*a > 0.0 && *a < 1.0)) {
+            return Err(format!(
+                "`identity_alpha` is {a}; give a level between 0 and 1"
+            ));
+        }
         self.catalogue
             .suite_choice()
             .map_err(|e| format!("catalogue: {e}"))?;
@@ -363,6 +372,7 @@ impl Manifest {
             control: 0,
             fail_on: Gate::default(),
             margin: None,
+            identity_alpha: None,
             until_decided: None,
             looks: Vec::new(),
             invocations: Vec::new(),

@@ -393,6 +393,9 @@ impl Session {
         manifest.control = plan.control;
         manifest.fail_on = plan.fail_on.clone();
         manifest.margin = Some(plan.margin);
+        if plan.identity_alpha.is_some() {
+            manifest.identity_alpha = plan.identity_alpha;
+        }
         manifest.until_decided = plan.until_decided;
         // Keys never come from flags, but one pasted into a flag anyway must not be recorded.
         let args = redacted_argv(args, &plan.endpoints);

@@ -76,6 +76,9 @@ pub struct RunPlan {
     pub fail_on: Gate,
     /// The equivalence margin of the quality verdict, in accuracy points.
     pub margin: f64,
+    /// The identity test's level, when the run sets its own (`watch --alpha`); None keeps the
+    /// manifest's, else the default.
+    pub identity_alpha: Option<f64>,
     /// Re-run at this budget when the reasoning consumed a smaller one (0: never).
     pub reasoning_retry_budget: u32,
     /// `--until-decided`: send the generated items in rounds until decided (`compare/`).

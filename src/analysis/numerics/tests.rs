@@ -74,7 +74,7 @@ fn run(n: usize, lp: impl Fn(&str, u32, usize) -> Option<Vec<f64>>) -> Vec<Answe
 }
 
 fn decide_run(records: &[Answered], n: usize) -> IdentitySummary {
-    decide(records, &names(), &prompts(n), &[]).unwrap()
+    decide(records, &names(), &prompts(n), &[], ALPHA).unwrap()
 }
 
 #[test]
@@ -176,7 +176,7 @@ fn another_tokenizer_reads_different() {
         finish_reason_examples: Vec::new(),
         mean_reasoning_chars_delta: None,
     };
-    let s = decide(&records, &names(), &prompts(30), &[parity]).unwrap();
+    let s = decide(&records, &names(), &prompts(30), &[parity], ALPHA).unwrap();
     assert_eq!(s.verdict, IdentityVerdict::Different, "{:?}", s.because);
     assert!(s.because[0].contains("tokenizer"), "{:?}", s.because);
 }
