@@ -47,3 +47,34 @@ pub struct Check {
     /// The check's run folder (a full compare run: report.html, results.json), absolute.
     pub run_dir: String,
 }
+
+#[cfg(test)]
+impl Check {
+    /// A flagged check of the watch `name` with every optional figure present, for tests.
+    pub(crate) fn sample(name: &str, started_at: &str) -> Check {
+        Check {
+            name: name.into(),
+            started_at: started_at.into(),
+            endpoint: "http://127.0.0.1:8080/v1".into(),
+            baseline: "/runs/baseline".into(),
+            status: "flagged".into(),
+            identity: "different".into(),
+            behaviour: "same".into(),
+            because: "the endpoint was further from the baseline on 14 of 20 prompts".into(),
+            e_value: 350.5,
+            pair_further: 14,
+            control_further: 4,
+            ties: 2,
+            substituted_share: Some(0.2),
+            substituted_low: Some(0.11),
+            substituted_high: Some(0.33),
+            quality_difference: Some(-0.04),
+            quality_low: Some(-0.09),
+            quality_high: Some(0.01),
+            graded: 120,
+            requests: 160,
+            failed: 1,
+            run_dir: format!("/runs/{name}-{started_at}"),
+        }
+    }
+}
