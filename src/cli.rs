@@ -141,6 +141,10 @@ pub enum Command {
     /// prompts, an A-vs-A control per endpoint and accuracy at temperature.
     #[command(after_help = help_with_exits(DISTRIBUTION_HELP, DISTRIBUTION_EXITS))]
     Distribution(Box<DistributionArgs>),
+    /// The checks `coherence watch` recorded, oldest first: a table, JSON, or a trend page
+    /// (one self-contained HTML file) with links to each check's report.
+    #[command(after_help = exit_codes_help(HISTORY_EXITS))]
+    History(HistoryArgs),
     /// Print a shell completion script, e.g. `coherence completions bash > /etc/bash_completion.d/coherence`.
     Completions {
         /// The shell to complete in.
@@ -509,6 +513,19 @@ const SMOKE_EXITS: &[(Exit, &str)] = &[
     (Exit::Incomplete, "an endpoint could not be reached"),
 ];
 
+const HISTORY_EXITS: &[(Exit, &str)] = &[
+    (
+        Exit::Success,
+        "the checks were printed, or the page written",
+    ),
+    (
+        Exit::Usage,
+        "no history database at the path (`coherence watch` creates it), or the file is not a \
+         coherence history (the message names it)",
+    ),
+    (Exit::Incomplete, "the page or stdout could not be written"),
+];
+
 /// A command's help text followed by its exit-code table.
 fn help_with_exits(text: &str, exits: &[(Exit, &str)]) -> String {
     format!("{}\n\n{}", text.trim_end(), exit_codes_help(exits))
@@ -632,6 +649,25 @@ pub struct DiffArgs {
     /// Print results.json to stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `coherence history`: which checks, from which database, printed how.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// Only the checks of this watch (`coherence watch NAME`).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// The history database. Default: $COHERENCE_DATA_DIR/history.sqlite, else
+    /// $XDG_DATA_HOME/coherence/history.sqlite, else ~/.local/share/coherence/history.sqlite.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print the checks as a JSON array (each with its id) instead of the table.
+    #[arg(long, conflicts_with = "html")]
+    pub json: bool,
+    /// Write the trend page to FILE (one self-contained HTML file: a timeline per watch and a
+    /// table linking each check's report.html) and print its path.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

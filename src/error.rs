@@ -295,7 +295,8 @@ mod tests {
         assert_eq!(setup.exit(), Exit::Incomplete);
         assert!(setup.to_string().contains("results.json"), "{setup}");
         let busy = HeldByAnotherProcess {
-            dir: dir.path().to_path_buf(),
+            what: "the run folder",
+            path: dir.path().to_path_buf(),
             pid: Some(7),
         };
         assert_eq!(CliError::output(busy).exit(), Exit::Usage);

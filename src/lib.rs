@@ -84,6 +84,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
         cli::Command::Contract(args) => commands::contract::contract(args),
         cli::Command::Project(args) => commands::project::project(args, argv),
         cli::Command::Distribution(args) => commands::distribution::distribution(args, argv),
+        cli::Command::History(args) => commands::history::history(args),
         cli::Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(*shell, &mut cli::command(), "coherence", &mut script);

@@ -17,7 +17,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use lock::HeldByAnotherProcess;
+pub use lock::{hold_file, HeldByAnotherProcess, Hold};
 
 /// A run folder or one of its files could not be written (a full disk, no permission, a path
 /// that is a file): the results are not all out, whichever file it was (exit 3, `crate::error`).

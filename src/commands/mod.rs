@@ -12,6 +12,7 @@ pub mod diff;
 pub mod distribution;
 mod dry_run;
 pub(crate) mod flags;
+pub mod history;
 pub mod issue;
 mod load_plan;
 pub mod logprobs;

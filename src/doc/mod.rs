@@ -13,7 +13,7 @@ mod markdown;
 mod template;
 mod terminal;
 
-pub use chart::{fmt_num, quartiles};
+pub use chart::{fmt_num, fmt_signed, quartiles};
 pub use html::{html_text, to_html, HtmlWriter};
 pub use markdown::{to_markdown, MarkdownWriter};
 pub use template::t;

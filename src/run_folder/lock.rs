@@ -1,7 +1,8 @@
-//! One process per run folder: the first write into a folder takes an exclusive advisory lock
-//! (`flock`) on its `.coherence.lock`, held until the process ends. The kernel drops it with the
-//! process, so a killed run leaves no stale lock; the file holds the holder's pid, which a
-//! refused process names. Once a folder is held, the temp files of killed writes are swept.
+//! One process per run folder (and per history database): the first write takes an exclusive
+//! advisory lock (`flock`) on a lock file (a folder's `.coherence.lock`), held until the process
+//! ends. The kernel drops it with the process, so a killed run leaves no stale lock; the file
+//! holds the holder's pid, which a refused process names. Once a folder is held, the temp files
+//! of killed writes are swept.
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
@@ -12,11 +13,15 @@ use std::sync::Mutex;
 /// The lock file's name in every run folder.
 pub const LOCK_FILE: &str = ".coherence.lock";
 
-/// Another process holds the run folder: nothing was written to it. Exit 2 (`crate::error`).
+/// Another process holds the run folder (or the database): nothing was written to it. Exit 2
+/// (`crate::error`).
 #[derive(Debug, thiserror::Error)]
-#[error("{}: the run folder is in use by {}; wait for it to end or stop it, then run again", dir.display(), holder(*pid))]
+#[error("{}: {what} is in use by {}; wait for it to end or stop it, then run again", path.display(), holder(*pid))]
 pub struct HeldByAnotherProcess {
-    pub dir: PathBuf,
+    /// What is held, as the message names it: `the run folder`, `the history database`.
+    pub what: &'static str,
+    /// The run folder or the file that is held.
+    pub path: PathBuf,
     /// The holder's pid, as it wrote it in the lock file (None while it had not yet).
     pub pid: Option<u32>,
 }
@@ -28,42 +33,59 @@ fn holder(pid: Option<u32>) -> String {
     }
 }
 
-/// The folders this process holds, each with its locked file (kept open: closing it would
-/// release the lock).
+/// The lock files this process holds, each kept open (closing it would release the lock).
 static HELD: Mutex<Vec<(PathBuf, File)>> = Mutex::new(Vec::new());
 
-/// Hold `dir` for the rest of the process, unless this process already does; refused with
-/// [`HeldByAnotherProcess`] when another process holds it. Best effort otherwise: a folder that
-/// does not exist, cannot take a lock file or lives where locks are not supported is left
-/// unlocked (the write that follows says what is wrong with it).
-pub fn hold(dir: &Path) -> anyhow::Result<()> {
-    let Ok(key) = dir.canonicalize() else {
-        return Ok(());
+/// What asking for a lock file came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// This call took it: held until the process ends.
+    Taken,
+    /// This process held it already.
+    AlreadyHeld,
+    /// Another process holds it; the pid it wrote, if it had yet.
+    Busy(Option<u32>),
+    /// The lock file cannot be opened, or its file system takes no locks: not held (the write
+    /// that follows says what is wrong, if anything is).
+    Unavailable,
+}
+
+/// Hold the lock file `path` (created when missing) for the rest of the process.
+pub fn hold_file(path: &Path) -> Hold {
+    hold_file_then(path, || {})
+}
+
+/// [`hold_file`], running `on_taking` once this call has taken the lock, before any other thread
+/// of this process can ask for it.
+fn hold_file_then(path: &Path, on_taking: impl FnOnce()) -> Hold {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Hold::Unavailable;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(key) = dir.canonicalize().map(|d| d.join(name)) else {
+        return Hold::Unavailable;
     };
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    if held.iter().any(|(d, _)| *d == key) {
-        return Ok(());
+    if held.iter().any(|(p, _)| *p == key) {
+        return Hold::AlreadyHeld;
     }
-    let path = key.join(LOCK_FILE);
     let Ok(mut file) = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&path)
+        .open(&key)
     else {
-        return Ok(());
+        return Hold::Unavailable;
     };
     match try_lock(&file) {
         Locked::Taken => {}
-        Locked::Busy => {
-            return Err(HeldByAnotherProcess {
-                dir: dir.to_path_buf(),
-                pid: pid_in(&mut file),
-            }
-            .into())
-        }
-        Locked::Unsupported => return Ok(()),
+        Locked::Busy => return Hold::Busy(pid_in(&mut file)),
+        Locked::Unsupported => return Hold::Unavailable,
     }
     // Best effort: the pid only helps the message of a refused process.
     let _ = file
@@ -71,9 +93,25 @@ pub fn hold(dir: &Path) -> anyhow::Result<()> {
         .and_then(|()| file.seek(SeekFrom::Start(0)))
         .and_then(|_| writeln!(file, "{}", std::process::id()))
         .and_then(|()| file.flush());
-    sweep_temps(&key);
+    on_taking();
     held.push((key, file));
-    Ok(())
+    Hold::Taken
+}
+
+/// Hold `dir` for the rest of the process, unless this process already does; refused with
+/// [`HeldByAnotherProcess`] when another process holds it. Best effort otherwise: a folder that
+/// does not exist, cannot take a lock file or lives where locks are not supported is left
+/// unlocked (the write that follows says what is wrong with it).
+pub fn hold(dir: &Path) -> anyhow::Result<()> {
+    match hold_file_then(&dir.join(LOCK_FILE), || sweep_temps(dir)) {
+        Hold::Taken | Hold::AlreadyHeld | Hold::Unavailable => Ok(()),
+        Hold::Busy(pid) => Err(HeldByAnotherProcess {
+            what: "the run folder",
+            path: dir.to_path_buf(),
+            pid,
+        }
+        .into()),
+    }
 }
 
 /// The pid the holder wrote in the lock file.
@@ -154,10 +192,14 @@ mod tests {
         assert!(matches!(try_lock(&other), Locked::Busy));
         assert_eq!(pid_in(&mut other), Some(std::process::id()));
         let e = HeldByAnotherProcess {
-            dir: dir.path().to_path_buf(),
+            what: "the run folder",
+            path: dir.path().to_path_buf(),
             pid: Some(42),
         };
-        assert!(e.to_string().contains("in use by pid 42"), "{e}");
+        assert!(
+            e.to_string().contains("the run folder is in use by pid 42"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,0 +1,317 @@
+//! The history database: one SQLite file with one row per check, its schema versioned so a later
+//! coherence can migrate it, written by one process at a time and read by any number.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, Row, TransactionBehavior};
+
+use super::Check;
+use crate::run_folder::{hold_file, HeldByAnotherProcess, Hold};
+
+/// Marks the file as a coherence history (SQLite's `PRAGMA application_id`: "Cohr").
+const APPLICATION_ID: i32 = 0x436F_6872;
+
+/// The schema this coherence writes and reads (`PRAGMA user_version`); a later one that changes
+/// the table migrates from it.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The columns after `id`, in the order [`History::insert`] binds them and [`check_from_row`]
+/// reads them: one per field of [`Check`].
+const COLUMNS: [(&str, &str); 22] = [
+    ("name", "TEXT NOT NULL"),
+    ("started_at", "TEXT NOT NULL"),
+    ("endpoint", "TEXT NOT NULL"),
+    ("baseline", "TEXT NOT NULL"),
+    ("status", "TEXT NOT NULL"),
+    ("identity", "TEXT NOT NULL"),
+    ("behaviour", "TEXT NOT NULL"),
+    ("because", "TEXT NOT NULL"),
+    // Nullable: SQLite stores a NaN as NULL, and a check is kept even then (read back as NaN).
+    ("e_value", "REAL"),
+    ("pair_further", "INTEGER NOT NULL"),
+    ("control_further", "INTEGER NOT NULL"),
+    ("ties", "INTEGER NOT NULL"),
+    ("substituted_share", "REAL"),
+    ("substituted_low", "REAL"),
+    ("substituted_high", "REAL"),
+    ("quality_difference", "REAL"),
+    ("quality_low", "REAL"),
+    ("quality_high", "REAL"),
+    ("graded", "INTEGER NOT NULL"),
+    ("requests", "INTEGER NOT NULL"),
+    ("failed", "INTEGER NOT NULL"),
+    ("run_dir", "TEXT NOT NULL"),
+];
+
+/// The history database at `$COHERENCE_DATA_DIR/history.sqlite`, else
+/// `$XDG_DATA_HOME/coherence/history.sqlite`, else `~/.local/share/coherence/history.sqlite`
+/// (`./history.sqlite` where not even `HOME` is set).
+pub fn default_db() -> PathBuf {
+    default_db_in(|name| std::env::var_os(name))
+}
+
+/// [`default_db`] with the environment read through `var` (empty values count as unset).
+fn default_db_in(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+    let var = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("COHERENCE_DATA_DIR") {
+        return dir.join("history.sqlite");
+    }
+    // The XDG spec ignores a relative XDG_DATA_HOME.
+    let data_home = var("XDG_DATA_HOME")
+        .filter(|d| d.is_absolute())
+        .or_else(|| var("HOME").map(|home| home.join(".local").join("share")));
+    match data_home {
+        Some(dir) => dir.join("coherence").join("history.sqlite"),
+        None => PathBuf::from("history.sqlite"),
+    }
+}
+
+/// The lock file a writer holds: `PATH.lock` beside the database.
+pub fn lock_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// An open history database.
+pub struct History {
+    path: PathBuf,
+    db: Connection,
+}
+
+impl History {
+    /// Open the history at `path`, creating it (and its folder) when missing. A file that is not
+    /// a coherence history, or one written by a newer coherence, is refused naming the file.
+    pub fn open(path: &Path) -> anyhow::Result<History> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let db = Connection::open_with_flags(path, flags)
+            .with_context(|| format!("cannot open the history {}", path.display()))?;
+        let mut history = History {
+            path: path.to_path_buf(),
+            db,
+        };
+        history.prepare()?;
+        Ok(history)
+    }
+
+    /// [`History::open`] for the one process that writes: holds `PATH.lock` for the rest of the
+    /// process first, and is refused ([`HeldByAnotherProcess`], naming the database and the
+    /// holder's pid) while another process holds it. Readers need no lock.
+    pub fn open_for_writing(path: &Path) -> anyhow::Result<History> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+        }
+        if let Hold::Busy(pid) = hold_file(&lock_path(path)) {
+            return Err(HeldByAnotherProcess {
+                what: "the history database",
+                path: path.to_path_buf(),
+                pid,
+            }
+            .into());
+        }
+        History::open(path)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Check that the file is a coherence history of a schema this coherence reads, create the
+    /// schema in a new (empty) file, and set the journal: WAL, every commit synced to disk.
+    fn prepare(&mut self) -> anyhow::Result<()> {
+        let path = self.path.clone();
+        let failed = || format!("cannot open the history {}", path.display());
+        // A wait for another connection's write (a writer's commit, a concurrent creation)
+        // rather than an immediate "database is locked".
+        self.db
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .with_context(failed)?;
+        if self.identify()? == Identity::Empty {
+            let tx = self
+                .db
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .with_context(failed)?;
+            let columns: Vec<String> = COLUMNS.iter().map(|(n, t)| format!("{n} {t}")).collect();
+            tx.execute_batch(&format!(
+                "CREATE TABLE IF NOT EXISTS checks (id INTEGER PRIMARY KEY AUTOINCREMENT, {});
+                 CREATE INDEX IF NOT EXISTS checks_by_name ON checks (name, started_at, id);
+                 PRAGMA application_id = {APPLICATION_ID};
+                 PRAGMA user_version = {SCHEMA_VERSION};",
+                columns.join(", ")
+            ))
+            .with_context(failed)?;
+            tx.commit().with_context(failed)?;
+        }
+        self.identify()?;
+        let mode: String = self
+            .db
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .with_context(failed)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            bail!(
+                "{}: SQLite kept the journal mode {mode} instead of WAL",
+                path.display()
+            );
+        }
+        self.db
+            .pragma_update(None, "synchronous", "FULL")
+            .with_context(failed)?;
+        Ok(())
+    }
+
+    /// What the file is: an empty database (new), or a coherence history of this schema; an
+    /// error otherwise.
+    fn identify(&self) -> anyhow::Result<Identity> {
+        let header = |pragma: &str| -> rusqlite::Result<i32> {
+            self.db
+                .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get(0))
+        };
+        let not_history = || format!("{} is not a coherence history", self.path.display());
+        let failed = || format!("cannot read the history {}", self.path.display());
+        let application_id = header("application_id").map_err(|e| match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => {
+                anyhow!("{} (not an SQLite database)", not_history())
+            }
+            _ => anyhow::Error::new(e).context(failed()),
+        })?;
+        let version = header("user_version").with_context(failed)?;
+        let objects: i64 = self
+            .db
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+            .with_context(failed)?;
+        match (application_id, version) {
+            (0, 0) if objects == 0 => Ok(Identity::Empty),
+            (APPLICATION_ID, SCHEMA_VERSION) => Ok(Identity::Current),
+            (APPLICATION_ID, newer) if newer > SCHEMA_VERSION => bail!(
+                "{} was written by a newer coherence (history schema {newer}; this one reads \
+                 schema {SCHEMA_VERSION}): upgrade coherence to read it",
+                self.path.display()
+            ),
+            (APPLICATION_ID, other) => bail!(
+                "{} has history schema {other}, which this coherence does not know",
+                self.path.display()
+            ),
+            _ => bail!("{} (an SQLite database of something else)", not_history()),
+        }
+    }
+
+    /// Record one check (one transaction, synced before it returns); its id.
+    pub fn insert(&mut self, check: &Check) -> anyhow::Result<i64> {
+        let names: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).collect();
+        let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT INTO checks ({}) VALUES ({})",
+            names.join(", "),
+            placeholders.join(", ")
+        );
+        let c = check;
+        let tx = self.db.transaction()?;
+        tx.execute(
+            &sql,
+            params![
+                c.name,
+                c.started_at,
+                c.endpoint,
+                c.baseline,
+                c.status,
+                c.identity,
+                c.behaviour,
+                c.because,
+                c.e_value,
+                c.pair_further,
+                c.control_further,
+                c.ties,
+                c.substituted_share,
+                c.substituted_low,
+                c.substituted_high,
+                c.quality_difference,
+                c.quality_low,
+                c.quality_high,
+                c.graded,
+                c.requests,
+                c.failed,
+                c.run_dir,
+            ],
+        )
+        .with_context(|| format!("cannot record the check in {}", self.path.display()))?;
+        let id = tx.last_insert_rowid();
+        tx.commit()
+            .with_context(|| format!("cannot record the check in {}", self.path.display()))?;
+        Ok(id)
+    }
+
+    /// Every check, or those of the watch `name`, oldest first, each with its id.
+    pub fn checks(&self, name: Option<&str>) -> anyhow::Result<Vec<(i64, Check)>> {
+        let names: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).collect();
+        let sql = format!(
+            "SELECT id, {} FROM checks WHERE ?1 IS NULL OR name = ?1 ORDER BY started_at, id",
+            names.join(", ")
+        );
+        let read = || -> rusqlite::Result<Vec<(i64, Check)>> {
+            let mut statement = self.db.prepare(&sql)?;
+            let rows = statement.query_map([name], check_from_row)?;
+            rows.collect()
+        };
+        read().with_context(|| format!("cannot read the checks in {}", self.path.display()))
+    }
+
+    /// The names of the watches with checks, in alphabetical order.
+    pub fn names(&self) -> anyhow::Result<Vec<String>> {
+        let read = || -> rusqlite::Result<Vec<String>> {
+            let mut statement = self
+                .db
+                .prepare("SELECT DISTINCT name FROM checks ORDER BY name")?;
+            let rows = statement.query_map([], |r| r.get(0))?;
+            rows.collect()
+        };
+        read().with_context(|| format!("cannot read the checks in {}", self.path.display()))
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    Empty,
+    Current,
+}
+
+/// One row of `SELECT id, COLUMNS…`.
+fn check_from_row(r: &Row) -> rusqlite::Result<(i64, Check)> {
+    let check = Check {
+        name: r.get(1)?,
+        started_at: r.get(2)?,
+        endpoint: r.get(3)?,
+        baseline: r.get(4)?,
+        status: r.get(5)?,
+        identity: r.get(6)?,
+        behaviour: r.get(7)?,
+        because: r.get(8)?,
+        e_value: r.get::<_, Option<f64>>(9)?.unwrap_or(f64::NAN),
+        pair_further: r.get(10)?,
+        control_further: r.get(11)?,
+        ties: r.get(12)?,
+        substituted_share: r.get(13)?,
+        substituted_low: r.get(14)?,
+        substituted_high: r.get(15)?,
+        quality_difference: r.get(16)?,
+        quality_low: r.get(17)?,
+        quality_high: r.get(18)?,
+        graded: r.get(19)?,
+        requests: r.get(20)?,
+        failed: r.get(21)?,
+        run_dir: r.get(22)?,
+    };
+    Ok((r.get(0)?, check))
+}
+
+#[cfg(test)]
+mod tests;
