@@ -141,6 +141,11 @@ pub enum Command {
     /// prompts, an A-vs-A control per endpoint and accuracy at temperature.
     #[command(after_help = help_with_exits(DISTRIBUTION_HELP, DISTRIBUTION_EXITS))]
     Distribution(Box<DistributionArgs>),
+    /// Check an endpoint against a pinned baseline run, once (--once, for cron and CI) or on a
+    /// schedule (--every): a small probe of sensitive prompts per check, both verdicts, the
+    /// share of requests that do not look like the baseline; every check kept in the history.
+    #[command(after_help = help_with_exits(WATCH_HELP, WATCH_EXITS))]
+    Watch(Box<WatchArgs>),
     /// The checks `coherence watch` recorded, oldest first: a table, JSON, or a trend page
     /// (one self-contained HTML file) with links to each check's report.
     #[command(after_help = exit_codes_help(HISTORY_EXITS))]
@@ -601,6 +606,91 @@ pub struct ReportArgs {
     /// prompt whose verdict is `different`.
     #[arg(long, value_name = "PROMPT_ID")]
     pub issue: Option<String>,
+}
+
+const WATCH_HELP: &str = "\
+Each check is a comparison of the probe against the baseline, written as a run folder beside the
+history (DB_DIR/checks/NAME/TIME, with report.html); the baseline's reference is replayed, only the
+watched endpoint is sent to. Identity is decided against the baseline's own repeat at --alpha per
+check (an anytime-valid sign test: an unchanged deployment is flagged on at most that share of
+checks). Make the baseline with `coherence compare` (its default --control answers prompts twice).
+Example, for cron: coherence watch prod --baseline runs/prod-baseline --once";
+
+const WATCH_EXITS: &[(Exit, &str)] = &[
+    (
+        Exit::GateFailed,
+        "a check was flagged: identity perturbed or different, or behaviour different",
+    ),
+    (
+        Exit::Usage,
+        "a bad flag or name, an unreadable baseline, a baseline without a control, or a history another watch is writing",
+    ),
+    (
+        Exit::Incomplete,
+        "a check's requests failed after retries (nothing decided), it was interrupted, or the history cannot be written",
+    ),
+];
+
+/// `coherence watch NAME --baseline RUN_DIR`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// The watch's name: the history keeps its checks under it (letters, digits, `.`, `_`, `-`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The pinned baseline: a compare run folder of the deployment as it should be; its
+    /// reference endpoint is the one compared with.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub baseline: PathBuf,
+    /// The base URL to check (default: the baseline reference's).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The model to request (default: the baseline's).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The environment variable holding the endpoint's API key (default: the baseline's, else
+    /// OPENAI_API_KEY when set). The key is never stored.
+    #[arg(long, value_name = "ENVVAR")]
+    pub api_key_env: Option<String>,
+    /// One check, then exit (for cron and CI).
+    #[arg(long, conflicts_with = "every")]
+    pub once: bool,
+    /// Time between the starts of checks, e.g. 30m or 6h (default 1h).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub every: Option<std::time::Duration>,
+    /// Stop after this many checks (default: until Ctrl-C).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub checks: Option<u32>,
+    /// Prompts per check, at most: the requests one check sends.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = RangedU64ValueParser::<usize>::new().range(5..=2000))]
+    pub probe: usize,
+    /// The identity test's level per check: an unchanged deployment is flagged on at most this
+    /// share of checks.
+    #[arg(long, value_name = "A", default_value_t = 0.01, value_parser = parse_alpha)]
+    pub alpha: f64,
+    /// The history database (default: $COHERENCE_DATA_DIR/history.sqlite, else
+    /// $XDG_DATA_HOME/coherence/history.sqlite, else ~/.local/share/coherence/history.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
+    pub concurrency: usize,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print each check as one JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+    /// Say nothing on stderr about the probe and the schedule.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_alpha(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 0.5 => Ok(v),
+        _ => Err(format!(
+            "`{raw}` is not a level: give a share between 0 and 0.5, e.g. 0.01"
+        )),
+    }
 }
 
 const DIFF_HELP: &str = "\

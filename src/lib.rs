@@ -72,6 +72,7 @@ pub fn run(cli: &cli::Cli, argv: Vec<String>) -> Result<Exit, CliError> {
             None => commands::score::report(args),
         },
         cli::Command::Diff(args) => commands::diff::diff(args, argv),
+        cli::Command::Watch(args) => commands::watch::watch(args, argv),
         cli::Command::Prompts { command } => match command {
             cli::PromptsCommand::List(a) => commands::prompts::list(a),
             cli::PromptsCommand::Check(a) => commands::prompts::check(a),

@@ -57,7 +57,7 @@ pub use quality::{
 pub use results::*;
 pub use rounds::Rounds;
 use same_model::Behaviour;
-pub use same_model::{headline as same_model_headline, SameModel};
+pub use same_model::{headline as same_model_headline, BehaviourVerdict, SameModel};
 pub use samples::DivergenceUnit;
 pub use similarity::{similarity, SAME_SIMILARITY};
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};

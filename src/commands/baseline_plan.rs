@@ -3,6 +3,8 @@
 //! and only the new endpoints are sent, with the first baseline's catalogue, suites, sampling,
 //! budget rule, scope and repeats.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::bail;
 
 use super::compare_plan::{concurrency, resolve_gate};
@@ -11,15 +13,54 @@ use super::saved_run::{common_prompts, replayed, SavedRun};
 use super::score::catalogue_for_run;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::cli::CompareArgs;
+use crate::endpoint::ClientOptions;
 use crate::gate::Gate;
 use crate::run::replay::leave_out_unanswered;
-use crate::run::{RepeatOrder, RunPlan};
+use crate::run::{PlannedEndpoint, RepeatOrder, RunPlan};
 use crate::run_folder::{compare, new_run_dir};
+
+/// A comparison of fresh endpoints against saved baseline runs, whoever asks for it
+/// (`compare --baseline`, each `watch` check).
+pub(super) struct AgainstBaselines<'a> {
+    pub baselines: &'a [PathBuf],
+    pub allow_catalogue_change: bool,
+    /// `--catalogue`: the baseline's own when not given.
+    pub catalogue: Option<&'a Path>,
+    /// The endpoints to send to, keys read.
+    pub fresh: Vec<PlannedEndpoint>,
+    /// The new run's folder (default: a new one under `runs/`).
+    pub out: Option<PathBuf>,
+    pub concurrency: usize,
+    pub client: ClientOptions,
+    pub quiet: bool,
+    pub fail_on: Option<&'a Gate>,
+    pub margin: Option<f64>,
+    pub reasoning_retry_budget: u32,
+}
 
 /// The plan of a comparison against saved baselines (`args.baseline`, at least one).
 pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
+    let resolved = resolve_endpoints(&args.endpoints, Vec::new())?;
+    plan_against(AgainstBaselines {
+        baselines: &args.baseline,
+        allow_catalogue_change: args.allow_catalogue_change,
+        catalogue: args.catalogue.catalogue.as_deref(),
+        concurrency: concurrency(args, &resolved.concurrency),
+        fresh: with_keys(resolved.specs)?,
+        out: args.out.clone(),
+        client: client_options(&args.client)?,
+        quiet: args.quiet,
+        fail_on: args.gate.fail_on.as_ref(),
+        margin: args.gate.margin,
+        reasoning_retry_budget: args.reasoning_retry_budget,
+    })
+}
+
+/// The saved runs' reference replayed as the reference, the fresh endpoints sent, with the
+/// first baseline's catalogue, suites, sampling, budget rule, scope and repeats.
+pub(super) fn plan_against(args: AgainstBaselines) -> anyhow::Result<RunPlan> {
     let baselines = args
-        .baseline
+        .baselines
         .iter()
         .map(|d| SavedRun::read(d).map_err(|e| anyhow::anyhow!("--baseline: {e:#}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -34,7 +75,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
             ));
         }
     }
-    let catalogue = catalogue_for_run(args.catalogue.catalogue.as_deref(), &first.manifest)?;
+    let catalogue = catalogue_for_run(args.catalogue, &first.manifest)?;
     let changed = first
         .same_catalogue(&catalogue, args.allow_catalogue_change)
         .map_err(|e| anyhow::anyhow!("--baseline: {e:#}"))?;
@@ -45,9 +86,7 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         .map(|b| b.endpoint(Some(&b.manifest.endpoints[0].spec.name), "--baseline"))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let reference_name = reference[0].spec.name.clone();
-    let resolved = resolve_endpoints(&args.endpoints, Vec::new())?;
-    let config_concurrency = resolved.concurrency.clone();
-    let fresh = with_keys(resolved.specs)?;
+    let fresh = args.fresh;
     if fresh.is_empty() {
         bail!("--endpoint: give the endpoint to compare with the baseline (NAME=URL)");
     }
@@ -104,19 +143,11 @@ pub fn plan_baseline(args: &CompareArgs) -> anyhow::Result<RunPlan> {
         repeat_order: RepeatOrder::default(),
         max_tokens_override: m.sampling.max_tokens_override,
         sampling: m.sampling.clone(),
-        concurrency: concurrency(args, &config_concurrency),
-        client: client_options(&args.client)?,
+        concurrency: args.concurrency,
+        client: args.client,
         quiet: args.quiet,
-        fail_on: resolve_gate(
-            args.gate.fail_on.as_ref(),
-            Some(&m.fail_on),
-            Gate::default_compare(),
-        ),
-        margin: args
-            .gate
-            .margin
-            .or(m.margin)
-            .unwrap_or(DEFAULT_MARGIN_POINTS),
+        fail_on: resolve_gate(args.fail_on, Some(&m.fail_on), Gate::default_compare()),
+        margin: args.margin.or(m.margin).unwrap_or(DEFAULT_MARGIN_POINTS),
         identity_alpha: None,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided: None,

@@ -25,6 +25,7 @@ pub mod selftest;
 pub mod smoke;
 pub mod soak;
 pub(crate) mod stdout;
+pub mod watch;
 
 /// A multi-threaded runtime for the commands that talk to endpoints (none: a usage failure,
 /// nothing was sent).

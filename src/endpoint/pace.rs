@@ -1,5 +1,8 @@
 //! `--max-rps`: the attempts made to one endpoint start at least 1/rps seconds apart, retries
 //! included, however many are in flight, so a production endpoint sees a bounded request rate.
+//! A ceiling, not a schedule: the engine's paced lanes (`engine::Lane::paced`) start jobs at
+//! chosen instants for soak's arrivals, while retries happen inside the client, below the
+//! engine, so only the client can count every attempt.
 
 use std::time::Duration;
 

@@ -84,7 +84,14 @@ pub fn choose<L: Line>(
     let margins: Vec<(&String, Option<f64>)> = controlled
         .iter()
         .filter(|p| !chosen.contains_key(p.as_str()))
-        .map(|p| (*p, answers.get(p.as_str()).and_then(|(a0, _)| smallest_margin(a0))))
+        .map(|p| {
+            (
+                *p,
+                answers
+                    .get(p.as_str())
+                    .and_then(|(a0, _)| smallest_margin(a0)),
+            )
+        })
         .collect();
     let mut notes = Vec::new();
     let ranked: Vec<(&String, f64)> = margins

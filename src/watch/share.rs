@@ -58,18 +58,6 @@ pub fn substituted(wins: usize, losses: usize, ties: usize) -> Option<Share> {
     })
 }
 
-impl Share {
-    /// `20% [9–33%]`.
-    pub fn text(&self) -> String {
-        format!(
-            "{:.0}% [{:.0}–{:.0}%]",
-            100.0 * self.estimate,
-            100.0 * self.low,
-            100.0 * self.high
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,7 +90,6 @@ mod tests {
         assert!((s.estimate - 0.2).abs() < 1e-12);
         assert!(s.low > 0.08 && s.low < 0.13, "{s:?}");
         assert!(s.high > 0.30 && s.high < 0.36, "{s:?}");
-        assert_eq!(s.text(), "20% [9–33%]");
     }
 
     #[test]

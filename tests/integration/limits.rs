@@ -82,3 +82,38 @@ fn the_largest_concurrency_sends_a_few_requests_at_once() {
     assert!(run.join("records.jsonl").exists());
     assert!(began.elapsed() < Duration::from_secs(20));
 }
+
+/// `--max-rps 10`: the reference's 5 prompts and its GET /models are 6 attempts, so its last
+/// starts at least half a second after its first; with retries counted too, a 503 then an
+/// answer on every prompt makes 11 attempts, at least a second apart end to end.
+#[test]
+fn max_rps_spaces_every_attempt_to_an_endpoint_retries_included() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let a = correct_server();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let b = FakeServer::start("test-model", move |req| {
+        if seen.lock().unwrap().insert(req.question()) {
+            Reply::status(503, "busy")
+        } else {
+            Reply::content(correct_answer(&req.question()))
+        }
+    });
+    let started = Instant::now();
+    let (out, _) = compare(dir.path(), &[("a", &a), ("b", &b)], &["--max-rps", "10"]);
+    let took = started.elapsed();
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        b.completion_requests().len(),
+        10,
+        "each prompt retried once"
+    );
+    assert!(
+        took >= Duration::from_millis(1000),
+        "11 attempts at 10 per second took {took:?}"
+    );
+
+    let bad = coherence(&["compare", "--max-rps", "0"], dir.path(), &[]);
+    assert_eq!(exit_code(&bad), 2);
+    assert!(stderr(&bad).contains("--max-rps"), "{}", stderr(&bad));
+}

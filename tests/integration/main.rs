@@ -44,3 +44,4 @@ mod teacher_forcing;
 mod terminal;
 mod tool_calls;
 mod verdicts;
+mod watch;

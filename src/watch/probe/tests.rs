@@ -79,7 +79,11 @@ fn border_prompts_come_first_then_the_most_confident_then_graded_items_over_fami
         .filter(|(_, r)| *r == Role::Graded)
         .map(|(id, _)| cat.get(id).unwrap().category.as_str())
         .collect();
-    assert_eq!(families.len(), 10, "one graded item from each of 10 families");
+    assert_eq!(
+        families.len(),
+        10,
+        "one graded item from each of 10 families"
+    );
     let index = |id: &str| ids.iter().position(|i| i == id).unwrap();
     let border: Vec<usize> = probe
         .items
@@ -102,7 +106,10 @@ fn border_prompts_come_first_then_the_most_confident_then_graded_items_over_fami
         "identity prompts all have a control"
     );
     let order: Vec<usize> = probe.items.iter().map(|(id, _)| index(id)).collect();
-    assert!(order.windows(2).all(|w| w[0] < w[1]), "the baseline's order");
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "the baseline's order"
+    );
     assert!(probe.notes.is_empty(), "{:?}", probe.notes);
 }
 
@@ -131,7 +138,10 @@ fn a_small_baseline_gives_a_smaller_probe_and_says_so() {
     let (records, ids) = baseline(&cat, 12);
     let probe = choose(&records, "ref", &ids, &cat, 50).unwrap();
     assert!(probe.items.len() < 50);
-    assert!(probe.notes.iter().any(|n| n.contains("answered 12 prompts twice")));
+    assert!(probe
+        .notes
+        .iter()
+        .any(|n| n.contains("answered 12 prompts twice")));
     assert!(probe.notes.iter().any(|n| n.contains("needed before")));
 }
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `coherence watch` against a real deployment that changes under it: llama.cpp's server (the
+# xllamacpp wheel, SmolLM2-135M) with an f16 KV cache, its baseline made by `determinism
+# --repeats 2` (every item answered twice: the second answer is the control), checked twice;
+# then the same server restarted on the same port with a q4_0 KV cache and checked (it must be
+# flagged), then restarted with f16 again and checked (unchanged again). Writes OUT (default
+# runs/example-watch-kv): baseline/, history.sqlite, checks/prod/TIME/ (a run folder per
+# check) and history.html; exits non-zero when a check reads otherwise than it must.
+# Sizes: WATCH_ITEMS generated items in the baseline (default 60), WATCH_PROBE prompts a check
+# (default 50). COHERENCE_BIN: the binary (default target/debug/coherence, built if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/llama-servers.sh
+
+OUT=${1:-runs/example-watch-kv}
+WATCH_ITEMS=${WATCH_ITEMS:-60}
+WATCH_PROBE=${WATCH_PROBE:-50}
+BIN=${COHERENCE_BIN:-target/debug/coherence}
+[[ -x $BIN ]] || cargo build
+[[ ! -e $OUT ]] || { echo "watch-demo: $OUT exists; remove it or name another" >&2; exit 2; }
+mkdir -p "$OUT"
+DB=$OUT/history.sqlite
+
+trap 'stop_llama_pair' EXIT
+trap 'exit 130' INT TERM
+
+setup_xllamacpp
+setup_model
+
+# One deployment on PORT_A: 4 slots, one thread, flash attention, the given KV cache type.
+serve() {
+    serve_xllamacpp "kv-$1" "$PORT_A" --parallel 4 --ctx 16384 --threads 1 --cache-type "$1"
+    wait_healthy "kv-$1" "$PORT_A" "${LLAMA_PIDS[-1]}"
+}
+
+# check EXPECTED: one `watch --once`; its status must be EXPECTED.
+check() {
+    local expected=$1 status
+    set +e
+    "$BIN" watch prod --baseline "$OUT/baseline" --db "$DB" --once --probe "$WATCH_PROBE" \
+        --concurrency 4 --json | tee -a "$OUT/checks.jsonl"
+    set -e
+    status=$(tail -n 1 "$OUT/checks.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')
+    log "check: $status (expected $expected)"
+    [[ $status == "$expected" ]]
+}
+
+serve f16
+# Exit 1 is determinism's gate (a prompt answered differently the second time): still a baseline.
+"$BIN" determinism --endpoint "prod=http://127.0.0.1:$PORT_A/v1" --repeats 2 --suite generated \
+    --items "$WATCH_ITEMS" --seed 3 --logprobs --concurrency 4 --out "$OUT/baseline" --quiet ||
+    [[ $? == 1 ]]
+check unchanged
+check unchanged
+stop_llama_pair
+serve q4_0
+check flagged
+stop_llama_pair
+serve f16
+check unchanged
+"$BIN" history prod --db "$DB"
+"$BIN" history prod --db "$DB" --html "$OUT/history.html"
+log "watch demo: every check read as it must; $OUT/history.html"
