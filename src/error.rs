@@ -44,7 +44,7 @@ impl Exit {
             Exit::GateFailed => {
                 "a gate failed: `--fail-on` (compare, determinism, score, report), the negative \
                  control (selftest), a wrong reply (smoke), bad replies (soak), an unplayable \
-                 answer (project), a failed probe (contract)"
+                 answer (project), a failed probe (contract), a flagged check (watch)"
             }
             Exit::Usage => {
                 "usage or configuration error: a bad flag, catalogue, config file or run folder \
