@@ -75,6 +75,15 @@ pub fn lock_path(db: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Create the folder `path` is in, when missing.
+fn create_folder_of(path: &Path) -> anyhow::Result<()> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the folder {}", dir.display())),
+        None => Ok(()),
+    }
+}
+
 /// An open history database.
 pub struct History {
     path: PathBuf,
@@ -85,10 +94,7 @@ impl History {
     /// Open the history at `path`, creating it (and its folder) when missing. A file that is not
     /// a coherence history, or one written by a newer coherence, is refused naming the file.
     pub fn open(path: &Path) -> anyhow::Result<History> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create the folder {}", dir.display()))?;
-        }
+        create_folder_of(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -106,10 +112,7 @@ impl History {
     /// process first, and is refused ([`HeldByAnotherProcess`], naming the database and the
     /// holder's pid) while another process holds it. Readers need no lock.
     pub fn open_for_writing(path: &Path) -> anyhow::Result<History> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create the folder {}", dir.display()))?;
-        }
+        create_folder_of(path)?;
         if let Hold::Busy(pid) = hold_file(&lock_path(path)) {
             return Err(HeldByAnotherProcess {
                 what: "the history database",

@@ -17,6 +17,7 @@ mod determinism;
 mod distribution;
 mod failures;
 mod generated;
+mod history;
 mod identity;
 mod js_sandbox;
 mod large_replies;

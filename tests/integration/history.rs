@@ -1,0 +1,231 @@
+//! `coherence history` over a database written through the library's store: the table, JSON,
+//! the trend page, a watch's name as a filter, the default database, and the refusals.
+
+use std::path::{Path, PathBuf};
+
+use coherence::history::{Check, History};
+
+use crate::common::{coherence, exit_code, stderr, stdout};
+
+fn check(name: &str, started_at: &str, status: &str, run_dir: &Path) -> Check {
+    Check {
+        name: name.into(),
+        started_at: started_at.into(),
+        endpoint: "http://127.0.0.1:9/v1".into(),
+        baseline: "/srv/baselines/qwen".into(),
+        status: status.into(),
+        identity: if status == "flagged" {
+            "different"
+        } else {
+            "identical"
+        }
+        .into(),
+        behaviour: "same".into(),
+        because: format!("{status} <because> & so"),
+        e_value: 42.0,
+        pair_further: 9,
+        control_further: 3,
+        ties: 1,
+        substituted_share: Some(0.2),
+        substituted_low: Some(0.11),
+        substituted_high: Some(0.33),
+        quality_difference: Some(-0.04),
+        quality_low: Some(-0.09),
+        quality_high: Some(0.01),
+        graded: 80,
+        requests: 120,
+        failed: 2,
+        run_dir: run_dir.display().to_string(),
+    }
+}
+
+/// `dir/data/history.sqlite` with three checks of two watches, written out of time order; the
+/// checks in time order.
+fn history_in(dir: &Path) -> (PathBuf, Vec<Check>) {
+    let db = dir.join("data").join("history.sqlite");
+    let runs = dir.join("runs");
+    let checks = vec![
+        check(
+            "prod",
+            "2026-12-03T09:00:00Z",
+            "unchanged",
+            &runs.join("p1"),
+        ),
+        check(
+            "staging",
+            "2026-12-03T10:00:00Z",
+            "incomplete",
+            &runs.join("s1"),
+        ),
+        check("prod", "2026-12-03T11:00:00Z", "flagged", &runs.join("p2")),
+    ];
+    let mut history = History::open_for_writing(&db).unwrap();
+    for i in [2, 0, 1] {
+        history.insert(&checks[i]).unwrap();
+    }
+    (db, checks)
+}
+
+#[test]
+fn the_table_lists_every_check_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = history_in(dir.path());
+    let out = coherence(
+        &["history", "--db", &db.display().to_string()],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("| time | name | status | identity | behaviour |"),
+        "{text}"
+    );
+    let rows: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("| 2026"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows[0].starts_with("| 2026-12-03T09:00:00Z | prod | unchanged | identical | same |"));
+    assert!(rows[1].starts_with("| 2026-12-03T10:00:00Z | staging | incomplete |"));
+    assert!(rows[2].starts_with("| 2026-12-03T11:00:00Z | prod | flagged | different |"));
+    assert!(
+        rows[2].contains("| 20% [11–33%] | −4 pts [−9, +1] | 120 / 2 |"),
+        "{}",
+        rows[2]
+    );
+    assert!(rows[2].ends_with(&format!("{} |", dir.path().join("runs/p2").display())));
+    assert!(
+        text.contains(&format!("3 checks of 2 watches in {}", db.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_name_keeps_that_watchs_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = history_in(dir.path());
+    let db = db.display().to_string();
+    let out = coherence(&["history", "prod", "--db", &db], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.matches("| prod |").count(), 2, "{text}");
+    assert!(!text.contains("staging"), "{text}");
+    assert!(text.contains("2 checks of 1 watch in"), "{text}");
+
+    let out = coherence(&["history", "absent", "--db", &db], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("No checks of the watch absent in {db} (it has checks of: prod, staging).\n")
+    );
+}
+
+#[test]
+fn json_gives_every_check_with_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, checks) = history_in(dir.path());
+    let db = db.display().to_string();
+    let out = coherence(&["history", "--db", &db, "--json"], dir.path(), &[]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    // Inserted as checks 3, 1, 2: ids in insertion order, listed in time order.
+    let ids: Vec<i64> = listed.iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [2, 3, 1]);
+    let read: Vec<Check> = listed
+        .into_iter()
+        .map(|c| serde_json::from_value(c).unwrap())
+        .collect();
+    assert_eq!(read, checks);
+}
+
+#[test]
+fn html_writes_the_trend_page_and_prints_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, checks) = history_in(dir.path());
+    let db = db.display().to_string();
+    let page = dir.path().join("trend.html");
+    let page_arg = page.display().to_string();
+    let out = coherence(
+        &["history", "--db", &db, "--html", &page_arg],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{page_arg}\n"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<strong>3 checks</strong> of 2 watches"),
+        "{html}"
+    );
+    for c in &checks {
+        assert!(html.contains(&format!("<td class=\"time\">{}</td>", c.started_at)));
+    }
+    // The run folders are below the page's folder: relative links.
+    for run in ["runs/p1", "runs/s1", "runs/p2"] {
+        assert!(
+            html.contains(&format!("href=\"{run}/report.html\"")),
+            "{run}"
+        );
+    }
+    assert!(html.contains("unchanged &lt;because&gt; &amp; so"));
+    assert!(!html.contains("<because>"));
+}
+
+#[test]
+fn a_missing_database_is_a_usage_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nowhere").join("history.sqlite");
+    let out = coherence(
+        &["history", "--db", &db.display().to_string()],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains(&db.display().to_string()), "{err}");
+    assert!(err.contains("`coherence watch` creates it"), "{err}");
+    assert!(!db.exists(), "reading must not create the database");
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn a_file_that_is_not_a_history_is_a_usage_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "not a database at all, just a few words of text\n").unwrap();
+    let out = coherence(
+        &["history", "--db", &file.display().to_string()],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{} is not a coherence history", file.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_default_database_is_found_in_the_data_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = history_in(dir.path());
+    let data = db.parent().unwrap().display().to_string();
+    let out = coherence(&["history"], dir.path(), &[("COHERENCE_DATA_DIR", &data)]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("3 checks of 2 watches"));
+
+    let empty = dir.path().join("empty");
+    History::open(&empty.join("history.sqlite")).unwrap();
+    let empty = empty.display().to_string();
+    let out = coherence(&["history"], dir.path(), &[("COHERENCE_DATA_DIR", &empty)]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("No checks yet in "),
+        "{}",
+        stdout(&out)
+    );
+}
