@@ -671,6 +671,11 @@ pub struct WatchArgs {
     /// $XDG_DATA_HOME/coherence/history.sqlite, else ~/.local/share/coherence/history.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    /// Keep the run folders of the newest N unchanged checks of this watch and remove older
+    /// ones (a flagged or incomplete check keeps its folder; the history keeps every check).
+    /// Default: keep every run folder.
+    #[arg(long, value_name = "N")]
+    pub keep_runs: Option<usize>,
     /// Requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
     pub concurrency: usize,

@@ -53,6 +53,9 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
             .insert(&check)
             .map_err(|e| CliError::incomplete(anyhow!("{}: {e:#}", db.display())))?;
         print_check(&check, args.json)?;
+        if let Some(keep) = args.keep_runs {
+            remove_old_runs(&history, &args.name, &check_root(&db, &args.name), keep);
+        }
         exit = worse(exit, exit_of(&check));
         done += 1;
         if interrupted || args.once || args.checks.is_some_and(|n| done >= n) {
@@ -176,14 +179,19 @@ fn announce(args: &WatchArgs, probe: &Probe, watched: &Watched, db: &Path) {
     }
 }
 
-/// `DB_DIR/checks/NAME/20261203T100000Z` (a suffix when a check of the same second exists).
-fn check_dir(db: &Path, name: &str, started: chrono::DateTime<chrono::Utc>) -> PathBuf {
-    let base = db
-        .parent()
+/// `DB_DIR/checks/NAME`: where a watch's checks write their run folders.
+fn check_root(db: &Path, name: &str) -> PathBuf {
+    db.parent()
         .unwrap_or(Path::new("."))
         .join("checks")
-        .join(name);
-    let stamp = started.format("%Y%m%dT%H%M%SZ").to_string();
+        .join(name)
+}
+
+/// `DB_DIR/checks/NAME/20261203T100000.123Z` (a suffix when a check of the same millisecond
+/// exists).
+fn check_dir(db: &Path, name: &str, started: chrono::DateTime<chrono::Utc>) -> PathBuf {
+    let base = check_root(db, name);
+    let stamp = started.format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let mut dir = base.join(&stamp);
     let mut n = 2;
     while dir.exists() {
@@ -366,4 +374,46 @@ fn interrupted_while_waiting(wait: Duration) -> Result<bool, CliError> {
             _ = tokio::signal::ctrl_c() => true,
         }
     }))
+}
+
+/// `--keep-runs N`: remove the run folders of this watch's unchanged checks but the newest
+/// `keep`, only folders under `root` (the watch's own); what cannot be removed is said on
+/// stderr and left.
+fn remove_old_runs(history: &History, name: &str, root: &Path, keep: usize) {
+    let checks = match history.checks(Some(name)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("warning: --keep-runs: {e:#}");
+            return;
+        }
+    };
+    let Ok(root) = root.canonicalize() else {
+        return;
+    };
+    let unchanged: Vec<&Check> = checks
+        .iter()
+        .map(|(_, c)| c)
+        .filter(|c| c.status == "unchanged")
+        .collect();
+    let old = unchanged.len().saturating_sub(keep);
+    // A folder another check still points at (a name reused after a removal) stays.
+    let kept: Vec<&str> = checks
+        .iter()
+        .map(|(_, c)| c)
+        .filter(|c| !unchanged[..old].iter().any(|o| std::ptr::eq(*o, *c)))
+        .map(|c| c.run_dir.as_str())
+        .collect();
+    for c in unchanged[..old]
+        .iter()
+        .filter(|c| !kept.contains(&c.run_dir.as_str()))
+    {
+        let Ok(dir) = Path::new(&c.run_dir).canonicalize() else {
+            continue;
+        };
+        if dir.starts_with(&root) && dir != root {
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                eprintln!("warning: --keep-runs: {}: {e}", dir.display());
+            }
+        }
+    }
 }

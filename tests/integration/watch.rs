@@ -374,3 +374,50 @@ fn a_killed_watcher_loses_no_stored_check_and_a_second_one_is_refused_meanwhile(
     );
     assert_eq!(stored(dir.path(), &db).len(), 2, "{check}");
 }
+
+/// `--keep-runs 1`: the unchanged checks but the newest lose their run folders, a flagged one
+/// keeps its own, and the history keeps every check.
+#[test]
+fn keep_runs_removes_old_unchanged_run_folders_and_keeps_flagged_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = model_server(Arc::new(AtomicU8::new(SAME)));
+    let base = baseline(dir.path(), &server, 30);
+    let db = dir.path().join("history.sqlite");
+    let out = coherence(
+        &[
+            "watch",
+            "prod",
+            "--baseline",
+            base.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--every",
+            "0s",
+            "--checks",
+            "3",
+            "--probe",
+            "20",
+            "--keep-runs",
+            "1",
+            "--quiet",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let perturbed = model_server(Arc::new(AtomicU8::new(PERTURBED)));
+    let (code, flagged, _) = check_once(
+        dir.path(),
+        &base,
+        &perturbed,
+        &["--probe", "20", "--keep-runs", "1"],
+    );
+    assert_eq!(code, 1, "{flagged}");
+    let checks = stored(dir.path(), &db);
+    assert_eq!(checks.len(), 4);
+    let kept: Vec<bool> = checks
+        .iter()
+        .map(|c| std::path::Path::new(c["run_dir"].as_str().unwrap()).exists())
+        .collect();
+    assert_eq!(kept, [false, false, true, true], "{checks:?}");
+}
