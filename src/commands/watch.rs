@@ -46,9 +46,21 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
         let started = chrono::Utc::now();
         let dir = check_dir(&db, &args.name, started);
         let plan = check_plan(args, &baseline, &watched, &probe, dir).usage_err()?;
-        let (results, interrupted) =
-            run_and_score(&plan, &LoadPlan::default(), None, argv.clone())?;
-        let check = check_of(args, &watched, &plan, &results, interrupted, started);
+        let (check, interrupted) =
+            match run_and_score(&plan, &LoadPlan::default(), None, argv.clone()) {
+                Ok((results, interrupted)) => (
+                    check_of(args, &watched, &plan, &results, interrupted, started),
+                    interrupted,
+                ),
+                Err(e) => {
+                    let e = CliError::from(e);
+                    if e.exit() == Exit::Usage {
+                        return Err(e);
+                    }
+                    // An endpoint down for one check is that check's finding, not the watch's end.
+                    (not_run(args, &watched, &plan, started, &e), false)
+                }
+            };
         history
             .insert(&check)
             .map_err(|e| CliError::incomplete(anyhow!("{}: {e:#}", db.display())))?;
@@ -286,10 +298,6 @@ fn check_of(
         }
     };
     Check {
-        name: args.name.clone(),
-        started_at: started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        endpoint: watched.spec.base_url.clone(),
-        baseline: absolute(&args.baseline),
         status: status.to_string(),
         identity: identity_verdict.as_str().to_string(),
         behaviour: behaviour_verdict.as_str().to_string(),
@@ -307,8 +315,42 @@ fn check_of(
         quality_low: quality.filter(|q| q.graded > 0).map(|q| q.difference.low),
         quality_high: quality.filter(|q| q.graded > 0).map(|q| q.difference.high),
         graded: quality.map_or(0, |q| q.graded as u32),
-        requests: plan.send.len() as u32,
         failed: results.request_failures as u32,
+        ..not_run(args, watched, plan, started, "")
+    }
+}
+
+/// A check that could not run (the endpoint unreachable, say): `incomplete`, nothing decided,
+/// `why` kept. Its figures are those of no evidence; [`check_of`] fills them in for a run.
+fn not_run(
+    args: &WatchArgs,
+    watched: &Watched,
+    plan: &RunPlan,
+    started: chrono::DateTime<chrono::Utc>,
+    why: impl std::fmt::Display,
+) -> Check {
+    Check {
+        name: args.name.clone(),
+        started_at: started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        endpoint: watched.spec.base_url.clone(),
+        baseline: absolute(&args.baseline),
+        status: "incomplete".into(),
+        identity: IdentityVerdict::Undecided.as_str().into(),
+        behaviour: BehaviourVerdict::Undecided.as_str().into(),
+        because: format!("the check could not run: {why}; nothing decided"),
+        e_value: 1.0,
+        pair_further: 0,
+        control_further: 0,
+        ties: 0,
+        substituted_share: None,
+        substituted_low: None,
+        substituted_high: None,
+        quality_difference: None,
+        quality_low: None,
+        quality_high: None,
+        graded: 0,
+        requests: plan.send.len() as u32,
+        failed: plan.send.len() as u32,
         run_dir: absolute(&plan.dir),
     }
 }

@@ -421,3 +421,52 @@ fn keep_runs_removes_old_unchanged_run_folders_and_keeps_flagged_ones() {
         .collect();
     assert_eq!(kept, [false, false, true, true], "{checks:?}");
 }
+
+/// An endpoint that does not answer makes each check `incomplete` (stored, exit 3); the watch
+/// goes on to its next check rather than ending.
+#[test]
+fn an_unreachable_endpoint_is_an_incomplete_check_and_the_watch_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = model_server(Arc::new(AtomicU8::new(SAME)));
+    let base = baseline(dir.path(), &server, 30);
+    let gone = {
+        let s = model_server(Arc::new(AtomicU8::new(SAME)));
+        s.url()
+    };
+    let db = dir.path().join("history.sqlite");
+    let out = coherence(
+        &[
+            "watch",
+            "prod",
+            "--baseline",
+            base.to_str().unwrap(),
+            "--endpoint",
+            &gone,
+            "--db",
+            db.to_str().unwrap(),
+            "--every",
+            "0s",
+            "--checks",
+            "2",
+            "--retries",
+            "0",
+            "--json",
+            "--quiet",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
+    let checks = stored(dir.path(), &db);
+    assert_eq!(checks.len(), 2);
+    for c in &checks {
+        assert_eq!(c["status"], json!("incomplete"), "{c}");
+        assert_eq!(c["failed"], c["requests"], "{c}");
+        assert!(
+            c["because"].as_str().unwrap().contains("nothing decided"),
+            "{c}"
+        );
+        assert_eq!(c["substituted_share"], Value::Null);
+    }
+}
