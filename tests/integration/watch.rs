@@ -231,6 +231,7 @@ fn an_unchanged_jittery_deployment_is_not_flagged_over_a_hundred_checks() {
         discordant > 100,
         "the jitter shows: {discordant} discordant prompts"
     );
+    eprintln!("{flagged} of 100 checks flagged, over {discordant} discordant prompts");
     assert!(
         flagged <= 1,
         "{flagged} of 100 checks flagged at --alpha 0.01"
