@@ -21,7 +21,7 @@ fn main() -> anyhow::Result<()> {
         baseline: runs.join("baseline").display().to_string(),
         status: status.into(),
         identity: identity.into(),
-        behaviour: "same".into(),
+        behaviour: "equivalent".into(),
         because: format!("{identity} against the baseline"),
         e_value,
         pair_further: 12,

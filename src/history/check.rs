@@ -21,7 +21,7 @@ pub struct Check {
     pub status: String,
     /// The identity verdict: `identical`, `undecided`, `perturbed` or `different`.
     pub identity: String,
-    /// The behaviour verdict: `same`, `undecided` or `different`.
+    /// The behaviour verdict: `equivalent`, `undecided` or `different`.
     pub behaviour: String,
     /// One line: why the check reads as it does.
     pub because: String,
@@ -104,7 +104,7 @@ impl Check {
             baseline: "/runs/baseline".into(),
             status: "flagged".into(),
             identity: "different".into(),
-            behaviour: "same".into(),
+            behaviour: "equivalent".into(),
             because: "the endpoint was further from the baseline on 14 of 20 prompts".into(),
             e_value: 350.5,
             pair_further: 14,

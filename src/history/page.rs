@@ -74,7 +74,7 @@ table { border-collapse: collapse; font-size: 13px; width: 100%; }
 th, td { border-bottom: 1px solid #e3e6ee; padding: 3px 6px; text-align: left; vertical-align: top; }
 td.num { text-align: right; white-space: nowrap; } td.time { white-space: nowrap; }
 .muted { color: #667; }
-.s-unchanged, .v-identical, .v-same { fill: #2e8540; color: #2e8540; }
+.s-unchanged, .v-identical, .v-equivalent { fill: #2e8540; color: #2e8540; }
 .s-flagged, .v-different { fill: #c62828; color: #c62828; }
 .v-perturbed { fill: #e07b00; color: #b86400; }
 .s-incomplete, .v-undecided, .v-other { fill: #8a8f9c; color: #5f6470; }
@@ -130,7 +130,7 @@ fn status_class(status: &str) -> &'static str {
 fn verdict_class(verdict: &str) -> &'static str {
     match verdict {
         "identical" => "v-identical",
-        "same" => "v-same",
+        "equivalent" => "v-equivalent",
         "perturbed" => "v-perturbed",
         "different" => "v-different",
         "undecided" => "v-undecided",

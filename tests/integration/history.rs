@@ -20,7 +20,7 @@ fn check(name: &str, started_at: &str, status: &str, run_dir: &Path) -> Check {
             "identical"
         }
         .into(),
-        behaviour: "same".into(),
+        behaviour: "equivalent".into(),
         because: format!("{status} <because> & so"),
         e_value: 42.0,
         pair_further: 9,
@@ -88,7 +88,9 @@ fn the_table_lists_every_check_oldest_first() {
         .filter(|l| l.starts_with("| 2026"))
         .collect();
     assert_eq!(rows.len(), 3, "{text}");
-    assert!(rows[0].starts_with("| 2026-12-03T09:00:00Z | prod | unchanged | identical | same |"));
+    assert!(
+        rows[0].starts_with("| 2026-12-03T09:00:00Z | prod | unchanged | identical | equivalent |")
+    );
     assert!(rows[1].starts_with("| 2026-12-03T10:00:00Z | staging | incomplete |"));
     assert!(rows[2].starts_with("| 2026-12-03T11:00:00Z | prod | flagged | different |"));
     assert!(
