@@ -390,9 +390,7 @@ mod tests {
             let old: Value =
                 serde_json::from_slice(&std::fs::read(dir.join(compare::MANIFEST)).unwrap())
                     .unwrap();
-            let header = |v: &Value| {
-                ["tool", "created_at", "updated_at", "status", "invocations"].map(|k| v[k].clone())
-            };
+            let header = |v: &Value| RunHeader::FIELDS.map(|k| v[k].clone());
             assert_eq!(
                 header(&serde_json::to_value(&m).unwrap()),
                 header(&old),

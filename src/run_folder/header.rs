@@ -62,6 +62,10 @@ pub struct Invocation {
 }
 
 impl RunHeader {
+    /// The header's fields, in the order every manifest opens with them.
+    pub const FIELDS: [&'static str; 5] =
+        ["tool", "created_at", "updated_at", "status", "invocations"];
+
     /// The header as this invocation starts writing the folder: `previous`, the header of the
     /// run being resumed, continued; else a new run's, started now. Either way it is running,
     /// updated now, and lists this invocation last. `args` is the command line with its keys
@@ -95,6 +99,17 @@ impl RunHeader {
             RunStatus::Finished
         };
     }
+}
+
+/// `manifest` (a manifest's JSON) without the header's fields: what its kind adds.
+#[cfg(test)]
+pub(crate) fn without_header(mut manifest: serde_json::Value) -> serde_json::Value {
+    if let Some(fields) = manifest.as_object_mut() {
+        for k in RunHeader::FIELDS {
+            fields.remove(k);
+        }
+    }
+    manifest
 }
 
 fn unknown_time() -> DateTime<Utc> {
@@ -208,10 +223,7 @@ mod tests {
                 .keys()
                 .cloned()
                 .collect();
-        assert_eq!(
-            keys,
-            ["tool", "created_at", "updated_at", "status", "invocations"]
-        );
+        assert_eq!(keys, RunHeader::FIELDS);
         assert!(text.contains("\"status\":\"finished\""), "{text}");
         assert_eq!(serde_json::from_str::<RunHeader>(&text).unwrap(), h);
     }
