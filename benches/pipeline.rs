@@ -220,6 +220,7 @@ fn compare_throughput(logprobs: bool) -> Duration {
 fn synthetic_run(dir: &Path, repeats: u32) -> usize {
     use coherence::endpoint::{Completion, EndpointSpec};
     use coherence::run::{CatalogueInfo, EndpointInfo, Manifest, Record, Sampling};
+    use coherence::run_folder::RunHeader;
     use std::io::Write;
 
     let catalogue_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
@@ -237,9 +238,10 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         models: None,
         replayed_from: Vec::new(),
     };
+    let mut header = RunHeader::begin(None, Vec::new());
+    header.tool = "coherence bench".into();
+    header.end(false);
     let manifest = Manifest {
-        tool: "coherence bench".into(),
-        status: coherence::run::RunStatus::Finished,
         catalogue: CatalogueInfo {
             dir: catalogue_dir.display().to_string(),
             hash: catalogue.hash.clone(),
@@ -249,7 +251,7 @@ fn synthetic_run(dir: &Path, repeats: u32) -> usize {
         prompts: catalogue.prompts.iter().map(|p| p.id.clone()).collect(),
         repeats,
         fail_on: coherence::gate::Gate::default_compare(),
-        ..Manifest::new(now, Sampling::deterministic(1024))
+        ..Manifest::new(header, Sampling::deterministic(1024))
     };
     std::fs::create_dir_all(dir).unwrap();
     manifest.write(dir).unwrap();

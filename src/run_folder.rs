@@ -4,9 +4,11 @@
 //! type, [`RunFolder`], reads and writes every kind of run folder by file name; each kind
 //! ([`RunKind`]) and its file names are written down beside its schema ([`compare`] here, the
 //! others in `distribution`, `project`, `logprobs` and `bench`), so this module knows names and
-//! bytes, never schemas. Every write into a folder first holds it for this process ([`lock`]),
+//! bytes, never a kind's schema: only the [`RunHeader`] every manifest opens with ([`header`]).
+//! Every write into a folder first holds it for this process ([`lock`]),
 //! and every failed write is a [`WriteFailed`].
 
+pub mod header;
 mod lock;
 
 use std::fs::{File, OpenOptions};
@@ -17,6 +19,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use header::{tool_version, Invocation, RunHeader, RunStatus};
 pub use lock::{hold_file, HeldByAnotherProcess, Hold};
 
 /// A run folder or one of its files could not be written (a full disk, no permission, a path
@@ -47,11 +50,6 @@ fn hold_folder_of(path: &Path) -> anyhow::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => lock::hold(dir),
         _ => lock::hold(Path::new(".")),
     }
-}
-
-/// `coherence <version>`: the `tool` field of every file a run writes.
-pub fn tool_version() -> String {
-    format!("coherence {}", env!("CARGO_PKG_VERSION"))
 }
 
 /// `runs/[<command>-]<UTC stamp>-<a>-vs-<b>...`, with `-2`, `-3`... appended when that folder

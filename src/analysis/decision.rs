@@ -9,7 +9,8 @@ use super::figures::{Parity, PromptResult};
 use super::sequential::{
     GradedPair, PairedDifferenceSequence, SequentialDecision, SequentialVerdict,
 };
-use crate::run::{Manifest, RunStatus};
+use crate::run::Manifest;
+use crate::run_folder::RunStatus;
 
 /// The error rate each sequential verdict is held to.
 pub const ALPHA: f64 = 0.05;
@@ -139,7 +140,7 @@ pub fn until_decided(
     };
     // The verdict at the last look (the run's own for one made before looks were recorded).
     let last = |s: &PairSequential| Some(s.looks.last().map_or(s.decision.verdict, |l| l.verdict));
-    let stopped_because = if manifest.status == RunStatus::Interrupted {
+    let stopped_because = if manifest.header.status == RunStatus::Interrupted {
         match manifest.looks.last() {
             Some(n) => format!("interrupted while sending the round after the look at {n} generated items; --resume goes on from there"),
             None => "interrupted while sending; --resume goes on from there".to_string(),

@@ -12,7 +12,7 @@ const SELECTING_FLAGS: &[&str] = &["--category", "--only"];
 
 /// Whether any invocation of the run chose its prompts by flag.
 pub fn is_selected(manifest: &Manifest) -> bool {
-    manifest.invocations.iter().any(|i| {
+    manifest.header.invocations.iter().any(|i| {
         i.args.iter().any(|a| {
             SELECTING_FLAGS
                 .iter()

@@ -20,7 +20,7 @@ use crate::distribution::results::{DistributionResults, SamplingParams};
 use crate::distribution::{self, DistributionError, DistributionManifest, DistributionPlan};
 use crate::error::{CliError, Exit, UsageContext};
 use crate::gate::{Gate, GateOrigin};
-use crate::run_folder::new_run_dir;
+use crate::run_folder::{new_run_dir, RunHeader};
 
 /// Samples per prompt and endpoint when `--samples` is not given.
 pub const DEFAULT_SAMPLES: u32 = 10;
@@ -200,8 +200,10 @@ fn plan(args: &DistributionArgs, argv: Vec<String>) -> Result<DistributionPlan, 
         .clone()
         .or_else(|| args.out.clone())
         .unwrap_or_else(|| new_run_dir(Some("distribution"), &names));
-    let mut invocations = previous.map(|m| m.invocations).unwrap_or_default();
-    invocations.push(crate::run::redacted_argv(argv, &endpoints));
+    let header = RunHeader::begin(
+        previous.map(|m| m.header),
+        crate::run::redacted_argv(argv, &endpoints),
+    );
     Ok(DistributionPlan {
         dir,
         endpoints,
@@ -211,7 +213,7 @@ fn plan(args: &DistributionArgs, argv: Vec<String>) -> Result<DistributionPlan, 
         gate,
         client,
         concurrency: args.concurrency,
-        invocations,
+        header,
         quiet: args.quiet,
     })
 }

@@ -9,7 +9,7 @@ use crate::cli::ProjectArgs;
 use crate::error::{CliError, Exit, UsageContext};
 use crate::project::results::ProjectResults;
 use crate::project::{self, ProjectError, ProjectPlan, ProjectSettings, Task};
-use crate::run_folder::new_run_dir;
+use crate::run_folder::{new_run_dir, RunHeader};
 
 use super::flags::{client_options, endpoint_specs, parse_params, with_keys, Sampled};
 use super::stdout::print;
@@ -75,8 +75,10 @@ fn plan(args: &ProjectArgs, argv: Vec<String>) -> Result<ProjectPlan, CliError> 
         .clone()
         .or_else(|| args.out.clone())
         .unwrap_or_else(|| new_run_dir(Some("project"), &names));
-    let mut invocations = previous.map(|p| p.invocations).unwrap_or_default();
-    invocations.push(crate::run::redacted_argv(argv, &endpoints));
+    let header = RunHeader::begin(
+        previous.map(|p| p.header),
+        crate::run::redacted_argv(argv, &endpoints),
+    );
     Ok(ProjectPlan {
         dir,
         projects,
@@ -85,7 +87,7 @@ fn plan(args: &ProjectArgs, argv: Vec<String>) -> Result<ProjectPlan, CliError> 
         max_tokens,
         params,
         client,
-        invocations,
+        header,
         quiet: args.quiet,
     })
 }

@@ -11,7 +11,7 @@ use crate::analysis::Results;
 use crate::logprobs::forced;
 use crate::logprobs::template::ChatTemplate;
 use crate::probes::LoadPlan;
-use crate::run::{run_plan, RunError, RunOutcome, RunPlan, RunStatus};
+use crate::run::{run_plan, RunError, RunOutcome, RunPlan};
 
 pub use score::score_run;
 
@@ -73,7 +73,7 @@ fn after_sending(
     }
     if outcome.execution.interrupted && !sent {
         // Stopped in a phase after sending: the manifest said finished.
-        outcome.manifest.status = RunStatus::Interrupted;
+        outcome.manifest.header.end(true);
         outcome
             .manifest
             .write(&plan.dir)

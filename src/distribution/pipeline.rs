@@ -28,15 +28,17 @@ use crate::run::Line;
 use crate::run::{
     resolve_targets, send_jobs, Job, PlannedEndpoint, RunError, Sampling, Sending, Target,
 };
-use crate::run_folder::{tool_version, Checked, RunFolder, RunKind};
+use crate::run_folder::{tool_version, Checked, RunFolder, RunHeader, RunKind};
 
 /// How often plain progress output prints a statistics line.
 const STATISTICS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What a distribution run was started with; `--resume` reads it back.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DistributionManifest {
-    pub tool: String,
+    /// The tool, times, status and invocations every manifest opens with.
+    #[serde(flatten)]
+    pub header: RunHeader,
     /// The reference (A) first; models as resolved.
     pub endpoints: Vec<EndpointSpec>,
     pub sampling: SamplingParams,
@@ -46,7 +48,6 @@ pub struct DistributionManifest {
     pub permutations: u32,
     pub seed: u64,
     pub gate: Gate,
-    pub invocations: Vec<Vec<String>>,
 }
 
 impl Checked for DistributionManifest {
@@ -110,8 +111,8 @@ pub struct DistributionPlan {
     pub client: ClientOptions,
     /// Requests in flight per endpoint.
     pub concurrency: usize,
-    /// The invocations before this one (a resumed run) and this one, keys redacted.
-    pub invocations: Vec<Vec<String>>,
+    /// The run's header with this invocation (keys redacted) last, begun by the face.
+    pub header: RunHeader,
     pub quiet: bool,
 }
 
@@ -131,9 +132,8 @@ pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, Distrib
     let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
     let folder = folder(&plan.dir);
     folder.create().map_err(RunError::Folder)?;
-    folder
-        .write_manifest(&manifest(plan, &targets))
-        .map_err(RunError::Folder)?;
+    let mut manifest = manifest(plan, &targets);
+    folder.write_manifest(&manifest).map_err(RunError::Folder)?;
     let mut journal = Journal::open_kept(&plan.dir).map_err(RunError::Folder)?;
     let jobs = missing_samples(plan, &targets, journal.kept());
     let notes: Vec<String> = (journal.skipped().iter())
@@ -150,6 +150,8 @@ pub async fn run(plan: &DistributionPlan) -> Result<DistributionResults, Distrib
         .await
         .map_err(RunError::Send)?
         .interrupted;
+    manifest.header.end(interrupted);
+    folder.write_manifest(&manifest).map_err(RunError::Send)?;
     let (samples, all_there) = gather(plan, &targets, journal.kept());
     drop(journal);
     let names = [targets[0].name.as_str(), targets[1].name.as_str()];
@@ -218,7 +220,7 @@ fn statistics(
 
 fn manifest(plan: &DistributionPlan, targets: &[Target]) -> DistributionManifest {
     DistributionManifest {
-        tool: tool_version(),
+        header: plan.header.clone(),
         endpoints: plan
             .endpoints
             .iter()
@@ -234,7 +236,6 @@ fn manifest(plan: &DistributionPlan, targets: &[Target]) -> DistributionManifest
         permutations: plan.test.permutations,
         seed: plan.test.seed,
         gate: plan.gate.clone(),
-        invocations: plan.invocations.clone(),
     }
 }
 
@@ -350,6 +351,79 @@ fn gather(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_folder::header::{without_header, UNKNOWN_TIME};
+    use crate::run_folder::RunStatus;
+    use serde_json::Value;
+
+    /// The committed example, written before distribution manifests had a header.
+    fn example() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("runs/example-distribution-kv-f16-vs-q4")
+    }
+
+    #[test]
+    fn a_manifest_written_before_the_header_reads_with_unknown_times_and_its_invocations() {
+        let m: DistributionManifest = folder(&example()).read_checked_manifest().unwrap();
+        let h = &m.header;
+        assert_eq!(h.tool, "coherence 0.1.0");
+        assert_eq!((h.created_at, h.updated_at), (UNKNOWN_TIME, UNKNOWN_TIME));
+        assert_eq!(h.status, RunStatus::Running);
+        assert_eq!(h.invocations.len(), 2);
+        assert!(h.invocations.iter().all(|i| i.at == UNKNOWN_TIME));
+        assert_eq!(
+            h.invocations[1].args,
+            [
+                "./target/debug/coherence",
+                "distribution",
+                "--resume",
+                "/work/exrun/dist-kv",
+                "--quiet"
+            ]
+        );
+        assert_eq!(h.invocations[0].args.len(), 15);
+        // Everything else writes back as it was read.
+        let old: Value =
+            serde_json::from_slice(&std::fs::read(example().join(MANIFEST)).unwrap()).unwrap();
+        assert_eq!(
+            without_header(serde_json::to_value(&m).unwrap()),
+            without_header(old)
+        );
+    }
+
+    #[test]
+    fn a_new_manifest_round_trips_opening_with_its_header() {
+        let old: DistributionManifest = folder(&example()).read_checked_manifest().unwrap();
+        let mut m = DistributionManifest {
+            header: RunHeader::begin(None, vec!["coherence".into(), "distribution".into()]),
+            ..old
+        };
+        m.header.end(true);
+        let dir = tempfile::tempdir().unwrap();
+        folder(dir.path()).write_manifest(&m).unwrap();
+        let back: DistributionManifest = folder(dir.path()).read_checked_manifest().unwrap();
+        assert_eq!(back, m);
+        let written: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(MANIFEST)).unwrap()).unwrap();
+        let keys: Vec<&str> = written
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys[..6],
+            [
+                "tool",
+                "created_at",
+                "updated_at",
+                "status",
+                "invocations",
+                "endpoints"
+            ]
+        );
+        assert_eq!(written["status"], "interrupted");
+        assert_eq!(written["invocations"][0]["args"][1], "distribution");
+        assert_eq!(written["invocations"][0]["at"], written["created_at"]);
+    }
 
     #[test]
     fn requests_carry_the_sampling_parameters_and_params() {

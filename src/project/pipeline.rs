@@ -21,22 +21,23 @@ use crate::run::{
     resolve_targets, send_jobs, Answered, Job, Line, PlannedEndpoint, RunError, Sampling, Sending,
     Target,
 };
-use crate::run_folder::{tool_version, RunFolder, RunKind};
+use crate::run_folder::{tool_version, RunFolder, RunHeader, RunKind};
 use crate::score::{ScorerSpec, TextChecks};
 
 /// Requests in flight per endpoint: every task at once, as before the engine.
 const PER_ENDPOINT: usize = usize::MAX;
 
 /// What a project run was started with; `--resume` reads it back.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProjectSettings {
-    pub tool: String,
+    /// The tool, times, status and invocations every manifest opens with.
+    #[serde(flatten)]
+    pub header: RunHeader,
     pub projects: PathBuf,
     pub tasks: Vec<String>,
     pub endpoints: Vec<EndpointSpec>,
     pub max_tokens: Option<u32>,
     pub params: Map<String, Value>,
-    pub invocations: Vec<Vec<String>>,
 }
 
 impl ProjectSettings {
@@ -79,8 +80,8 @@ pub struct ProjectPlan {
     pub max_tokens: Option<u32>,
     pub params: Map<String, Value>,
     pub client: ClientOptions,
-    /// The invocations before this one (a resumed run) and this one, keys redacted.
-    pub invocations: Vec<Vec<String>>,
+    /// The run's header with this invocation (keys redacted) last, begun by the face.
+    pub header: RunHeader,
     pub quiet: bool,
 }
 
@@ -102,8 +103,8 @@ pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
     let resolved = resolve_targets(&plan.endpoints, &plan.client).await?;
     let folder = folder(&plan.dir);
     folder.create().map_err(RunError::Folder)?;
-    let settings = ProjectSettings {
-        tool: tool_version(),
+    let mut settings = ProjectSettings {
+        header: plan.header.clone(),
         projects: plan.projects.clone(),
         tasks: plan.tasks.iter().map(|t| t.id.clone()).collect(),
         endpoints: plan
@@ -117,11 +118,12 @@ pub async fn run(plan: &ProjectPlan) -> Result<ProjectResults, ProjectError> {
             .collect(),
         max_tokens: plan.max_tokens,
         params: plan.params.clone(),
-        invocations: plan.invocations.clone(),
     };
     folder.write_manifest(&settings).map_err(RunError::Folder)?;
     let targets: Vec<Target> = resolved.into_iter().map(|(t, _)| t).collect();
     let (records, interrupted) = send_missing(plan, &targets).await.map_err(RunError::Send)?;
+    settings.header.end(interrupted);
+    folder.write_manifest(&settings).map_err(RunError::Send)?;
     let results = evaluate(plan, &records, !interrupted)?;
     folder
         .write_json(RESULTS, &results)
@@ -296,4 +298,60 @@ fn answer_of(task: &Task, record: &Answered, worker: &Path) -> Result<Answer, St
             .map(|e| e.to_string()),
         evaluation,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_folder::header::{without_header, UNKNOWN_TIME};
+    use crate::run_folder::RunStatus;
+
+    /// The committed example, written before project settings had a header.
+    fn example() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("runs/example-project-smollm2")
+    }
+
+    #[test]
+    fn settings_written_before_the_header_read_with_unknown_times_and_their_invocation() {
+        let s = ProjectSettings::read(&example()).unwrap();
+        let h = &s.header;
+        assert_eq!(h.tool, "coherence 0.1.0");
+        assert_eq!((h.created_at, h.updated_at), (UNKNOWN_TIME, UNKNOWN_TIME));
+        assert_eq!(h.status, RunStatus::Running);
+        assert_eq!(h.invocations.len(), 1);
+        assert_eq!(h.invocations[0].at, UNKNOWN_TIME);
+        assert_eq!(
+            h.invocations[0].args[..2],
+            ["./target/debug/coherence", "project"]
+        );
+        assert_eq!(h.invocations[0].args.last().unwrap(), "-q");
+        assert_eq!(s.tasks, ["breakout"]);
+        let old: Value =
+            serde_json::from_slice(&std::fs::read(example().join(SETTINGS)).unwrap()).unwrap();
+        assert_eq!(
+            without_header(serde_json::to_value(&s).unwrap()),
+            without_header(old)
+        );
+    }
+
+    #[test]
+    fn new_settings_round_trip_opening_with_their_header() {
+        let old = ProjectSettings::read(&example()).unwrap();
+        let mut s = ProjectSettings {
+            header: RunHeader::begin(Some(old.header.clone()), vec!["coherence".into()]),
+            ..old
+        };
+        s.header.end(false);
+        let dir = tempfile::tempdir().unwrap();
+        folder(dir.path()).write_manifest(&s).unwrap();
+        let back = ProjectSettings::read(dir.path()).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(back.header.status, RunStatus::Finished);
+        assert_eq!(back.header.invocations.len(), 2);
+        assert!(back.header.updated_at > UNKNOWN_TIME);
+        assert_eq!(
+            back.header.created_at, UNKNOWN_TIME,
+            "an old run's start stays unknown"
+        );
+    }
 }

@@ -3,7 +3,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -12,7 +11,7 @@ use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
-use crate::run_folder::{compare, tool_version, Checked};
+use crate::run_folder::{compare, Checked, RunHeader};
 
 /// The most repeats of each prompt a run may have (`--repeats`, a manifest's `repeats`): far
 /// beyond any useful determinism run, small enough that a run's slots always fit in memory.
@@ -28,11 +27,9 @@ pub struct StoppingRule {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// `coherence <version>`.
-    pub tool: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    pub status: RunStatus,
+    /// The tool, times, status and invocations every manifest opens with.
+    #[serde(flatten)]
+    pub header: RunHeader,
     pub catalogue: CatalogueInfo,
     /// The first endpoint is the reference.
     pub endpoints: Vec<EndpointInfo>,
@@ -64,24 +61,10 @@ pub struct Manifest {
     /// resumed run adds its own); the report shows each look's interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub looks: Vec<usize>,
-    /// Each invocation that wrote to this folder, with its arguments (which never hold a key).
-    pub invocations: Vec<Invocation>,
     /// What the making of the run noted that its results must say, e.g. that a diff across
     /// catalogues compared only the items both runs have (results.json `warnings`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-}
-
-/// Where a run stands, as its manifest says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Requests are being sent (or the process was killed while sending).
-    Running,
-    /// Stopped by Ctrl-C or SIGTERM; every finished request is in the journal.
-    Interrupted,
-    /// Every planned request was sent (some may have failed: see results.json).
-    Finished,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -279,12 +262,6 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Invocation {
-    pub at: DateTime<Utc>,
-    pub args: Vec<String>,
-}
-
 /// The first value that occurs twice.
 fn first_repeated<'a>(values: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let mut seen = BTreeSet::new();
@@ -357,13 +334,10 @@ impl Checked for Manifest {
 }
 
 impl Manifest {
-    /// The manifest of a new run started `now` with `sampling`, before its plan fills it in.
-    pub fn new(now: DateTime<Utc>, sampling: Sampling) -> Self {
+    /// The manifest of a new run with `header` and `sampling`, before its plan fills it in.
+    pub fn new(header: RunHeader, sampling: Sampling) -> Self {
         Manifest {
-            tool: tool_version(),
-            created_at: now,
-            updated_at: now,
-            status: RunStatus::Running,
+            header,
             catalogue: CatalogueInfo::default(),
             endpoints: Vec::new(),
             sampling,
@@ -375,7 +349,6 @@ impl Manifest {
             identity_alpha: None,
             until_decided: None,
             looks: Vec::new(),
-            invocations: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -406,6 +379,54 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_committed_compare_manifest_reads_and_writes_its_header_back_as_it_was() {
+        for run in ["example-smollm2-kv-q4", "example-smollm2-kv-demo-catalogue"] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runs").join(run);
+            let m = Manifest::read(&dir).unwrap();
+            assert_eq!(m.header.status, crate::run_folder::RunStatus::Finished);
+            assert_eq!(m.header.invocations[0].at, m.header.created_at, "{run}");
+            let old: Value =
+                serde_json::from_slice(&std::fs::read(dir.join(compare::MANIFEST)).unwrap())
+                    .unwrap();
+            let header = |v: &Value| RunHeader::FIELDS.map(|k| v[k].clone());
+            assert_eq!(
+                header(&serde_json::to_value(&m).unwrap()),
+                header(&old),
+                "{run}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_compare_manifest_opens_with_the_header_then_its_own_fields() {
+        let m = Manifest::new(
+            RunHeader::begin(None, vec!["c".into()]),
+            Sampling::deterministic(8),
+        );
+        let written = serde_json::to_value(&m).unwrap();
+        let keys: Vec<&str> = written
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys[..7],
+            [
+                "tool",
+                "created_at",
+                "updated_at",
+                "status",
+                "invocations",
+                "catalogue",
+                "endpoints"
+            ]
+        );
+        assert_eq!(written["status"], "running");
+        assert_eq!(serde_json::from_value::<Manifest>(written).unwrap(), m);
+    }
 
     fn made_by(generator_version: u32) -> CatalogueInfo {
         CatalogueInfo {

@@ -15,10 +15,7 @@ use std::sync::Arc;
 
 use executor::Execution;
 pub use executor::{execute, send, tally, Job, Target};
-use manifest::Invocation;
-pub use manifest::{
-    CatalogueInfo, EndpointInfo, Manifest, ReplaySource, RunStatus, Sampling, StoppingRule,
-};
+pub use manifest::{CatalogueInfo, EndpointInfo, Manifest, ReplaySource, Sampling, StoppingRule};
 pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan, CONTROL_REPEAT};
 use record::RecordKey;
 pub use record::{Answered, Line, Record};
@@ -26,7 +23,7 @@ pub use record::{Answered, Line, Record};
 use crate::catalogue::Prompt;
 use crate::endpoint::{Client, ClientOptions, FailureKind, ModelsInfo};
 use crate::engine::Progress;
-use crate::run_folder::compare;
+use crate::run_folder::{compare, RunHeader};
 
 /// Why a run could not start or go on. The face maps each to an exit code (`error.rs`).
 #[derive(Debug, thiserror::Error)]
@@ -381,12 +378,15 @@ impl Session {
                 }
             })
             .collect();
-        let now = chrono::Utc::now();
-        let mut manifest = plan
-            .previous
-            .clone()
-            .unwrap_or_else(|| Manifest::new(now, sampling.clone()));
-        manifest.status = RunStatus::Running;
+        // Keys never come from flags, but one pasted into a flag anyway must not be recorded.
+        let args = redacted_argv(args, &plan.endpoints);
+        let mut manifest = match plan.previous.clone() {
+            Some(previous) => Manifest {
+                header: RunHeader::begin(Some(previous.header.clone()), args),
+                ..previous
+            },
+            None => Manifest::new(RunHeader::begin(None, args), sampling.clone()),
+        };
         manifest.endpoints = endpoints;
         manifest.sampling = sampling;
         manifest.repeats = plan.repeats;
@@ -397,9 +397,6 @@ impl Session {
             manifest.identity_alpha = plan.identity_alpha;
         }
         manifest.until_decided = plan.until_decided;
-        // Keys never come from flags, but one pasted into a flag anyway must not be recorded.
-        let args = redacted_argv(args, &plan.endpoints);
-        manifest.invocations.push(Invocation { at: now, args });
         for note in &plan.notes {
             if !manifest.notes.contains(note) {
                 manifest.notes.push(note.clone());
@@ -424,7 +421,7 @@ impl Session {
     /// Record `plan`'s catalogue and scope in the manifest and write it: a round of
     /// `--until-decided` widens the run before it sends the round's items.
     pub fn widen(&mut self, plan: &RunPlan) -> Result<(), RunError> {
-        self.manifest.updated_at = chrono::Utc::now();
+        self.manifest.header.touch();
         self.manifest.catalogue = CatalogueInfo::of(&plan.catalogue);
         self.manifest.prompts = plan.scope.clone();
         self.manifest.write(&plan.dir).map_err(RunError::Folder)
@@ -469,12 +466,7 @@ impl Session {
 
     /// Write the manifest's final status (finished, or interrupted by `execution`).
     pub fn finish(mut self, execution: Execution) -> Result<RunOutcome, RunError> {
-        self.manifest.updated_at = chrono::Utc::now();
-        self.manifest.status = if execution.interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Finished
-        };
+        self.manifest.header.end(execution.interrupted);
         self.manifest.write(&self.dir).map_err(RunError::Send)?;
         Ok(RunOutcome {
             manifest: self.manifest,

@@ -8,7 +8,7 @@ use std::path::Path;
 use coherence_testkit::{FakeServer, Incoming, Reply};
 use serde_json::Value;
 
-use crate::common::{coherence, exit_code, results, stderr, stdout};
+use crate::common::{coherence, exit_code, results, sigterm_when, stderr, stdout};
 
 /// The answers every fake draws from, most likely first (logits fall by 0.25 per rank). Each
 /// ends in a number, so graded prompts read a distinct answer from each.
@@ -71,6 +71,18 @@ fn args(a: &FakeServer, b: &FakeServer, out: &Path, extra: &[&str]) -> Vec<Strin
     .collect();
     args.extend(extra.iter().map(|s| s.to_string()));
     args
+}
+
+/// The run's distribution.json.
+fn manifest(out: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(out.join("distribution.json")).unwrap()).unwrap()
+}
+
+/// A time the manifest wrote.
+fn time(v: &Value) -> chrono::DateTime<chrono::Utc> {
+    v.as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("not a time: {v}"))
 }
 
 fn chat_requests(server: &FakeServer) -> Vec<Incoming> {
@@ -185,6 +197,12 @@ fn a_resumed_run_sends_only_the_samples_it_lacks() {
     );
     assert_eq!(exit_code(&first), 0, "{}", stderr(&first));
     assert_eq!(chat_requests(&a).len(), 48);
+    let started = manifest(&out);
+    assert_eq!(started["status"], "finished");
+    assert_eq!(started["invocations"].as_array().unwrap().len(), 1);
+    assert_eq!(started["invocations"][0]["at"], started["created_at"]);
+    assert_eq!(started["invocations"][0]["args"][1], "distribution");
+    assert!(time(&started["updated_at"]) >= time(&started["created_at"]));
     let resumed = coherence(
         &[
             "distribution",
@@ -198,6 +216,16 @@ fn a_resumed_run_sends_only_the_samples_it_lacks() {
         &[],
     );
     assert_eq!(exit_code(&resumed), 0, "{}", stderr(&resumed));
+    // The manifest keeps when the run started and adds this invocation, timed.
+    let m = manifest(&out);
+    assert_eq!(m["created_at"], started["created_at"]);
+    assert_eq!(m["status"], "finished");
+    let invocations = m["invocations"].as_array().unwrap();
+    assert_eq!(invocations.len(), 2);
+    assert_eq!(invocations[0], started["invocations"][0]);
+    assert_eq!(invocations[1]["args"][2], "--resume");
+    assert!(time(&invocations[1]["at"]) >= time(&started["updated_at"]));
+    assert!(time(&m["updated_at"]) >= time(&invocations[1]["at"]));
     // Two more samples of each of the 16 prompts, at the run's own temperature.
     let sent = chat_requests(&a);
     assert_eq!(sent.len(), 80);
@@ -459,7 +487,7 @@ fn the_manifest_records_the_command_line_with_the_key_redacted() {
     let m: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("distribution.json")).unwrap())
             .unwrap();
-    let argv: Vec<&str> = m["invocations"][0]
+    let argv: Vec<&str> = m["invocations"][0]["args"]
         .as_array()
         .unwrap()
         .iter()
@@ -467,6 +495,50 @@ fn the_manifest_records_the_command_line_with_the_key_redacted() {
         .collect();
     assert!(argv.contains(&"user=[REDACTED]"), "{argv:?}");
     assert!(argv.iter().all(|a| !a.contains(key)), "{argv:?}");
+}
+
+/// SIGTERM (as Ctrl-C) stops the sending; the manifest says the run was interrupted, and a
+/// resume that sends the rest says it finished.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_says_so_in_its_manifest_and_a_resume_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = |seed| {
+        FakeServer::start("sampled-model", move |req: &Incoming| {
+            sample(req, seed, true).after(std::time::Duration::from_millis(50))
+        })
+    };
+    let (a, b) = (slow(1), slow(2));
+    let out = dir.path().join("run");
+    let journal = out.join("records.jsonl");
+    let lines = || {
+        std::fs::read_to_string(&journal)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    let (run, _) = sigterm_when(
+        &args(&a, &b, &out, &["--temperature", "1", "--samples", "2"]),
+        "the run sent nothing",
+        || lines() >= 4,
+    );
+    assert_eq!(exit_code(&run), 3, "{}", stderr(&run));
+    let m = manifest(&out);
+    assert_eq!(m["status"], "interrupted", "{m:#}");
+    assert!(lines() < 64, "stopped before the end: {} records", lines());
+    let resumed = coherence(
+        &[
+            "distribution",
+            "--resume",
+            &out.display().to_string(),
+            "--quiet",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&resumed), 0, "{}", stderr(&resumed));
+    let m = manifest(&out);
+    assert_eq!(m["status"], "finished");
+    assert_eq!(m["invocations"].as_array().unwrap().len(), 2);
 }
 
 #[test]

@@ -193,6 +193,13 @@ mod command {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
+    /// A time the settings wrote.
+    fn time(v: &Value) -> chrono::DateTime<chrono::Utc> {
+        v.as_str()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("not a time: {v}"))
+    }
+
     #[test]
     fn two_endpoints_side_by_side_with_the_results_contract() {
         let good_page = fenced(&complete());
@@ -286,6 +293,14 @@ mod command {
         let results = read(&out.join("results.json"));
         assert_eq!(results["complete"], false);
         assert_eq!(results["tasks"][0]["answers"]["a"]["playable"], true);
+        // Every request was sent (one failed): the run finished, as compare's would.
+        let started = read(&out.join("project.json"));
+        assert_eq!(started["status"], "finished", "{started:#}");
+        assert!(started["created_at"].is_string());
+        assert!(time(&started["updated_at"]) >= time(&started["created_at"]));
+        assert_eq!(started["invocations"].as_array().unwrap().len(), 1);
+        assert_eq!(started["invocations"][0]["at"], started["created_at"]);
+        assert_eq!(started["invocations"][0]["args"][1], "project");
         let fixed_page = fenced(&complete());
         let fixed = FakeServer::start("m", move |_| Reply::content(&fixed_page));
         let o = project(
@@ -309,6 +324,17 @@ mod command {
         let lines = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
         assert_eq!(lines.lines().count(), 3);
         assert_eq!(read(&out.join("results.json"))["complete"], true);
+        let resumed = read(&out.join("project.json"));
+        assert_eq!(resumed["created_at"], started["created_at"]);
+        assert_eq!(resumed["status"], "finished");
+        let invocations = resumed["invocations"].as_array().unwrap();
+        assert_eq!(invocations.len(), 2);
+        assert_eq!(invocations[0], started["invocations"][0]);
+        assert!(invocations[1]["args"]
+            .as_array()
+            .unwrap()
+            .contains(&"--resume".into()));
+        assert!(time(&invocations[1]["at"]) >= time(&started["updated_at"]));
     }
 
     #[test]
