@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail};
 
 use super::flags::{
-    client_options, load_catalogue_for, parse_params, resolve_endpoints, with_keys, Sampled,
+    client_options, load_catalogue_for, parse_params, refuse_keys_in_params, resolve_endpoints,
+    with_keys, Sampled,
 };
 use super::long_plan::plan_long;
 use super::saved_run::keep_replayed;
@@ -171,6 +172,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         std::mem::take(&mut run.sampling.params),
         Sampled::Greedy,
     )?;
+    refuse_keys_in_params(&run.sampling.params, &endpoints)?;
     run.sampling.logprobs |= args.logprobs;
     if args.logprobs {
         run.sampling.teacher_forcing = Some(true);

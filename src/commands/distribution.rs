@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::anyhow;
 
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys, Sampled};
+use super::flags::{
+    client_options, endpoint_specs, parse_params, refuse_keys_in_params, with_keys, Sampled,
+};
 use super::stdout::print;
 use crate::analysis::same_model_headline;
 use crate::cli::DistributionArgs;
@@ -194,6 +196,7 @@ fn plan(args: &DistributionArgs, argv: Vec<String>) -> Result<DistributionPlan, 
     };
     let client = client_options(&args.client).usage_err()?;
     let endpoints = with_keys(specs).usage_err()?;
+    refuse_keys_in_params(&sampling.params, &endpoints).usage_err()?;
     let names: Vec<&str> = endpoints.iter().map(|e| e.spec.name.as_str()).collect();
     let dir = args
         .resume

@@ -306,6 +306,28 @@ impl Sampled {
     }
 }
 
+/// Refuse a `--param` whose value holds an endpoint's API key: it would go into every request
+/// body and be kept in the manifest, the records and the reports. The error names the field
+/// and the endpoint, never the key.
+pub fn refuse_keys_in_params(
+    params: &Map<String, Value>,
+    endpoints: &[PlannedEndpoint],
+) -> anyhow::Result<()> {
+    for (field, value) in params {
+        let text = value.to_string();
+        let holder = endpoints
+            .iter()
+            .find(|e| e.key.as_ref().is_some_and(|key| key.redact(&text) != text));
+        if let Some(e) = holder {
+            bail!(
+                "--param {field}: its value holds the API key of endpoint `{}`; a key is sent only in the Authorization header and is never stored",
+                e.spec.name
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Parse `--param KEY=VALUE` flags on top of `params`; fields coherence owns and fields that
 /// change what is sampled (`run::params`) are refused, naming the flag and what is sent instead.
 pub fn parse_params(

@@ -95,8 +95,12 @@ fn the_api_key_appears_nowhere_under_the_run_folder() {
     assert!(manifest.contains("\"api_key_env\": \"OPENAI_API_KEY\""));
 }
 
+/// A key pasted into `--param` would be sent in every request body and kept in the manifest and
+/// the reports: the run is refused (exit 2) naming the field and the endpoint, never the key, and
+/// nothing is sent. Pasted into `--out`, the run goes ahead and the manifest records the
+/// invocation with the key redacted.
 #[test]
-fn a_key_pasted_into_a_flag_is_recorded_redacted_in_the_manifest() {
+fn a_key_pasted_into_a_flag_is_refused_in_a_param_and_redacted_in_the_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let answer = |req: &Incoming| Reply::content(correct_answer(&req.question()));
     let (a, b) = (
@@ -107,17 +111,33 @@ fn a_key_pasted_into_a_flag_is_recorded_redacted_in_the_manifest() {
     let mut args = compare_args(&write_catalogue(dir.path()), &[("a", &a), ("b", &b)], &run);
     args.extend(["--param".to_string(), format!("user={KEY}")]);
     let out = coherence(&args, dir.path(), &[("OPENAI_API_KEY", KEY)]);
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--param user"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(KEY_TAIL), "{}", stderr(&out));
+    assert!(a.completion_requests().is_empty() && b.completion_requests().is_empty());
+
+    let named = dir.path().join(format!("run-{KEY}"));
+    let args = compare_args(
+        &write_catalogue(dir.path()),
+        &[("a", &a), ("b", &b)],
+        &named,
+    );
+    let out = coherence(&args, dir.path(), &[("OPENAI_API_KEY", KEY)]);
     assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
     let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(named.join("manifest.json")).unwrap())
+            .unwrap();
     let argv: Vec<&str> = manifest["invocations"][0]["args"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(serde_json::Value::as_str)
         .collect();
-    assert!(argv.contains(&"user=[REDACTED]"), "{argv:?}");
-    assert!(argv.iter().all(|a| !a.contains(KEY)), "{argv:?}");
+    assert!(
+        argv.iter().any(|a| a.ends_with("run-[REDACTED]")),
+        "{argv:?}"
+    );
+    assert!(argv.iter().all(|a| !a.contains(KEY_TAIL)), "{argv:?}");
 }
 
 /// The part of [`KEY`] after its last `-`: every escaped or split form the hostile fakes send
