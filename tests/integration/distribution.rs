@@ -464,22 +464,28 @@ fn too_many_samples_times_permutations_are_refused_saying_what_fits() {
 fn the_manifest_records_the_command_line_with_the_key_redacted() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (sampler(1, true), sampler(2, true));
-    let out = dir.path().join("run");
     let key = "sk-distribution-secret-1234";
+    let flags = ["--temperature", "1", "--samples", "2"];
+    // In a --param value the key would be sent in every body and kept: refused, naming the field.
+    let param = format!("user={key}");
+    let mut with_param = flags.to_vec();
+    with_param.extend(["--param", param.as_str()]);
+    let refused = coherence(
+        &args(&a, &b, &dir.path().join("run"), &with_param),
+        dir.path(),
+        &[("OPENAI_API_KEY", key)],
+    );
+    assert_eq!(exit_code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--param user"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!stderr(&refused).contains(key));
+    // Anywhere else on the command line it is recorded redacted.
+    let out = dir.path().join(format!("run-{key}"));
     let run = coherence(
-        &args(
-            &a,
-            &b,
-            &out,
-            &[
-                "--temperature",
-                "1",
-                "--samples",
-                "2",
-                "--param",
-                &format!("user={key}"),
-            ],
-        ),
+        &args(&a, &b, &out, &flags),
         dir.path(),
         &[("OPENAI_API_KEY", key)],
     );
@@ -493,7 +499,10 @@ fn the_manifest_records_the_command_line_with_the_key_redacted() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert!(argv.contains(&"user=[REDACTED]"), "{argv:?}");
+    assert!(
+        argv.iter().any(|a| a.ends_with("run-[REDACTED]")),
+        "{argv:?}"
+    );
     assert!(argv.iter().all(|a| !a.contains(key)), "{argv:?}");
 }
 
