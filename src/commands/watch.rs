@@ -40,12 +40,14 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
     let mut history = History::open_for_writing(&db).usage_err()?;
     announce(args, &probe, &watched, &db);
     let every = args.every.unwrap_or(DEFAULT_EVERY);
+    // Planned once (the baseline read, its catalogue made, its answers checked); each check
+    // only gets its own folder.
+    let mut plan = check_plan(args, &baseline, &watched, &probe, &db).usage_err()?;
     let mut exit = Exit::Success;
     let mut done = 0;
     loop {
         let started = chrono::Utc::now();
-        let dir = check_dir(&db, &args.name, started);
-        let plan = check_plan(args, &baseline, &watched, &probe, dir).usage_err()?;
+        plan.dir = check_dir(&db, &args.name, started);
         let (check, interrupted) =
             match run_and_score(&plan, &LoadPlan::default(), None, argv.clone()) {
                 Ok((results, interrupted)) => (
@@ -213,21 +215,21 @@ fn check_dir(db: &Path, name: &str, started: chrono::DateTime<chrono::Utc>) -> P
     dir
 }
 
-/// One check's run: the probe sent once to the watched endpoint, the baseline's reference
-/// replayed, identity decided at the watch's level.
+/// A check's run: the probe sent once to the watched endpoint, the baseline's reference
+/// replayed, identity decided at the watch's level (each check sets its own `dir`).
 fn check_plan(
     args: &WatchArgs,
     baseline: &SavedRun,
     watched: &Watched,
     probe: &Probe,
-    dir: PathBuf,
+    db: &Path,
 ) -> anyhow::Result<RunPlan> {
     let mut plan = plan_against(AgainstBaselines {
         baselines: std::slice::from_ref(&baseline.dir),
         allow_catalogue_change: false,
         catalogue: None,
         fresh: with_keys(vec![watched.spec.clone()])?,
-        out: Some(dir),
+        out: Some(check_dir(db, &args.name, chrono::Utc::now())),
         concurrency: args.concurrency,
         client: client_options(&args.client)?,
         quiet: true,
