@@ -94,7 +94,7 @@ pub fn choose<L: Line>(
         })
         .collect();
     let mut notes = Vec::new();
-    let ranked: Vec<(&String, f64)> = margins
+    let mut ranked: Vec<(&String, f64)> = margins
         .iter()
         .filter_map(|(p, m)| m.map(|m| (*p, m)))
         .collect();
@@ -107,13 +107,12 @@ pub fn choose<L: Line>(
             chosen.insert(p.as_str(), Role::Stable);
         }
     } else {
-        let mut by_margin = ranked.clone();
-        by_margin.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-        let border = left.div_ceil(2).min(by_margin.len());
-        for (p, _) in &by_margin[..border] {
+        ranked.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+        let border = left.div_ceil(2).min(ranked.len());
+        for (p, _) in &ranked[..border] {
             chosen.insert(p.as_str(), Role::Border);
         }
-        for (p, _) in by_margin[border..].iter().rev().take(left - border) {
+        for (p, _) in ranked[border..].iter().rev().take(left - border) {
             chosen.insert(p.as_str(), Role::Stable);
         }
     }
