@@ -186,7 +186,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         margin,
         &manifest.looks,
     );
-    let tool_calls = tool_calls::analyze(inputs, &names);
+    let tool_calls = tool_calls::analyze(&answers.tool_items, &names);
     let clipped = answers.clipped + tool_calls.as_ref().map_or(0, ToolCalls::clipped_texts);
     warnings.extend(quote::warning(clipped));
     let mut long = long_context::analyze(&answers.prompts, &names);

@@ -32,6 +32,16 @@ pub struct PromptResults {
     pub warnings: Vec<String>,
     /// Texts longer than `quote::QUOTE_BYTES`, quoted clipped.
     pub clipped: usize,
+    /// Each `tool_call` item's first-repeat score on every endpoint, for the `tool_calls`
+    /// section to read instead of scoring again.
+    pub tool_items: Vec<ToolItem>,
+}
+
+/// One `tool_call` item: each endpoint's score of its first repeat (in the run's endpoint
+/// order; None where that repeat has no usable reply).
+pub struct ToolItem {
+    pub prompt: String,
+    pub first_repeat: Vec<Option<Arc<Score>>>,
 }
 
 /// What one endpoint did on one prompt, before comparing.
@@ -99,6 +109,7 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
         missing: 0,
         warnings: Vec::new(),
         clipped: 0,
+        tool_items: Vec::new(),
     };
     let mut quoter = Quoter::default();
     for id in &manifest.prompts {
@@ -110,6 +121,7 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
             continue;
         };
         let mut per_endpoint = Vec::new();
+        let mut first_repeat = Vec::new();
         for name in names {
             let planned = manifest.repeats_of(name);
             let recs: Vec<Option<&Answered>> = (0..planned)
@@ -129,10 +141,23 @@ pub fn prompt_results(inputs: &Inputs, names: &[String], ctx: &ScoreContext) -> 
                 .filter(|r| r.is_request_failure())
                 .count();
             let mut ep = endpoint_prompt(&recs, planned, &scores, &order);
-            if let ScorerSpec::Js { .. } = prompt.score {
-                ep.answer.code = ep.detail.as_ref().and_then(code_run);
+            match prompt.score {
+                ScorerSpec::Js { .. } => ep.answer.code = ep.detail.as_ref().and_then(code_run),
+                ScorerSpec::ToolCall { .. } => first_repeat.push(
+                    recs.first()
+                        .copied()
+                        .flatten()
+                        .and_then(|r| scores.get(&Slot::of(r)).cloned()),
+                ),
+                _ => {}
             }
             per_endpoint.push(ep);
+        }
+        if let ScorerSpec::ToolCall { .. } = prompt.score {
+            out.tool_items.push(ToolItem {
+                prompt: id.clone(),
+                first_repeat,
+            });
         }
         // Compared on the whole texts; quoted clipped, so no reply is held whole in the results.
         let mut result = prompt_result(prompt, names, per_endpoint);

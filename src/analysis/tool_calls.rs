@@ -5,13 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::inputs::Inputs;
+use super::per_prompt::ToolItem;
 use super::quote::Quoter;
 use super::stats::mcnemar_exact;
-use crate::run::journal::{effective_in, Slot};
-use crate::run::record::Line;
-use crate::score::tool_call::{score, ToolCallFound};
-use crate::score::{Detail, ScorerSpec};
+use crate::score::tool_call::ToolCallFound;
+use crate::score::Detail;
 
 /// The `tool_calls` section; absent when the run holds no `tool_call` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,45 +109,30 @@ struct Checked {
     clipped: bool,
 }
 
-/// The section for the run's tool items, or `None` when it has none.
-pub fn analyze(inputs: &Inputs, names: &[String]) -> Option<ToolCalls> {
-    let items: Vec<_> = inputs
-        .manifest
-        .prompts
-        .iter()
-        .filter_map(|id| inputs.catalogue.get(id))
-        .filter(|p| matches!(p.score, ScorerSpec::ToolCall { .. }))
-        .collect();
+/// The section for the run's tool items, from each one's first-repeat score on every endpoint
+/// (`per_prompt` scored them), or `None` when the run has none.
+pub fn analyze(items: &[ToolItem], names: &[String]) -> Option<ToolCalls> {
     if items.is_empty() {
         return None;
     }
-    let slots = effective_in(&inputs.records);
-    let per_endpoint: Vec<Vec<Option<Checked>>> = names
-        .iter()
-        .map(|name| {
+    let per_endpoint: Vec<Vec<Option<Checked>>> = (0..names.len())
+        .map(|e| {
             items
                 .iter()
-                .map(|p| {
-                    let slot = Slot {
-                        prompt: p.id.as_str(),
-                        endpoint: name.as_str(),
-                        repeat: 0,
-                    };
-                    let r = slots.get(&slot).filter(|r| r.is_usable())?;
-                    let ScorerSpec::ToolCall { calls, schemas } = &p.score else {
+                .map(|item| {
+                    let scored = item.first_repeat.get(e)?.as_deref()?;
+                    let Detail::ToolCall(found) = &scored.detail else {
                         return None;
                     };
-                    let scored = score(calls, schemas, &r.reply().text());
-                    let Detail::ToolCall(found) = scored.detail else {
-                        return None;
-                    };
-                    let (mut reply, mut evidence) =
-                        (scored.as_written.unwrap_or_default(), scored.evidence);
+                    let (mut reply, mut evidence) = (
+                        scored.as_written.clone().unwrap_or_default(),
+                        scored.evidence.clone(),
+                    );
                     let mut quoter = Quoter::default();
                     let clipped = quoter.string(&mut reply) | quoter.string(&mut evidence);
                     Some(Checked {
-                        prompt: p.id.clone(),
-                        found,
+                        prompt: item.prompt.clone(),
+                        found: found.clone(),
                         reply,
                         evidence,
                         clipped,
