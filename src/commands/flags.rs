@@ -190,9 +190,9 @@ fn key_env_pair(raw: &str) -> anyhow::Result<(&str, &str)> {
 }
 
 /// An `http(s)://` base URL without credentials, query or fragment, its trailing `/` dropped;
-/// errors start with `context`, in which any credentials of `url` are masked.
+/// errors start with `context`, in which any credentials or query of `url` are masked.
 fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
-    let context = context.replace(url, &mask_userinfo(url));
+    let context = context.replace(url, &masked_url(url));
     if let Some(why) = crate::cli::url_blemish(url) {
         bail!("{context}: {why}");
     }
@@ -212,16 +212,21 @@ fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// `url` with whatever stands between `://` and the authority's last `@` shown as `***`, so an
-/// error about a URL never prints a key pasted into it.
-fn mask_userinfo(url: &str) -> String {
+/// `url` with whatever stands between `://` and the authority's last `@`, and whatever follows
+/// a `?` or `#`, shown as `***`, so an error about a URL never prints a key pasted into its
+/// credentials or its query.
+fn masked_url(url: &str) -> String {
+    let url = match url.find(['?', '#']) {
+        Some(i) => format!("{}***", &url[..=i]),
+        None => url.to_string(),
+    };
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return url;
     };
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
         Some(at) => format!("{scheme}://***{}", &rest[at..]),
-        None => url.to_string(),
+        None => url,
     }
 }
 
@@ -264,7 +269,34 @@ pub fn with_keys(specs: Vec<EndpointSpec>) -> anyhow::Result<Vec<PlannedEndpoint
                 replayed: None,
             })
         })
-        .collect()
+        .collect::<anyhow::Result<Vec<_>>>()
+        .and_then(refuse_keys_in_specs)
+}
+
+/// Refuse an endpoint whose URL or model name holds an endpoint's API key: both are written to
+/// the run folder and shown in every report, while a key is sent only in the Authorization
+/// header. The error names the flag and the endpoints, never the key.
+fn refuse_keys_in_specs(endpoints: Vec<PlannedEndpoint>) -> anyhow::Result<Vec<PlannedEndpoint>> {
+    for e in &endpoints {
+        let fields = [
+            ("URL", Some(&e.spec.base_url)),
+            ("--model", e.spec.model.as_ref()),
+        ];
+        for (flag, text) in fields {
+            let Some(text) = text else { continue };
+            let holder = endpoints
+                .iter()
+                .find(|h| h.key.as_ref().is_some_and(|k| k.redact(text) != *text));
+            if let Some(h) = holder {
+                bail!(
+                    "endpoint `{}`: its {flag} holds the API key of endpoint `{}`; a key is sent only in the Authorization header and is never stored (put it in the variable --api-key-env names)",
+                    e.spec.name,
+                    h.spec.name
+                );
+            }
+        }
+    }
+    Ok(endpoints)
 }
 
 pub fn client_options(args: &ClientArgs) -> anyhow::Result<ClientOptions> {
@@ -385,6 +417,12 @@ mod tests {
             let e = checked_url("--endpoint", "a", url).unwrap_err().to_string();
             assert!(e.contains("`?query` or `#fragment`"), "{url}: {e}");
         }
+        let url = "http://h/v1?key=sk-live-3#sk-live-4";
+        let e = checked_url(&format!("--endpoint `a={url}`"), "a", url)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`a=http://h/v1?***`"), "{e}");
+        assert!(!e.contains("sk-live"), "{e}");
         assert_eq!(
             checked_url("x", "a", "http://h:1/v1/").unwrap(),
             "http://h:1/v1"

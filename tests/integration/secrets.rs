@@ -140,6 +140,45 @@ fn a_key_pasted_into_a_flag_is_refused_in_a_param_and_redacted_in_the_manifest()
     assert!(argv.iter().all(|a| !a.contains(KEY_TAIL)), "{argv:?}");
 }
 
+/// A key pasted into `--model` or an endpoint's URL path would be written to the manifest and
+/// shown in every report: each is refused (exit 2) naming the endpoint and the flag, never the
+/// key, and nothing is sent, for compare as for every command that reads keys (bench here). A
+/// URL with a query is refused anyway, and its error masks the query.
+#[test]
+fn a_key_pasted_into_a_model_name_or_a_url_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let answer = |req: &Incoming| Reply::content(correct_answer(&req.question()));
+    let (a, b) = (
+        FakeServer::start("m", answer),
+        FakeServer::start("m", answer),
+    );
+    let catalogue = write_catalogue(dir.path());
+    let run = dir.path().join("run");
+    let mut model = compare_args(&catalogue, &[("a", &a), ("b", &b)], &run);
+    model.extend(["--model".to_string(), format!("b={KEY}")]);
+    let url = vec![
+        "bench".to_string(),
+        "--endpoint".to_string(),
+        format!("a={}/{KEY}", a.url()),
+        "--out".to_string(),
+        dir.path().join("bench").display().to_string(),
+    ];
+    let mut query = url.clone();
+    query[2] = format!("a={}?key={KEY}", a.url());
+    for (args, expected) in [
+        (model, "endpoint `b`: its --model holds the API key"),
+        (url, "endpoint `a`: its URL holds the API key"),
+        (query, "/v1?***`: the URL must be a base"),
+    ] {
+        let out = coherence(&args, dir.path(), &[("OPENAI_API_KEY", KEY)]);
+        assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{}", stderr(&out));
+        assert!(!stderr(&out).contains(KEY_TAIL), "{}", stderr(&out));
+    }
+    assert!(a.requests().is_empty() && b.requests().is_empty());
+    assert!(!run.exists());
+}
+
 /// The part of [`KEY`] after its last `-`: every escaped or split form the hostile fakes send
 /// keeps it literal, so finding it anywhere means some form of the key got through.
 const KEY_TAIL: &str = "7f3a9c1e5b";
