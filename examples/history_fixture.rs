@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use coherence::history::{Check, History};
+use coherence::history::{Check, CheckStatus, History};
 
 fn main() -> anyhow::Result<()> {
     let Some(db) = std::env::args_os().nth(1).map(PathBuf::from) else {
@@ -14,14 +14,11 @@ fn main() -> anyhow::Result<()> {
         .parent()
         .map(|dir| dir.join("runs"))
         .unwrap_or_else(|| PathBuf::from("runs"));
-    let check = |name: &str, at: &str, status: &str, identity: &str, e_value: f64| Check {
-        name: name.into(),
-        started_at: at.into(),
+    let check = |name: &str, at: &str, status: CheckStatus, identity: &str, e_value: f64| Check {
         endpoint: format!("http://127.0.0.1:8080/{name}/v1"),
         baseline: runs.join("baseline").display().to_string(),
-        status: status.into(),
+        status,
         identity: identity.into(),
-        behaviour: "equivalent".into(),
         because: format!("{identity} against the baseline"),
         e_value,
         pair_further: 12,
@@ -33,23 +30,22 @@ fn main() -> anyhow::Result<()> {
         quality_difference: Some(-0.01),
         quality_low: Some(-0.05),
         quality_high: Some(0.03),
-        graded: 120,
-        requests: 160,
         failed: 0,
         run_dir: runs.join(format!("{name}-{at}")).display().to_string(),
+        ..Check::sample(name, at)
     };
     let checks = [
         check(
             "prod",
             "2026-12-01T10:00:00Z",
-            "unchanged",
+            CheckStatus::Unchanged,
             "identical",
             0.4,
         ),
         check(
             "prod",
             "2026-12-02T10:00:00Z",
-            "unchanged",
+            CheckStatus::Unchanged,
             "undecided",
             3.5,
         ),
@@ -65,7 +61,7 @@ fn main() -> anyhow::Result<()> {
             ..check(
                 "prod",
                 "2026-12-03T10:00:00Z",
-                "flagged",
+                CheckStatus::Flagged,
                 "different",
                 4.2e5,
             )
@@ -82,7 +78,7 @@ fn main() -> anyhow::Result<()> {
             ..check(
                 "staging",
                 "2026-12-02T12:00:00Z",
-                "incomplete",
+                CheckStatus::Incomplete,
                 "undecided",
                 1.0,
             )
@@ -90,7 +86,7 @@ fn main() -> anyhow::Result<()> {
         check(
             "staging",
             "2026-12-03T12:00:00Z",
-            "unchanged",
+            CheckStatus::Unchanged,
             "identical",
             0.2,
         ),

@@ -76,7 +76,7 @@ fn table(checks: &[(i64, Check)], db: &Path) -> String {
             vec![
                 c.started_at.clone(),
                 c.name.clone(),
-                c.status.clone(),
+                c.status.to_string(),
                 c.identity.clone(),
                 c.behaviour.clone(),
                 c.substituted_text(),

@@ -20,8 +20,7 @@ use crate::cli::WatchArgs;
 use crate::compare::run_and_score;
 use crate::endpoint::EndpointSpec;
 use crate::error::{CliError, Exit, UsageContext};
-use crate::history::Check;
-use crate::history::{default_db, History};
+use crate::history::{default_db, Check, CheckStatus, History};
 use crate::probes::LoadPlan;
 use crate::run::RunPlan;
 use crate::watch::probe::{self, Probe, Role};
@@ -268,11 +267,11 @@ fn check_of(
     ) || behaviour_verdict == BehaviourVerdict::Different;
     let incomplete = interrupted || !results.complete;
     let status = if incomplete && !flagged {
-        "incomplete"
+        CheckStatus::Incomplete
     } else if flagged {
-        "flagged"
+        CheckStatus::Flagged
     } else {
-        "unchanged"
+        CheckStatus::Unchanged
     };
     let because = if incomplete && !flagged {
         format!(
@@ -300,7 +299,7 @@ fn check_of(
         }
     };
     Check {
-        status: status.to_string(),
+        status,
         identity: identity_verdict.as_str().to_string(),
         behaviour: behaviour_verdict.as_str().to_string(),
         because,
@@ -336,7 +335,7 @@ fn not_run(
         started_at: started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         endpoint: watched.spec.base_url.clone(),
         baseline: absolute(&args.baseline),
-        status: "incomplete".into(),
+        status: CheckStatus::Incomplete,
         identity: IdentityVerdict::Undecided.as_str().into(),
         behaviour: BehaviourVerdict::Undecided.as_str().into(),
         because: format!("the check could not run: {why}; nothing decided"),
@@ -378,7 +377,7 @@ fn print_check(check: &Check, json: bool) -> Result<(), CliError> {
         "{} {} {}: identity {}, behaviour {}{share} — {} ({})\n",
         check.started_at,
         check.name,
-        check.status.to_uppercase(),
+        check.status.as_str().to_uppercase(),
         check.identity,
         check.behaviour,
         check.because,
@@ -388,10 +387,10 @@ fn print_check(check: &Check, json: bool) -> Result<(), CliError> {
 
 /// 1 for a flagged check, 3 for an incomplete one, else 0.
 fn exit_of(check: &Check) -> Exit {
-    match check.status.as_str() {
-        "flagged" => Exit::GateFailed,
-        "incomplete" => Exit::Incomplete,
-        _ => Exit::Success,
+    match check.status {
+        CheckStatus::Flagged => Exit::GateFailed,
+        CheckStatus::Incomplete => Exit::Incomplete,
+        CheckStatus::Unchanged => Exit::Success,
     }
 }
 
@@ -437,7 +436,7 @@ fn remove_old_runs(history: &History, name: &str, root: &Path, keep: usize) {
     let unchanged: Vec<&Check> = checks
         .iter()
         .map(|(_, c)| c)
-        .filter(|c| c.status == "unchanged")
+        .filter(|c| c.status == CheckStatus::Unchanged)
         .collect();
     let old = unchanged.len().saturating_sub(keep);
     // A folder another check still points at (a name reused after a removal) stays.

@@ -5,6 +5,42 @@ use serde::{Deserialize, Serialize};
 
 use crate::doc::{fmt_num, fmt_signed};
 
+/// What a check found, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    /// Neither identity nor behaviour parted from the baseline.
+    Unchanged,
+    /// Identity (perturbed, different) or behaviour (different) parted from the baseline.
+    Flagged,
+    /// Requests failed or the check was interrupted, and nothing parted: nothing decided.
+    Incomplete,
+}
+
+impl CheckStatus {
+    pub const ALL: [CheckStatus; 3] = [Self::Unchanged, Self::Flagged, Self::Incomplete];
+
+    /// The word results, the database and the page use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unchanged => "unchanged",
+            Self::Flagged => "flagged",
+            Self::Incomplete => "incomplete",
+        }
+    }
+
+    /// The status a word names, if it names one.
+    pub fn parse(word: &str) -> Option<CheckStatus> {
+        Self::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+}
+
+impl std::fmt::Display for CheckStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One check of a watched endpoint against its pinned baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
@@ -16,9 +52,7 @@ pub struct Check {
     pub endpoint: String,
     /// The baseline run folder, as an absolute path.
     pub baseline: String,
-    /// `unchanged` or `flagged` (identity or behaviour parted from the baseline) or
-    /// `incomplete` (requests failed; nothing decided).
-    pub status: String,
+    pub status: CheckStatus,
     /// The identity verdict: `identical`, `undecided`, `perturbed` or `different`.
     pub identity: String,
     /// The behaviour verdict: `equivalent`, `undecided` or `different`.
@@ -93,16 +127,16 @@ impl Check {
     }
 }
 
-#[cfg(test)]
 impl Check {
-    /// A flagged check of the watch `name` with every optional figure present, for tests.
-    pub(crate) fn sample(name: &str, started_at: &str) -> Check {
+    /// A flagged check of the watch `name` with every optional figure present: the one sample
+    /// that tests and the trend page's fixture (`examples/history_fixture.rs`) vary.
+    pub fn sample(name: &str, started_at: &str) -> Check {
         Check {
             name: name.into(),
             started_at: started_at.into(),
             endpoint: "http://127.0.0.1:8080/v1".into(),
             baseline: "/runs/baseline".into(),
-            status: "flagged".into(),
+            status: CheckStatus::Flagged,
             identity: "different".into(),
             behaviour: "equivalent".into(),
             because: "the endpoint was further from the baseline on 14 of 20 prompts".into(),

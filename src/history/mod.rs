@@ -4,5 +4,5 @@ pub mod check;
 pub mod page;
 pub mod store;
 
-pub use check::Check;
+pub use check::{Check, CheckStatus};
 pub use store::{default_db, History};

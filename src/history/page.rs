@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Component, Path};
 
-use super::Check;
+use super::{Check, CheckStatus};
 use crate::doc::{fmt_num, html_text as esc};
 
 /// The page for `checks` (oldest first, each with its id), to be written in the folder
@@ -91,9 +91,12 @@ fn watch_section(out: &mut String, i: usize, name: &str, rows: &[&(i64, Check)],
     let Some((_, latest)) = rows.last() else {
         return;
     };
-    let statuses = ["unchanged", "flagged", "incomplete"]
+    let statuses = CheckStatus::ALL
         .iter()
-        .map(|s| count(rows.iter().filter(|r| r.1.status == *s).count(), s, s))
+        .map(|&s| {
+            let n = rows.iter().filter(|r| r.1.status == s).count();
+            count(n, s.as_str(), s.as_str())
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let _ = write!(
@@ -104,8 +107,8 @@ fn watch_section(out: &mut String, i: usize, name: &str, rows: &[&(i64, Check)],
         esc(name),
         count(rows.len(), "check", "checks"),
         esc(&latest.started_at),
-        status_class(&latest.status),
-        esc(&latest.status),
+        status_class(latest.status),
+        esc(latest.status.as_str()),
         esc(&latest.because),
         esc(&latest.endpoint),
         esc(&latest.baseline),
@@ -118,12 +121,13 @@ fn watch_section(out: &mut String, i: usize, name: &str, rows: &[&(i64, Check)],
     out.push_str("</section>\n");
 }
 
-/// The CSS class of a status (`s-…`), of a verdict (`v-…`); an unknown word reads as `other`.
-fn status_class(status: &str) -> &'static str {
+/// The CSS class of a status (`s-…`), of a verdict (`v-…`); an unknown verdict reads as
+/// `other`.
+fn status_class(status: CheckStatus) -> &'static str {
     match status {
-        "unchanged" => "s-unchanged",
-        "flagged" => "s-flagged",
-        _ => "s-incomplete",
+        CheckStatus::Unchanged => "s-unchanged",
+        CheckStatus::Flagged => "s-flagged",
+        CheckStatus::Incomplete => "s-incomplete",
     }
 }
 
@@ -284,7 +288,7 @@ fn identity_chart(out: &mut String, checks: &[&Check]) {
         let _ = writeln!(
             out,
             "<rect class=\"{}\" x=\"{:.1}\" y=\"2\" width=\"{:.1}\" height=\"7\"><title>{}</title></rect>",
-            status_class(&c.status),
+            status_class(c.status),
             frame.x(i) - width / 2.0,
             (width - 1.0).max(0.5),
             esc(&format!("{}: {}", c.started_at, c.status))
@@ -411,8 +415,8 @@ fn checks_table(out: &mut String, rows: &[&(i64, Check)], dir: &Path) {
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} ({})</td>\
              <td>{}</td><td>{report}</td></tr>",
             esc(&c.started_at),
-            status_class(&c.status),
-            esc(&c.status),
+            status_class(c.status),
+            esc(c.status.as_str()),
             verdict_class(&c.identity),
             esc(&c.identity),
             esc(&c.e_value_text()),

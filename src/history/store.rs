@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, Row, TransactionBehavior};
 
-use super::Check;
+use super::{Check, CheckStatus};
 use crate::run_folder::{hold_file, HeldByAnotherProcess, Hold};
 
 /// Marks the file as a coherence history (SQLite's `PRAGMA application_id`: "Cohr").
@@ -226,7 +226,7 @@ impl History {
                 c.started_at,
                 c.endpoint,
                 c.baseline,
-                c.status,
+                c.status.as_str(),
                 c.identity,
                 c.behaviour,
                 c.because,
@@ -287,6 +287,15 @@ enum Identity {
     Current,
 }
 
+/// The check status in column `i`; a word that names none is an error saying so.
+fn status_in(r: &Row, i: usize) -> rusqlite::Result<CheckStatus> {
+    let word: String = r.get(i)?;
+    CheckStatus::parse(&word).ok_or_else(|| {
+        let why = format!("`{word}` is not a check status (unchanged, flagged, incomplete)");
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, why.into())
+    })
+}
+
 /// One row of `SELECT id, COLUMNS…`.
 fn check_from_row(r: &Row) -> rusqlite::Result<(i64, Check)> {
     let check = Check {
@@ -294,7 +303,7 @@ fn check_from_row(r: &Row) -> rusqlite::Result<(i64, Check)> {
         started_at: r.get(2)?,
         endpoint: r.get(3)?,
         baseline: r.get(4)?,
-        status: r.get(5)?,
+        status: status_in(r, 5)?,
         identity: r.get(6)?,
         behaviour: r.get(7)?,
         because: r.get(8)?,

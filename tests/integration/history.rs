@@ -3,39 +3,23 @@
 
 use std::path::{Path, PathBuf};
 
-use coherence::history::{Check, History};
+use coherence::history::{Check, CheckStatus, History};
 
 use crate::common::{coherence, exit_code, stderr, stdout};
 
-fn check(name: &str, started_at: &str, status: &str, run_dir: &Path) -> Check {
+/// The library's sample check, as `status`, linking `run_dir`.
+fn check(name: &str, started_at: &str, status: CheckStatus, run_dir: &Path) -> Check {
     Check {
-        name: name.into(),
-        started_at: started_at.into(),
-        endpoint: "http://127.0.0.1:9/v1".into(),
-        baseline: "/srv/baselines/qwen".into(),
-        status: status.into(),
-        identity: if status == "flagged" {
-            "different"
-        } else {
-            "identical"
+        status,
+        identity: match status {
+            CheckStatus::Flagged => "different",
+            _ => "identical",
         }
         .into(),
         behaviour: "equivalent".into(),
         because: format!("{status} <because> & so"),
-        e_value: 42.0,
-        pair_further: 9,
-        control_further: 3,
-        ties: 1,
-        substituted_share: Some(0.2),
-        substituted_low: Some(0.11),
-        substituted_high: Some(0.33),
-        quality_difference: Some(-0.04),
-        quality_low: Some(-0.09),
-        quality_high: Some(0.01),
-        graded: 80,
-        requests: 120,
-        failed: 2,
         run_dir: run_dir.display().to_string(),
+        ..Check::sample(name, started_at)
     }
 }
 
@@ -48,16 +32,21 @@ fn history_in(dir: &Path) -> (PathBuf, Vec<Check>) {
         check(
             "prod",
             "2026-12-03T09:00:00Z",
-            "unchanged",
+            CheckStatus::Unchanged,
             &runs.join("p1"),
         ),
         check(
             "staging",
             "2026-12-03T10:00:00Z",
-            "incomplete",
+            CheckStatus::Incomplete,
             &runs.join("s1"),
         ),
-        check("prod", "2026-12-03T11:00:00Z", "flagged", &runs.join("p2")),
+        check(
+            "prod",
+            "2026-12-03T11:00:00Z",
+            CheckStatus::Flagged,
+            &runs.join("p2"),
+        ),
     ];
     let mut history = History::open_for_writing(&db).unwrap();
     for i in [2, 0, 1] {
@@ -94,7 +83,7 @@ fn the_table_lists_every_check_oldest_first() {
     assert!(rows[1].starts_with("| 2026-12-03T10:00:00Z | staging | incomplete |"));
     assert!(rows[2].starts_with("| 2026-12-03T11:00:00Z | prod | flagged | different |"));
     assert!(
-        rows[2].contains("| 20% [11–33%] | −4 pts [−9, +1] | 120 / 2 |"),
+        rows[2].contains("| 20% [11–33%] | −4 pts [−9, +1] | 160 / 1 |"),
         "{}",
         rows[2]
     );

@@ -19,7 +19,7 @@ fn every_field_comes_back_as_it_was_written() {
         quality_low: None,
         quality_high: None,
         e_value: f64::INFINITY,
-        status: "incomplete".into(),
+        status: CheckStatus::Incomplete,
         because: "quotes ' \" and <tags> & ünïcode".into(),
         ..Check::sample("prod", "2026-12-03T11:00:00Z")
     };
@@ -230,4 +230,23 @@ fn the_default_database_follows_the_environment() {
         Path::new("/home/u/.local/share/coherence/history.sqlite")
     );
     assert_eq!(env(&[]), Path::new("history.sqlite"));
+}
+
+#[test]
+fn a_status_no_check_has_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_in(&dir);
+    History::open(&path)
+        .unwrap()
+        .insert(&Check::sample("prod", "2026-12-03T10:00:00Z"))
+        .unwrap();
+    Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE checks SET status = 'meh'", [])
+        .unwrap();
+    let error = format!(
+        "{:#}",
+        History::open(&path).unwrap().checks(None).unwrap_err()
+    );
+    assert!(error.contains("`meh` is not a check status"), "{error}");
 }
