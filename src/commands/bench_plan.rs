@@ -8,7 +8,8 @@ use anyhow::{bail, Context};
 use serde_json::Map;
 
 use super::flags::{
-    client_options, endpoint_specs, load_catalogue_for, parse_params, with_keys, Sampled,
+    client_options, endpoint_specs, load_catalogue_for, parse_params, refuse_keys_in_params,
+    with_keys, Sampled,
 };
 use crate::bench::baseline::Baseline;
 use crate::bench::plan::{BenchSettings, Graded, Load, Slo};
@@ -75,6 +76,7 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
         stream: false,
         params: parse_params(&args.params, Map::new(), Sampled::Greedy)?,
     };
+    refuse_keys_in_params(&settings.params, &endpoints)?;
     let client = client_options(&args.client)?;
     let several = endpoints.len() > 1;
     let plans = endpoints
@@ -99,6 +101,8 @@ pub fn plan_bench(args: &BenchArgs) -> anyhow::Result<BenchSet> {
 
 pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
     let endpoint = single_endpoint(&args.endpoints, "soak")?;
+    let params = parse_params(&args.params, Map::new(), Sampled::Greedy)?;
+    refuse_keys_in_params(&params, std::slice::from_ref(&endpoint))?;
     let dir = out_dir(args.out.as_deref(), "soak", &endpoint.spec.name, |dir| {
         soak_folder(dir).holds(SOAK_RECORDS)
     })?;
@@ -131,7 +135,7 @@ pub fn plan_soak(args: &SoakArgs) -> anyhow::Result<SoakPlan> {
         sanity: args.sanity,
         kinds: distinct(&args.kinds),
         long_context: args.long_context,
-        params: parse_params(&args.params, Map::new(), Sampled::Greedy)?,
+        params,
         dir,
         json: args.json,
         quiet: args.quiet,

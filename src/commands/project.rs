@@ -11,7 +11,9 @@ use crate::project::results::ProjectResults;
 use crate::project::{self, ProjectError, ProjectPlan, ProjectSettings, Task};
 use crate::run_folder::{new_run_dir, RunHeader};
 
-use super::flags::{client_options, endpoint_specs, parse_params, with_keys, Sampled};
+use super::flags::{
+    client_options, endpoint_specs, parse_params, refuse_keys_in_params, with_keys, Sampled,
+};
 use super::stdout::print;
 
 pub fn project(args: &ProjectArgs, argv: Vec<String>) -> Result<Exit, CliError> {
@@ -69,6 +71,7 @@ fn plan(args: &ProjectArgs, argv: Vec<String>) -> Result<ProjectPlan, CliError> 
         .or(previous.as_ref().and_then(|p| p.max_tokens));
     let client = client_options(&args.client).usage_err()?;
     let endpoints = with_keys(specs).usage_err()?;
+    refuse_keys_in_params(&params, &endpoints).usage_err()?;
     let names: Vec<&str> = endpoints.iter().map(|e| e.spec.name.as_str()).collect();
     let dir = args
         .resume

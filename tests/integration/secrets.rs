@@ -179,6 +179,42 @@ fn a_key_pasted_into_a_model_name_or_a_url_is_refused() {
     assert!(!run.exists());
 }
 
+/// Every other command that takes `--param` refuses a key in one the same way, before sending
+/// anything.
+#[test]
+fn bench_soak_and_project_refuse_a_key_in_a_param() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = FakeServer::start("m", |req: &Incoming| {
+        Reply::content(correct_answer(&req.question()))
+    });
+    let projects = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/projects");
+    let extra: [&[&str]; 3] = [
+        &["bench"],
+        &["soak", "--duration", "1s"],
+        &["project", "--projects", projects.to_str().unwrap()],
+    ];
+    for command in extra {
+        let mut args: Vec<String> = command.iter().map(|a| a.to_string()).collect();
+        args.extend([
+            "--endpoint".to_string(),
+            format!("a={}", a.url()),
+            "--param".to_string(),
+            format!("user={KEY}"),
+            "--out".to_string(),
+            dir.path().join(command[0]).display().to_string(),
+        ]);
+        let out = coherence(&args, dir.path(), &[("OPENAI_API_KEY", KEY)]);
+        assert_eq!(exit_code(&out), 2, "{command:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--param user: its value holds the API key of endpoint `a`"),
+            "{command:?}: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains(KEY_TAIL), "{}", stderr(&out));
+    }
+    assert!(a.requests().is_empty());
+}
+
 /// The part of [`KEY`] after its last `-`: every escaped or split form the hostile fakes send
 /// keeps it literal, so finding it anywhere means some form of the key got through.
 const KEY_TAIL: &str = "7f3a9c1e5b";
