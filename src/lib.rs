@@ -4,28 +4,28 @@
 
 pub mod analysis;
 pub mod bench;
-pub mod builtin;
+pub(crate) mod builtin;
 pub mod catalogue;
-pub mod cli;
+pub(crate) mod cli;
 mod commands;
-pub mod compare;
-pub mod contract;
+pub(crate) mod compare;
+pub(crate) mod contract;
 pub mod distribution;
-pub mod doc;
+pub(crate) mod doc;
 pub mod endpoint;
-pub mod engine;
+pub(crate) mod engine;
 pub mod error;
 pub mod gate;
 pub mod history;
-pub mod logprobs;
-pub mod probes;
+pub(crate) mod logprobs;
+pub(crate) mod probes;
 pub mod project;
-pub mod report;
+pub(crate) mod report;
 pub mod run;
 pub mod run_folder;
 pub mod score;
-pub mod text;
-pub mod watch;
+pub(crate) mod text;
+pub(crate) mod watch;
 
 use clap::FromArgMatches;
 

@@ -19,7 +19,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use header::{tool_version, Invocation, RunHeader, RunStatus};
+pub use header::{tool_version, RunHeader, RunStatus};
 pub use lock::{hold_file, HeldByAnotherProcess, Hold};
 
 /// A run folder or one of its files could not be written (a full disk, no permission, a path

@@ -96,9 +96,7 @@ fn rendering_free(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::{
-        score, Detail, JsonFound, JsonPlace, Score, ScoreContext, Tests, TextChecks,
-    };
+    use crate::score::{score, Detail, JsonFound, JsonPlace, Score, ScoreContext, TextChecks};
 
     fn numeric() -> ScorerSpec {
         ScorerSpec::Numeric {
@@ -139,7 +137,6 @@ mod tests {
             correct: Some(false),
             extracted,
             answer: "",
-            detail: None,
         }
     }
 
@@ -150,7 +147,6 @@ mod tests {
             correct: s.correct,
             extracted: s.extracted.as_deref(),
             answer,
-            detail: Some(&s.detail),
         }
     }
 
@@ -160,15 +156,6 @@ mod tests {
             answer,
             &ScoreContext::for_catalogue(std::path::Path::new("prompts")),
         )
-    }
-
-    fn tests(passed: usize, total: usize) -> Detail {
-        Detail::Tests(Tests {
-            ran: true,
-            passed,
-            total,
-            failed: (passed + 1..=total).collect(),
-        })
     }
 
     #[test]
@@ -195,30 +182,14 @@ mod tests {
             classify(&json(), scored(&a, "{\"a\":1}"), scored(&b, "{\"a\":2}")),
             DivergenceKind::Answer
         );
-        let (some, none) = (tests(2, 6), tests(0, 6));
         assert_eq!(
-            classify(
-                &js(),
-                Side {
-                    detail: Some(&some),
-                    ..wrong(Some("2/6 PPFFFF"))
-                },
-                Side {
-                    detail: Some(&none),
-                    ..wrong(Some("0/6 FFFFFF"))
-                }
-            ),
+            classify(&js(), wrong(Some("2/6 PPFFFF")), wrong(Some("0/6 FFFFFF"))),
             DivergenceKind::Answer
         );
         // Every test failing, by wrong value on one side and by exception on the other: two
         // code answers that fail differently.
-        let none = tests(0, 6);
-        let failing = |pattern: &'static str| Side {
-            detail: Some(&none),
-            ..wrong(Some(pattern))
-        };
         assert_eq!(
-            classify(&js(), failing("0/6 FFFFFF"), failing("0/6 EEEEEE")),
+            classify(&js(), wrong(Some("0/6 FFFFFF")), wrong(Some("0/6 EEEEEE"))),
             DivergenceKind::Answer
         );
         // A JSON fragment, nothing at all, and an object picked out of Python: three answers.

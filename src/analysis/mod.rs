@@ -45,7 +45,7 @@ mod weak_reads;
 use chrono::Utc;
 
 pub use determinism::{Class, Determinism, RepeatDivergence, FAILED_KEY};
-pub use divergence::{first_divergence, Divergence};
+pub use divergence::Divergence;
 pub use figures::*;
 pub use inputs::Inputs;
 pub use kind::DivergenceKind;
@@ -59,12 +59,12 @@ pub use rounds::Rounds;
 use same_model::Behaviour;
 pub use same_model::{headline as same_model_headline, BehaviourVerdict, SameModel};
 pub use samples::DivergenceUnit;
-pub use similarity::{similarity, SAME_SIMILARITY};
+pub use similarity::SAME_SIMILARITY;
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
 use token_agreement::analyze_forcing;
 pub use token_agreement::TeacherForcing;
 pub use under_load::UnderLoad;
-pub use verdict::{Side, Verdict};
+pub use verdict::Verdict;
 pub use weak_reads::{weak_reads, PairWeakReads};
 
 use crate::catalogue::Suite;

@@ -73,7 +73,6 @@ impl EndpointPrompt<'_> {
             correct: self.answer.correct,
             extracted: self.answer.extracted.as_deref(),
             answer: self.answer.answer.as_deref().unwrap_or(""),
-            detail: self.detail.as_ref(),
         }
     }
 }

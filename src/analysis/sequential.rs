@@ -223,6 +223,7 @@ impl PairedDifferenceSequence {
         sequence
     }
 
+    #[cfg(test)]
     pub fn graded_items(&self) -> u64 {
         self.items
     }
@@ -257,6 +258,7 @@ impl PairedDifferenceSequence {
             .intersect(bounds(sums, self.log_one_over_alpha));
     }
 
+    #[cfg(test)]
     /// The verdict alone, without the projection `decide` adds: cheap enough to ask after
     /// every item.
     pub fn verdict(&self, margin_points: f64) -> SequentialVerdict {
@@ -379,6 +381,7 @@ fn verdict_of(different: Bounds, equivalent: Bounds, margin_points: f64) -> Sequ
 }
 
 /// The decision after `pairs`, in order, at error rate `alpha` and margin `margin_points`.
+#[cfg(test)]
 pub fn decide(
     pairs: impl IntoIterator<Item = GradedPair>,
     margin_points: f64,

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::similarity::{similarity, SAME_SIMILARITY};
-use crate::score::Detail;
 
 /// same: the endpoints agree; format: both fail the same way, rendered differently (a formatting
 /// difference, not a different answer); diff: they disagree; review: cannot be decided
@@ -37,8 +36,6 @@ pub struct Side<'a> {
     pub correct: Option<bool>,
     pub extracted: Option<&'a str>,
     pub answer: &'a str,
-    /// What the scorer found, as data (None when the answer was not scored).
-    pub detail: Option<&'a Detail>,
 }
 
 /// The verdict for one pair, why, and the text similarity when it decided.
@@ -137,7 +134,6 @@ mod tests {
             correct,
             extracted: Some(extracted),
             answer: extracted,
-            detail: None,
         }
     }
 
@@ -148,7 +144,6 @@ mod tests {
             correct: Some(false),
             extracted: None,
             answer: text,
-            detail: None,
         };
         let (v, reason, _) = pair_verdict(
             unreadable("The quick brown fox."),
@@ -185,7 +180,6 @@ mod tests {
             correct: None,
             extracted: None,
             answer: "",
-            detail: None,
         };
         assert_eq!(pair_verdict(side(Some(true), "3"), broken).0, Verdict::Fail);
         assert_eq!(

@@ -45,6 +45,6 @@ pub mod warmup;
 pub use error::BenchError;
 pub use plan::{BenchPlan, BenchSet, SmokePlan, SoakPlan};
 pub use runner::run_benches;
-pub use schema::BenchReport;
+
 pub use soak::{rerender, run_soak};
 pub use soak_report::SoakReport;

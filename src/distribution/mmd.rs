@@ -106,6 +106,7 @@ pub fn pairs_per_permutation(a: usize, b: usize) -> u64 {
 }
 
 /// Test every prompt and the pool, permuting the labels within each prompt.
+#[cfg(test)]
 pub fn test(samples: &[Samples], settings: Settings) -> Pooled {
     test_telling(samples, settings, &mut |_| {})
 }

@@ -8,11 +8,13 @@ use super::escape::{anchor, esc};
 use super::{Align, Block, Figure, Fold, Inline, Line, Part, Style, Table};
 
 /// The document as an HTML fragment (the page around it is the caller's).
+#[cfg(test)]
 pub fn to_html(blocks: &[Block]) -> String {
     super::written(|out| write_html(out, blocks))
 }
 
 /// The blocks as HTML, streamed into `out` as they are written.
+#[cfg(test)]
 fn write_html(out: &mut dyn std::io::Write, blocks: &[Block]) -> std::io::Result<()> {
     let mut writer = HtmlWriter::new(out);
     writer.write(blocks);

@@ -14,7 +14,9 @@ mod template;
 mod terminal;
 
 pub use chart::{fmt_num, fmt_signed, quartiles};
-pub use html::{html_text, to_html, HtmlWriter};
+#[cfg(test)]
+pub use html::to_html;
+pub use html::{html_text, HtmlWriter};
 pub use markdown::{to_markdown, MarkdownWriter};
 pub use template::t;
 pub use terminal::{tables_for_terminal, terminal_width};

@@ -10,6 +10,6 @@ mod secret;
 pub use client::{Client, ClientOptions, EndpointSpec, Exchange, ModelsInfo};
 pub(crate) use logprobs::{logprob_value, short, sort_best_first};
 pub use logprobs::{parse_logprobs, LogprobToken};
-pub use response::{parse_completion, Completion, Failure, FailureKind, Text, ToolCall, Usage};
+pub use response::{parse_completion, Completion, Failure, FailureKind, Text, ToolCall};
 pub use retry::RetryPolicy;
 pub use secret::{shown_var_name, ApiKey};

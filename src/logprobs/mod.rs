@@ -23,5 +23,4 @@ pub mod report;
 pub mod run;
 pub mod template;
 
-pub use near_tie::{classify, DivergenceClass, Side, NEAR_TIE_GAP};
-pub use run::{folder, run, Evidence, LogprobsSettings, EVIDENCE_JSON, EVIDENCE_MD};
+pub use run::{folder, run, LogprobsSettings, EVIDENCE_JSON, EVIDENCE_MD};

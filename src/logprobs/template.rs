@@ -2,7 +2,7 @@
 //! Jinja template (a `.jinja` file, or the `chat_template` of a `tokenizer_config.json`), run by
 //! minijinja with Python string methods and a fuel limit, since a template is user input.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{anyhow, Context};
 use minijinja::{context, Environment, Error, ErrorKind, Value};
@@ -20,8 +20,6 @@ pub struct ChatTemplate {
     pub source: String,
     pub bos_token: String,
     pub eos_token: String,
-    /// Where it was read from (for messages).
-    pub origin: PathBuf,
 }
 
 /// A special token as `tokenizer_config.json` spells it: a string, or `{"content": ...}`.
@@ -49,7 +47,6 @@ impl ChatTemplate {
                 source: g.template,
                 bos_token: g.bos_token,
                 eos_token: g.eos_token,
-                origin: path.to_path_buf(),
             }
         } else {
             let text = std::fs::read_to_string(path)
@@ -68,13 +65,11 @@ impl ChatTemplate {
     }
 
     fn parse(text: &str, path: &Path) -> anyhow::Result<ChatTemplate> {
-        let origin = path.to_path_buf();
         if !text.trim_start().starts_with('{') || text.trim_start().starts_with("{%") {
             return Ok(ChatTemplate {
                 source: text.to_string(),
                 bos_token: String::new(),
                 eos_token: String::new(),
-                origin,
             });
         }
         let json: Json = serde_json::from_str(text).with_context(|| {
@@ -109,7 +104,6 @@ impl ChatTemplate {
             source,
             bos_token: token(json.get("bos_token")),
             eos_token: token(json.get("eos_token")),
-            origin,
         })
     }
 

@@ -36,11 +36,13 @@ fn write_json(out: &mut dyn Write, results: &Results) -> std::io::Result<()> {
 }
 
 /// report.md, as [`write_rendered`] writes it.
+#[cfg(test)]
 pub fn render_report(results: &Results) -> String {
     crate::doc::written(|out| write_markdown(out, results))
 }
 
 /// report.html, as [`write_rendered`] writes it.
+#[cfg(test)]
 pub fn render_html(results: &Results) -> String {
     crate::doc::written(|out| write_html_page(out, results))
 }

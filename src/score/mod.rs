@@ -31,10 +31,8 @@ use crate::text::clip;
 pub use checks::TextChecks;
 pub use choice::Options;
 pub use cut_off::cut_off;
-pub use detail::{Check, Detail, JsonFound, JsonPlace, Tests};
+pub use detail::{Detail, JsonFound, JsonPlace, Tests};
 pub use json::JsonType;
-pub use language::Language;
-pub use numtoken::Value;
 pub use tool_call::{ExpectedCall, ToolCallFound};
 
 /// How a prompt's answer is scored, as written in the catalogue (`score = { type = "...", ... }`).

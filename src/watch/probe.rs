@@ -26,16 +26,6 @@ pub enum Role {
     Stable,
 }
 
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Graded => "graded",
-            Role::Border => "border",
-            Role::Stable => "stable",
-        }
-    }
-}
-
 /// The probe: prompt ids in the baseline's order, each with why it was chosen.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Probe {
