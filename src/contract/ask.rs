@@ -84,6 +84,10 @@ impl<'a> Asker<'a> {
         let reply = self.reply(ex);
         let stream = sse::read(&reply.body).map(|mut s| {
             s.text = self.client.redact(&s.text);
+            for call in &mut s.tool_calls {
+                call.name = self.client.redact(&call.name);
+                call.arguments = self.client.redact(&call.arguments);
+            }
             s
         });
         (reply, stream)

@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::ask::{Asker, Reply};
+use super::sse::Stream;
 use super::{ProbeResult, Status};
 use crate::endpoint::parse_logprobs;
 use crate::text::clip;
@@ -72,6 +73,14 @@ pub const PROBES: &[(&str, &str)] = &[
         "a reply with a tool call has finish_reason `tool_calls`",
     ),
     (
+        "stream_tool_call",
+        "stream: true streams the call and finish_reason of stream: false (function named)",
+    ),
+    (
+        "tool_call_cut_off",
+        "a call cut by max_tokens says length, streamed as not, with no raw call markup as text",
+    ),
+    (
         "invalid_tool_arguments",
         "invalid JSON tool arguments in the request get a 4xx, not a 5xx",
     ),
@@ -86,6 +95,8 @@ const COUNT: &str = "Count from 1 to 30, separated by commas.";
 const POEM: &str = "Write one line of poetry about the sea.";
 const SUM: &str = "What is 2 + 3? Reply with the number only.";
 const WEATHER: &str = "What is the weather in Paris right now?";
+/// The budget that cuts the forced call of [`WEATHER`] short: `{"city": "Paris"}` alone is more.
+const CUT_CALL: u32 = 4;
 
 /// Run every probe against one endpoint's model.
 pub async fn run(ask: &Asker<'_>) -> Vec<ProbeResult> {
@@ -107,7 +118,11 @@ pub async fn run(ask: &Asker<'_>) -> Vec<ProbeResult> {
     let top_p = json!({"temperature": 1.0, "top_p": 1e-6});
     out.push(same_as_greedy("top_p_greedy", ask, &greedy, top_p).await);
     out.push(no_reasoning_only(ask).await);
-    out.extend(tool_call(ask).await);
+    let required = json!({"tools": weather_tools(), "tool_choice": "required"});
+    let called = ask.send(&ask.body(WEATHER, 256, required)).await;
+    out.extend(tool_call(&called));
+    out.push(stream_tool_call(ask).await);
+    out.push(tool_call_cut_off(ask).await);
     out.push(invalid_tool_arguments(ask).await);
     out
 }
@@ -529,11 +544,10 @@ fn weather_tools() -> Value {
 }
 
 /// `tool_choice: required` must return a call, and a reply with a call must say `tool_calls`.
-async fn tool_call(ask: &Asker<'_>) -> [ProbeResult; 2] {
+/// The reply to the weather question with `tool_choice: required`: a call, and its finish reason.
+fn tool_call(r: &Reply) -> [ProbeResult; 2] {
     const CALL: &str = "tool_choice_required";
     const FINISH: &str = "tool_call_finish_reason";
-    let extra = json!({"tools": weather_tools(), "tool_choice": "required"});
-    let r = ask.send(&ask.body(WEATHER, 256, extra)).await;
     if let Some(bad) = r.unusable(CALL) {
         let finish = ProbeResult {
             probe: FINISH,
@@ -559,10 +573,9 @@ async fn tool_call(ask: &Asker<'_>) -> [ProbeResult; 2] {
             unsupported(FINISH, "no call was made to check"),
         ];
     };
-    let called = format!(
-        "{}({})",
+    let called = call_text(
         first.name.as_deref().unwrap_or("?"),
-        clip(first.arguments.as_deref().unwrap_or(""), 60)
+        first.arguments.as_deref().unwrap_or(""),
     );
     let finish = match r.finish_reason() {
         Some("tool_calls") => pass(FINISH, format!("tool_calls with {called}")),
@@ -572,6 +585,245 @@ async fn tool_call(ask: &Asker<'_>) -> [ProbeResult; 2] {
         ),
     };
     [pass(CALL, format!("called {called}")), finish]
+}
+
+/// A call as the evidence quotes it: `get_weather({"city": "Paris"})`, its arguments clipped.
+fn call_text(name: &str, arguments: &str) -> String {
+    format!("{}({})", clip(name, 40), clip(arguments, 60))
+}
+
+/// Why a streamed call's name is not the one sent whole, when the stream sent the whole name in
+/// every delta: the API sends a name once, in the call's first delta, and clients join the pieces.
+fn repeated_name(streamed: &[(String, String)], unstreamed: &[(String, String)]) -> Option<String> {
+    streamed
+        .iter()
+        .zip(unstreamed)
+        .find_map(|((got, _), (name, _))| {
+            let times = got.len().checked_div(name.len())?;
+            (times > 1 && *got == name.repeat(times)).then(|| {
+                format!(
+                "; the stream sent the name `{name}` whole in {times} deltas, where the API sends \
+                 it once: a client that joins the pieces reads `{}`",
+                clip(got, 40)
+            )
+            })
+        })
+}
+
+/// A reply's calls as (name, arguments) text.
+fn calls_of(r: &Reply) -> Vec<(String, String)> {
+    let calls = r.completion.as_ref().map(|c| c.tool_calls.as_slice());
+    calls
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            let part = |s: &Option<String>| s.clone().unwrap_or_default();
+            (part(&c.name), part(&c.arguments))
+        })
+        .collect()
+}
+
+fn streamed_calls(s: &Stream) -> Vec<(String, String)> {
+    let calls = s.tool_calls.iter();
+    calls
+        .map(|c| (c.name.clone(), c.arguments.clone()))
+        .collect()
+}
+
+/// Two call lists are the same call for call: names equal, arguments equal as JSON when both
+/// parse (`{"a":1}` and `{"a": 1}` are one call), else as text.
+fn same_calls(a: &[(String, String)], b: &[(String, String)]) -> bool {
+    let same_arguments = |x: &str, y: &str| match (
+        serde_json::from_str::<Value>(x),
+        serde_json::from_str::<Value>(y),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => x.trim() == y.trim(),
+    };
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((n1, a1), (n2, a2))| n1 == n2 && same_arguments(a1, a2))
+}
+
+/// `get_weather({...})`, each call; `no call` when there is none.
+fn calls_text(calls: &[(String, String)]) -> String {
+    if calls.is_empty() {
+        return "no call".into();
+    }
+    let each: Vec<String> = calls.iter().map(|(n, a)| call_text(n, a)).collect();
+    each.join(", ")
+}
+
+/// The weather question with `get_weather` named in `tool_choice` (more servers force a named
+/// function than take `required`), streamed and not: the assembled call and the finish reason
+/// must be those of the reply sent whole (a stream that ended with `stop` after the call while
+/// the reply said `tool_calls` is a reported bug of 2026, python-genai#2868).
+async fn stream_tool_call(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "stream_tool_call";
+    let body = ask.body(WEATHER, 256, named_call());
+    let r = ask.send(&body).await;
+    if let Some(bad) = r.unusable(P) {
+        return bad;
+    }
+    let unstreamed = calls_of(&r);
+    if unstreamed.is_empty() {
+        return unsupported(
+            P,
+            format!(
+                "no call though the function was named; text {}",
+                quote(r.text())
+            ),
+        );
+    }
+    let (sr, stream) = ask.stream(&streamed(body)).await;
+    let s = match stream_of(P, &sr, stream) {
+        Ok(s) => s,
+        Err(bad) => return bad,
+    };
+    let calls = streamed_calls(&s);
+    let finish = (s.finish_reason.as_deref(), r.finish_reason());
+    if same_calls(&calls, &unstreamed) && finish.0 == finish.1 {
+        return pass(
+            P,
+            format!(
+                "both {}, finish_reason {}",
+                calls_text(&calls),
+                plain(finish.0)
+            ),
+        );
+    }
+    fail(
+        P,
+        format!(
+            "streamed {}, finish_reason {} (text {}); not streamed {}, finish_reason {}{}",
+            calls_text(&calls),
+            plain(finish.0),
+            quote(&s.text),
+            calls_text(&unstreamed),
+            plain(finish.1),
+            repeated_name(&calls, &unstreamed).unwrap_or_default()
+        ),
+    )
+}
+
+/// `tools` with `get_weather` forced by name.
+fn named_call() -> Value {
+    json!({"tools": weather_tools(),
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})
+}
+
+/// The event stream of a streamed probe request, or the probe's verdict when the request failed
+/// or was answered without one.
+fn stream_of(
+    probe: &'static str,
+    r: &Reply,
+    stream: Option<Stream>,
+) -> Result<Stream, ProbeResult> {
+    if let Some(bad) = r.refused(probe) {
+        return Err(bad);
+    }
+    stream.ok_or_else(|| {
+        fail(
+            probe,
+            format!("answered without an event stream: {}", quote(&r.body)),
+        )
+    })
+}
+
+/// Markup of a chat template's tool call that belongs in `tool_calls`, never in `content`.
+const CALL_MARKUP: &[&str] = &[
+    "<tool_call>",
+    "<|tool_call",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<function=",
+    "<｜tool▁call",
+];
+
+/// The named call at a budget that cuts it ([`CUT_CALL`] tokens), streamed and not: each must
+/// say `finish_reason: length` (a cut call that says `tool_calls` hands the client arguments
+/// that are not JSON as if complete), both must agree (text, calls, finish reason), and neither
+/// may return the call's raw markup as text (vllm#47903: a cut call differed between the two and
+/// leaked `<tool_call>` into content).
+async fn tool_call_cut_off(ask: &Asker<'_>) -> ProbeResult {
+    const P: &str = "tool_call_cut_off";
+    let body = ask.body(WEATHER, CUT_CALL, named_call());
+    let r = ask.send(&body).await;
+    if let Some(bad) = r.unusable(P) {
+        return bad;
+    }
+    let calls = calls_of(&r);
+    let leaked = |text: &str| CALL_MARKUP.iter().find(|m| text.contains(**m)).copied();
+    if calls.is_empty() && leaked(r.text()).is_none() {
+        return unsupported(
+            P,
+            format!(
+                "no call at max_tokens {CUT_CALL} though the function was named; text {}",
+                quote(r.text())
+            ),
+        );
+    }
+    let parses = |a: &str| serde_json::from_str::<Value>(a).is_ok();
+    let reached = r.usage().1.is_some_and(|n| n >= u64::from(CUT_CALL));
+    if !reached && calls.iter().all(|(_, a)| parses(a)) {
+        return unsupported(
+            P,
+            format!(
+                "the call fit in max_tokens {CUT_CALL}: {}",
+                calls_text(&calls)
+            ),
+        );
+    }
+    let (sr, stream) = ask.stream(&streamed(body)).await;
+    let s = match stream_of(P, &sr, stream) {
+        Ok(s) => s,
+        Err(bad) => return bad,
+    };
+    let streamed = streamed_calls(&s);
+    let side = |text: &str, calls: &[(String, String)], finish: Option<&str>| {
+        format!(
+            "{}, text {}, finish_reason {}",
+            calls_text(calls),
+            quote(text),
+            plain(finish)
+        )
+    };
+    let unstreamed = side(r.text(), &calls, r.finish_reason());
+    let stream_side = side(&s.text, &streamed, s.finish_reason.as_deref());
+    let same = r.text() == s.text
+        && same_calls(&calls, &streamed)
+        && r.finish_reason() == s.finish_reason.as_deref();
+    let mut faults = Vec::new();
+    if !same {
+        faults.push(format!(
+            "streamed {stream_side}; not streamed {unstreamed}{}",
+            repeated_name(&streamed, &calls).unwrap_or_default()
+        ));
+    }
+    if let Some(m) = leaked(r.text()).or(leaked(&s.text)) {
+        faults.push(format!("raw call markup `{m}` in the text"));
+    }
+    if r.finish_reason() != Some("length") || s.finish_reason.as_deref() != Some("length") {
+        faults.push(format!(
+            "cut at max_tokens {CUT_CALL} but finish_reason {}, not length",
+            plain(r.finish_reason().or(s.finish_reason.as_deref()))
+        ));
+    }
+    if faults.is_empty() {
+        pass(P, format!("both at max_tokens {CUT_CALL}: {unstreamed}"))
+    } else if same {
+        fail(P, format!("{}: both {unstreamed}", faults.join("; ")))
+    } else {
+        fail(P, faults.join("; "))
+    }
+}
+
+/// `body` with `stream: true` and the usage chunk asked for.
+fn streamed(mut body: Value) -> Value {
+    body["stream"] = true.into();
+    body["stream_options"] = json!({"include_usage": true});
+    body
 }
 
 /// A tool-result exchange whose call carries `arguments`.
@@ -642,5 +894,25 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), PROBES.len());
+    }
+
+    #[test]
+    fn a_name_sent_whole_in_every_delta_is_told_apart_from_another_name() {
+        let call = |name: &str| vec![(name.to_string(), "{}".to_string())];
+        let told = repeated_name(
+            &call("get_weatherget_weatherget_weather"),
+            &call("get_weather"),
+        );
+        assert!(told
+            .unwrap()
+            .contains("the name `get_weather` whole in 3 deltas"),);
+        for other in ["get_weather", "get_time", "get_weatherget_", ""] {
+            assert_eq!(
+                repeated_name(&call(other), &call("get_weather")),
+                None,
+                "{other}"
+            );
+        }
+        assert_eq!(repeated_name(&call("x"), &call("")), None);
     }
 }

@@ -19,6 +19,72 @@ enum Fault {
     OverMax,
     /// Greedy whatever the sampling asked (`transformers serve` with continuous batching).
     IgnoresTemperature,
+    /// A streamed call ends with `finish_reason: stop` (python-genai#2868).
+    StreamCallStops,
+    /// A cut call comes back as raw `<tool_call>` text without streaming and as a partial call
+    /// streamed (vllm#47903).
+    CutCallLeaks,
+    /// A cut call says `finish_reason: tool_calls`, streamed and not (llama-cpp-python 0.3.36
+    /// with `chatml-function-calling`).
+    CutCallSaysToolCalls,
+}
+
+/// The fake's forced call, cut to `max_tokens` characters of its arguments when they do not fit
+/// (the fake counts a character a token here): the arguments and the finish reason.
+fn forced_call(body: &Value) -> (String, &'static str) {
+    let arguments = "{\"city\": \"Paris\"}";
+    let cap = body["max_tokens"].as_u64().unwrap_or(1000) as usize;
+    if arguments.len() > cap {
+        (arguments[..cap].to_string(), "length")
+    } else {
+        (arguments.to_string(), "tool_calls")
+    }
+}
+
+/// The forced call as the fake answers it: one JSON reply, or a stream of the name then the
+/// arguments in two pieces, its finish reason last.
+fn tool_reply(body: &Value, fault: Fault, usage: &dyn Fn(u64) -> Value) -> Reply {
+    let (arguments, finish) = forced_call(body);
+    let finish = match (fault, finish) {
+        (Fault::CutCallSaysToolCalls, "length") => "tool_calls",
+        _ => finish,
+    };
+    let tokens = arguments.len() as u64;
+    if body["stream"] != true {
+        if fault == Fault::CutCallLeaks && finish == "length" {
+            let raw =
+                format!("<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {arguments}");
+            return Reply::json(
+                200,
+                json!({"model": "m", "choices": [{"index": 0, "finish_reason": finish,
+                    "message": {"role": "assistant", "content": raw}}], "usage": usage(tokens)}),
+            );
+        }
+        let call = json!({"id": "call_9", "type": "function",
+            "function": {"name": "get_weather", "arguments": arguments}});
+        return Reply::json(
+            200,
+            json!({"model": "m", "choices": [{"index": 0, "finish_reason": finish,
+                "message": {"role": "assistant", "content": null, "tool_calls": [call]}}],
+                "usage": usage(tokens)}),
+        );
+    }
+    let (head, tail) = arguments.split_at(arguments.len() / 2);
+    let delta = |function: Value| json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": function}]}}]});
+    let finish = match (fault, finish) {
+        (Fault::StreamCallStops, "tool_calls") => "stop",
+        _ => finish,
+    };
+    let events = [
+        delta(json!({"name": "get_weather", "arguments": ""})),
+        delta(json!({"arguments": head})),
+        delta(json!({"arguments": tail})),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+        json!({"choices": [], "usage": usage(tokens)}),
+    ];
+    let mut sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    sse.push_str("data: [DONE]\n\n");
+    Reply::text(200, &sse)
 }
 
 /// The greedy reply of the fake model to any question: 40 words.
@@ -95,15 +161,8 @@ fn model(req: &Incoming, fault: Fault) -> Reply {
     }
     let prompt = coherence_testkit::prompt_tokens(body);
     let usage = |c: u64| json!({"prompt_tokens": prompt, "completion_tokens": c, "total_tokens": prompt + c});
-    if body["tool_choice"] == "required" {
-        let call = json!({"id": "call_9", "type": "function",
-            "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}});
-        return Reply::json(
-            200,
-            json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls",
-                "message": {"role": "assistant", "content": null, "tool_calls": [call]}}],
-                "usage": usage(9)}),
-        );
+    if body["tool_choice"] == "required" || body["tool_choice"]["type"] == "function" {
+        return tool_reply(body, fault, &usage);
     }
     let (text, tokens, finish) = generate(body, fault);
     if body["stream"] == true {
@@ -187,7 +246,7 @@ fn a_server_that_keeps_every_promise_passes_every_probe() {
     let out = contract(&[("clean", s.url())], &["--json"]);
     assert_eq!(exit_code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let got = statuses(&out, 0);
-    assert_eq!(got.len(), 17, "{got:?}");
+    assert_eq!(got.len(), 19, "{got:?}");
     for (probe, status) in &got {
         assert_eq!(status, "pass", "{probe}: {}", stdout(&out));
     }
@@ -198,6 +257,8 @@ fn a_server_that_keeps_every_promise_passes_every_probe() {
         .filter_map(|r| r.body.get("stop").cloned())
         .collect();
     assert_eq!(stops, vec![json!(["w16"])]);
+    // Of the 24 at most: the temperature probe's first sample at temperature 1 differed.
+    assert_eq!(s.completion_requests().len(), 21);
 }
 
 #[test]
@@ -216,6 +277,41 @@ fn a_server_that_ignores_temperature_fails_that_probe_alone() {
         text.contains("4 replies at temperature 1 were all the temperature-0 text"),
         "{text}"
     );
+}
+
+/// The two tool-call bugs users reported in 2026 where streaming meets tool calls: each fails its
+/// probe alone, quoting both sides.
+#[test]
+fn a_stream_that_says_stop_after_a_call_and_a_cut_call_that_leaks_fail_their_probes() {
+    let stops = FakeServer::start("m", |r| model(r, Fault::StreamCallStops));
+    let leaks = FakeServer::start("m", |r| model(r, Fault::CutCallLeaks));
+    let says = FakeServer::start("m", |r| model(r, Fault::CutCallSaysToolCalls));
+    let urls = [
+        ("stops", stops.url()),
+        ("leaks", leaks.url()),
+        ("says", says.url()),
+    ];
+    let json = contract(&urls, &["--json"]);
+    assert_eq!(exit_code(&json), 1, "{}{}", stdout(&json), stderr(&json));
+    let failed = |i| -> Vec<String> {
+        statuses(&json, i)
+            .into_iter()
+            .filter(|(_, s)| s != "pass")
+            .map(|(p, s)| format!("{p} {s}"))
+            .collect()
+    };
+    // The cut call stops at `length` streamed too, so the stream probe reads only the other.
+    assert_eq!(failed(0), ["stream_tool_call fail"]);
+    assert_eq!(failed(1), ["tool_call_cut_off fail"]);
+    assert_eq!(failed(2), ["tool_call_cut_off fail"]);
+    let text = stdout(&contract(&urls, &[]));
+    for expected in [
+        "FAIL stream_tool_call: streamed get_weather({\"city\": \"Paris\"}), finish_reason stop (text ``); not streamed get_weather({\"city\": \"Paris\"}), finish_reason tool_calls",
+        "FAIL tool_call_cut_off: streamed get_weather({\"ci), text ``, finish_reason length; not streamed no call, text `<tool_call> {\"name\": \"get_weather\", \"arguments\": {\"ci`, finish_reason length; raw call markup `<tool_call>` in the text",
+        "FAIL tool_call_cut_off: cut at max_tokens 4 but finish_reason tool_calls, not length: both get_weather({\"ci), text ``, finish_reason tool_calls",
+    ] {
+        assert!(text.contains(expected), "{expected}\n{text}");
+    }
 }
 
 #[test]
@@ -334,14 +430,16 @@ fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
     let out = contract(&[("s", s.url())], &["--json", "--timeout", "2"]);
     let took = started.elapsed();
     assert_eq!(exit_code(&out), 1, "{}{}", stdout(&out), stderr(&out));
-    // One attempt of 2 s, not the 4 of --retries 3.
-    assert!(took.as_secs_f64() < 6.0, "{took:?}");
+    // Three streamed requests, each one attempt of 2 s, not the 4 of --retries 3.
+    assert!(took.as_secs_f64() < 8.0, "{took:?}");
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let probes = v["endpoints"][0]["probes"].as_array().unwrap();
     for name in [
         "stream_same_text",
         "stream_prompt_tokens",
         "stream_usage_chunk",
+        "stream_tool_call",
+        "tool_call_cut_off",
     ] {
         let p = probes.iter().find(|p| p["probe"] == name).unwrap();
         assert_eq!(p["status"], "fail", "{p}");
@@ -358,7 +456,7 @@ fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
         .iter()
         .filter(|r| r.body["stream"] == true)
         .count();
-    assert_eq!(streams, 1, "a stream that did not end is not sent again");
+    assert_eq!(streams, 3, "a stream that did not end is not sent again");
 }
 
 #[test]
