@@ -16,6 +16,10 @@ pub const PROBES: &[(&str, &str)] = &[
         "usage.total_tokens = prompt_tokens + completion_tokens",
     ),
     (
+        "usage_plausible",
+        "no more completion tokens than bytes delivered (text, reasoning, calls), plus 8",
+    ),
+    (
         "max_tokens_honoured",
         "never more completion tokens than max_tokens",
     ),
@@ -104,6 +108,7 @@ pub async fn run(ask: &Asker<'_>) -> Vec<ProbeResult> {
     let short = ask.send(&ask.body(SHORT, SHORT_BUDGET, json!({}))).await;
     out.push(usage_arithmetic(&short));
     let long = ask.send(&ask.body(LONG, CAP, json!({}))).await;
+    out.push(usage_plausible(&short, &long));
     out.push(max_tokens_honoured(&long));
     out.push(finish_reason_length(&short, &long));
     out.push(stop_honoured(ask).await);
@@ -169,6 +174,50 @@ fn usage_arithmetic(r: &Reply) -> ProbeResult {
                 plain(t)
             ),
         ),
+    }
+}
+
+/// Tokens a reply may count beyond the bytes it delivers: an end-of-turn token, call markup a
+/// template strips.
+const UNSEEN_TOKENS: u64 = 8;
+
+/// The completion tokens each reply counts against what it delivered: every token but a few
+/// ([`UNSEEN_TOKENS`]) carries at least a byte of text, reasoning or call, so more is a count of
+/// tokens nobody received (opencode#43379: 859 counted, about 8 delivered).
+fn usage_plausible(short: &Reply, long: &Reply) -> ProbeResult {
+    const P: &str = "usage_plausible";
+    let counted: Vec<(&str, u64, usize)> = [("short", short), ("long", long)]
+        .into_iter()
+        .filter_map(|(name, r)| {
+            let c = r.completion.as_ref()?;
+            let text = |t: &Option<crate::endpoint::Text>| t.as_deref().map_or(0, str::len);
+            let part = |t: &Option<String>| t.as_deref().map_or(0, str::len);
+            let calls = c.tool_calls.iter();
+            let calls: usize = calls.map(|t| part(&t.name) + part(&t.arguments)).sum();
+            let delivered = text(&c.content) + text(&c.reasoning) + calls;
+            Some((name, c.usage.as_ref()?.completion_tokens?, delivered))
+        })
+        .collect();
+    if counted.is_empty() {
+        return short
+            .unusable(P)
+            .unwrap_or_else(|| unsupported(P, "no usage.completion_tokens to check"));
+    }
+    let each: Vec<String> = counted
+        .iter()
+        .map(|(name, tokens, bytes)| format!("{tokens} for {bytes} bytes ({name})"))
+        .collect();
+    let each = format!("completion_tokens {}", each.join(", "));
+    if counted
+        .iter()
+        .any(|(_, tokens, bytes)| *tokens > *bytes as u64 + UNSEEN_TOKENS)
+    {
+        fail(
+            P,
+            format!("{each} delivered: more tokens counted than were sent back"),
+        )
+    } else {
+        pass(P, format!("{each} delivered"))
     }
 }
 

@@ -27,6 +27,9 @@ enum Fault {
     /// A cut call says `finish_reason: tool_calls`, streamed and not (llama-cpp-python 0.3.36
     /// with `chatml-function-calling`).
     CutCallSaysToolCalls,
+    /// A reply that stops on its own delivers its first two words and counts every token
+    /// (opencode#43379).
+    CountsUnsent,
 }
 
 /// The fake's forced call, cut to `max_tokens` characters of its arguments when they do not fit
@@ -131,6 +134,9 @@ fn generate(body: &Value, fault: Fault) -> (String, u64, &'static str) {
         }
     }
     let mut tokens = text.split_whitespace().count() as u64;
+    if fault == Fault::CountsUnsent && finish == "stop" {
+        text = text.split(' ').take(2).collect::<Vec<_>>().join(" ");
+    }
     if fault == Fault::LengthShort && finish == "length" {
         tokens -= 1;
     }
@@ -246,7 +252,7 @@ fn a_server_that_keeps_every_promise_passes_every_probe() {
     let out = contract(&[("clean", s.url())], &["--json"]);
     assert_eq!(exit_code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let got = statuses(&out, 0);
-    assert_eq!(got.len(), 19, "{got:?}");
+    assert_eq!(got.len(), 20, "{got:?}");
     for (probe, status) in &got {
         assert_eq!(status, "pass", "{probe}: {}", stdout(&out));
     }
@@ -312,6 +318,25 @@ fn a_stream_that_says_stop_after_a_call_and_a_cut_call_that_leaks_fail_their_pro
     ] {
         assert!(text.contains(expected), "{expected}\n{text}");
     }
+}
+
+/// A server that counts tokens it never sent back fails `usage_plausible`, the evidence giving
+/// the count against the bytes delivered.
+#[test]
+fn a_server_that_counts_tokens_it_did_not_send_fails_usage_plausible() {
+    let s = FakeServer::start("m", |r| model(r, Fault::CountsUnsent));
+    let json = contract(&[("counts", s.url())], &["--json"]);
+    let failed: Vec<String> = statuses(&json, 0)
+        .into_iter()
+        .filter(|(_, s)| s != "pass")
+        .map(|(p, s)| format!("{p} {s}"))
+        .collect();
+    assert_eq!(failed, ["usage_plausible fail"], "{}", stdout(&json));
+    let text = stdout(&contract(&[("counts", s.url())], &[]));
+    assert!(
+        text.contains("FAIL usage_plausible: completion_tokens 40 for 5 bytes (short), 16 for 54 bytes (long) delivered: more tokens counted than were sent back"),
+        "{text}"
+    );
 }
 
 #[test]

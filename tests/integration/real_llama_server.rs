@@ -333,7 +333,7 @@ fn real_llama_server_contract_probes_all_report_with_evidence() {
         )
     });
     let probes = report["endpoints"][0]["probes"].as_array().unwrap();
-    assert_eq!(probes.len(), 19, "{report}");
+    assert_eq!(probes.len(), 20, "{report}");
     let mut failed = false;
     for p in probes {
         let status = p["status"].as_str().unwrap();
