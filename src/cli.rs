@@ -679,6 +679,12 @@ pub struct WatchArgs {
     /// Requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
     pub concurrency: usize,
+    /// After a check that is flagged or incomplete, run CMD through `sh -c` with the check as
+    /// one JSON object on its stdin and COHERENCE_WATCH, COHERENCE_STATUS, COHERENCE_RUN_DIR and
+    /// COHERENCE_REPORT set (e.g. a curl to a webhook). Its output goes to stderr; a failure or
+    /// a run over 60 s is warned about, never fatal.
+    #[arg(long, value_name = "CMD")]
+    pub on_alert: Option<String>,
     #[command(flatten)]
     pub client: ClientArgs,
     /// Print each check as one JSON object per line.

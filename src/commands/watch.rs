@@ -23,6 +23,7 @@ use crate::error::{CliError, Exit, UsageContext};
 use crate::history::{default_db, Check, CheckStatus, History};
 use crate::probes::LoadPlan;
 use crate::run::RunPlan;
+use crate::watch::alert::{alerts, run_alert, ALERT_TIMEOUT};
 use crate::watch::probe::{self, Probe, Role};
 use crate::watch::share::substituted;
 
@@ -66,6 +67,11 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
             .insert(&check)
             .map_err(|e| CliError::incomplete(anyhow!("{}: {e:#}", db.display())))?;
         print_check(&check, args.json)?;
+        if let Some(command) = args.on_alert.as_deref().filter(|_| alerts(&check)) {
+            if let Err(e) = run_alert(command, &check, ALERT_TIMEOUT) {
+                eprintln!("warning: --on-alert: {e:#}");
+            }
+        }
         if let Some(keep) = args.keep_runs {
             remove_old_runs(&history, &args.name, &check_root(&db, &args.name), keep);
         }

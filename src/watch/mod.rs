@@ -2,5 +2,6 @@
 //! small probe chosen for sensitivity, a substituted share per check, and every check kept in
 //! the history (`crate::history`).
 
+pub mod alert;
 pub mod probe;
 pub mod share;

@@ -471,3 +471,40 @@ fn an_unreachable_endpoint_is_an_incomplete_check_and_the_watch_goes_on() {
         assert_eq!(c["substituted_share"], Value::Null);
     }
 }
+
+/// `--on-alert CMD` runs after a flagged check, never after an unchanged one, with the check on
+/// its stdin; a failing command is a warning, and the check's exit code stands.
+#[test]
+fn on_alert_runs_the_command_after_a_flagged_check_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mode = Arc::new(AtomicU8::new(SAME));
+    let server = model_server(mode.clone());
+    let base = baseline(dir.path(), &server, 30);
+    let alert = dir.path().join("alert.json");
+    let command = format!("cat >> '{}'; exit 4", alert.display());
+    let on_alert = ["--probe", "20", "--on-alert", &command];
+    let (code, check, out) = check_once(dir.path(), &base, &server, &on_alert);
+    assert_eq!(
+        (code, &check["status"]),
+        (0, &json!("unchanged")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!alert.exists(), "no alert after an unchanged check");
+
+    mode.store(PERTURBED, Ordering::SeqCst);
+    let (code, check, out) = check_once(dir.path(), &base, &server, &on_alert);
+    assert_eq!(
+        (code, &check["status"]),
+        (1, &json!("flagged")),
+        "{}",
+        stderr(&out)
+    );
+    let told: Value = serde_json::from_str(&std::fs::read_to_string(&alert).unwrap()).unwrap();
+    assert_eq!(told, check, "the command read the check the watch printed");
+    assert!(
+        stderr(&out).contains("warning: --on-alert: exited with 4"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,126 @@
+//! `watch --on-alert CMD`: the user's command, run through `sh -c` after a check that is not
+//! `unchanged`, with the check as one JSON object on its standard input.
+
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+
+use crate::history::{Check, CheckStatus};
+
+/// How long the command may run before it is killed: a hung webhook must not stall the watch.
+pub const ALERT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Whether a check calls for the alert: flagged or incomplete.
+pub fn alerts(check: &Check) -> bool {
+    check.status != CheckStatus::Unchanged
+}
+
+/// Run `command` for `check`: the check as JSON on its stdin, its stdout and stderr on the
+/// watch's stderr (the watch's stdout stays one line, or one JSON object, per check), and
+/// `COHERENCE_WATCH`, `COHERENCE_STATUS`, `COHERENCE_RUN_DIR` and `COHERENCE_REPORT` set.
+/// An exit other than 0, a command that cannot start, or one killed after `timeout` is an
+/// error that says which; the caller warns and the watch goes on.
+pub fn run_alert(command: &str, check: &Check, timeout: Duration) -> anyhow::Result<()> {
+    let json = serde_json::to_string(check)?;
+    let to_stderr = || -> anyhow::Result<Stdio> {
+        Ok(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
+    };
+    let report = std::path::Path::new(&check.run_dir).join("report.html");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .env("COHERENCE_WATCH", &check.name)
+        .env("COHERENCE_STATUS", check.status.as_str())
+        .env("COHERENCE_RUN_DIR", &check.run_dir)
+        .env("COHERENCE_REPORT", report)
+        .stdin(Stdio::piped())
+        .stdout(to_stderr()?)
+        .stderr(to_stderr()?)
+        .spawn()
+        .context("cannot start `sh`")?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read its input closes the pipe: not an error of the alert.
+        let _ = stdin.write_all(json.as_bytes());
+        let _ = stdin.write_all(b"\n");
+    }
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return match status.code() {
+                Some(0) => Ok(()),
+                Some(code) => Err(anyhow!("exited with {code}")),
+                None => Err(anyhow!("ended by a signal ({status})")),
+            };
+        }
+        if started.elapsed() >= timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(anyhow!(
+                "still running after {}s: killed",
+                timeout.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flagged(dir: &std::path::Path) -> Check {
+        Check {
+            run_dir: dir.join("run").display().to_string(),
+            ..Check::sample("prod", "2026-12-03T10:00:00Z")
+        }
+    }
+
+    #[test]
+    fn the_command_reads_the_check_and_its_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("alert.txt");
+        let command = format!(
+            "cat > '{}'; echo \"$COHERENCE_WATCH $COHERENCE_STATUS $COHERENCE_REPORT\" >> '{}'",
+            out.display(),
+            out.display()
+        );
+        let check = flagged(dir.path());
+        run_alert(&command, &check, ALERT_TIMEOUT).unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        let (json, vars) = text.split_once('\n').unwrap();
+        let read: Check = serde_json::from_str(json).unwrap();
+        assert_eq!(read, check);
+        assert_eq!(
+            vars.trim(),
+            format!("prod flagged {}/run/report.html", dir.path().display())
+        );
+    }
+
+    #[test]
+    fn a_failing_or_hanging_command_is_an_error_that_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let check = flagged(dir.path());
+        let e = run_alert("exit 3", &check, ALERT_TIMEOUT).unwrap_err();
+        assert_eq!(e.to_string(), "exited with 3");
+        let started = Instant::now();
+        let e = run_alert("sleep 30", &check, Duration::from_millis(200)).unwrap_err();
+        assert!(e.to_string().contains("killed"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // A command that ignores its input still runs.
+        run_alert("true", &check, ALERT_TIMEOUT).unwrap();
+    }
+
+    #[test]
+    fn only_a_check_that_is_not_unchanged_alerts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut check = flagged(dir.path());
+        assert!(alerts(&check));
+        check.status = CheckStatus::Incomplete;
+        assert!(alerts(&check));
+        check.status = CheckStatus::Unchanged;
+        assert!(!alerts(&check));
+    }
+}
