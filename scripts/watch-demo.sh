@@ -5,7 +5,8 @@
 # then the same server restarted on the same port with a q4_0 KV cache and checked (it must be
 # flagged), then restarted with f16 again and checked (unchanged again). Writes OUT (default
 # runs/example-watch-kv): baseline/, history.sqlite, checks/prod/TIME/ (a run folder per
-# check) and history.html; exits non-zero when a check reads otherwise than it must.
+# check), alerts.jsonl (what `--on-alert` was given: the flagged check alone) and history.html;
+# exits non-zero when a check, or the alerts, read otherwise than they must.
 # Sizes: WATCH_ITEMS generated items in the baseline (default 60), WATCH_PROBE prompts a check
 # (default 50). COHERENCE_BIN: the binary (default target/debug/coherence, built if missing).
 set -euo pipefail
@@ -33,12 +34,13 @@ serve() {
     wait_healthy "kv-$1" "$PORT_A" "${LLAMA_PIDS[-1]}"
 }
 
-# check EXPECTED: one `watch --once`; its status must be EXPECTED.
+# check EXPECTED: one `watch --once`; its status must be EXPECTED. A check that is not unchanged
+# appends itself to alerts.jsonl through `--on-alert`.
 check() {
     local expected=$1 status
     set +e
     "$BIN" watch prod --baseline "$OUT/baseline" --db "$DB" --once --probe "$WATCH_PROBE" \
-        --concurrency 4 --json | tee -a "$OUT/checks.jsonl"
+        --concurrency 4 --json --on-alert "cat >> '$OUT/alerts.jsonl'" | tee -a "$OUT/checks.jsonl"
     set -e
     status=$(tail -n 1 "$OUT/checks.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')
     log "check: $status (expected $expected)"
@@ -63,6 +65,9 @@ check flagged
 stop_llama_pair
 serve f16
 check unchanged
+alerted=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["status"] for l in open(sys.argv[1])))' "$OUT/alerts.jsonl")
+log "alerts: $alerted (expected flagged)"
+[[ $alerted == flagged ]]
 "$BIN" history prod --db "$DB"
 "$BIN" history prod --db "$DB" --html "$OUT/history.html"
 log "watch demo: every check read as it must; $OUT/history.html"
