@@ -11,8 +11,12 @@
 //!
 //! Its 95% interval is Newcombe's hybrid score interval for a difference of paired proportions
 //! (method 10, Stat. Med. 1998): Wilson intervals for the win and loss shares, combined with
-//! the correlation of the two (they exclude each other), clipped to [0, 1]. Its coverage is
-//! checked by simulation below.
+//! the correlation of the two (they exclude each other), clipped to [0, 1]. When the losses
+//! outnumber the wins (the baseline's own repeat strayed more than the endpoint did) the estimate
+//! reads 0 and the interval is taken with the excess losses counted as ties: a share is never
+//! negative, so those losses are the baseline's noise, and left in they would narrow the upper
+//! end below what the wins allow (0 wins and 4 losses in 50 would read [0–0.6%]; the wins alone
+//! allow up to 7%). Widening an interval keeps its coverage, which is checked by simulation below.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +39,10 @@ pub fn substituted(wins: usize, losses: usize, ties: usize) -> Option<Share> {
     if n == 0 {
         return None;
     }
+    let (losses, ties) = match losses.checked_sub(wins) {
+        Some(excess) if excess > 0 => (wins, ties + excess),
+        _ => (losses, ties),
+    };
     let nf = n as f64;
     let (p1, p2) = (wins as f64 / nf, losses as f64 / nf);
     let w = wilson_at(wins as u64, n as u64, Z95);
@@ -99,6 +107,19 @@ mod tests {
         assert_eq!(s.estimate, 0.0);
         assert_eq!(s.low, 0.0);
         assert!(s.high < 0.08, "{s:?}");
+    }
+
+    /// More losses than wins read 0, with the upper end the wins allow, not one narrowed by the
+    /// baseline's noise (the real watch demo's fourth check: 0 wins, 4 losses, 46 ties).
+    #[test]
+    fn losses_beyond_the_wins_do_not_narrow_the_interval() {
+        let s = substituted(0, 4, 46).unwrap();
+        assert_eq!((s.estimate, s.low), (0.0, 0.0));
+        assert_eq!(s, substituted(0, 0, 50).unwrap());
+        assert!((s.high - 0.071).abs() < 5e-4, "{s:?}");
+        let s = substituted(2, 3, 45).unwrap();
+        assert_eq!(s, substituted(2, 2, 46).unwrap());
+        assert!((s.high - 0.100).abs() < 5e-4, "{s:?}");
     }
 
     /// The interval covers the true share at least about 95% of the time, over shares, check
