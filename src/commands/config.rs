@@ -115,80 +115,90 @@ pub fn parse_config(file: &Path, text: &str) -> anyhow::Result<Config> {
     let mut tables: Vec<_> = spans.endpoint.into_iter().collect();
     // File order: by where each table's first field is.
     tables.sort_by_key(|(_, fields)| fields.values().map(|v| v.span().start).min());
-    let mut endpoints = Vec::new();
-    for (name, fields) in tables {
-        let first = fields.values().map(|v| line_of(text, v.span().start)).min();
-        let here = format!(
-            "{shown}:{}",
-            line_of_key(text, &format!("endpoint.{name}"), first.unwrap_or(1))
-        );
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            bail!("{here}: endpoint name `{name}`: use letters, digits, '-', '_' and '.' only");
-        }
-        let mut endpoint = NamedEndpoint {
-            name: name.clone(),
-            url: String::new(),
-            url_line: 0,
-            model: None,
-            api_key_env: None,
-            concurrency: None,
-        };
-        for (field, value) in &fields {
-            let line = format!("{shown}:{}", line_of(text, value.span().start));
-            let field = field.as_str();
-            let string = || match value.get_ref() {
-                Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-                _ => Err(anyhow::anyhow!(
-                    "{line}: endpoint `{name}`: `{field}` must be a non-empty string"
-                )),
-            };
-            match field {
-                "url" => {
-                    endpoint.url = string()?;
-                    endpoint.url_line = line_of(text, value.span().start);
-                }
-                "model" => endpoint.model = Some(string()?),
-                "api_key_env" => {
-                    let var = string()?;
-                    if shown_var_name(&var).is_none() {
-                        bail!(
-                            "{line}: endpoint `{name}`: `api_key_env` takes the name of the \
-                             environment variable that holds the key; the value given is not one \
-                             (not shown)"
-                        );
-                    }
-                    endpoint.api_key_env = Some(var);
-                }
-                "concurrency" => match value.get_ref() {
-                    Value::Integer(n) if (1..=MAX_CONCURRENCY as i64).contains(n) => {
-                        endpoint.concurrency = usize::try_from(*n).ok();
-                    }
-                    _ => bail!(
-                        "{line}: endpoint `{name}`: `concurrency` must be a whole number from 1 to {MAX_CONCURRENCY}"
-                    ),
-                },
-                f if looks_secret(f) => bail!(
-                    "{line}: endpoint `{name}`: `{f}` looks like a secret; keys stay in the \
-                     environment, never in the file: write api_key_env = \"VAR\" and export VAR"
-                ),
-                f => bail!(
-                    "{line}: endpoint `{name}`: unknown field `{f}` (known: url, model, api_key_env, concurrency)"
-                ),
-            }
-        }
-        if endpoint.url.is_empty() {
-            bail!("{here}: endpoint `{name}`: `url` is required");
-        }
-        endpoints.push(endpoint);
-    }
+    let endpoints = tables
+        .into_iter()
+        .map(|(name, fields)| named_endpoint(&shown, text, name, &fields))
+        .collect::<anyhow::Result<_>>()?;
     Ok(Config {
         file: file.to_path_buf(),
         endpoints,
     })
+}
+
+/// One `[endpoint.NAME]` table, each field checked; errors start with `shown:line:`.
+fn named_endpoint(
+    shown: &str,
+    text: &str,
+    name: String,
+    fields: &BTreeMap<String, Spanned<Value>>,
+) -> anyhow::Result<NamedEndpoint> {
+    let first = fields.values().map(|v| line_of(text, v.span().start)).min();
+    let here = format!(
+        "{shown}:{}",
+        line_of_key(text, &format!("endpoint.{name}"), first.unwrap_or(1))
+    );
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        bail!("{here}: endpoint name `{name}`: use letters, digits, '-', '_' and '.' only");
+    }
+    let mut endpoint = NamedEndpoint {
+        name: name.clone(),
+        url: String::new(),
+        url_line: 0,
+        model: None,
+        api_key_env: None,
+        concurrency: None,
+    };
+    for (field, value) in fields {
+        let line = format!("{shown}:{}", line_of(text, value.span().start));
+        let field = field.as_str();
+        let string = || match value.get_ref() {
+            Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+            _ => Err(anyhow::anyhow!(
+                "{line}: endpoint `{name}`: `{field}` must be a non-empty string"
+            )),
+        };
+        match field {
+            "url" => {
+                endpoint.url = string()?;
+                endpoint.url_line = line_of(text, value.span().start);
+            }
+            "model" => endpoint.model = Some(string()?),
+            "api_key_env" => {
+                let var = string()?;
+                if shown_var_name(&var).is_none() {
+                    bail!(
+                        "{line}: endpoint `{name}`: `api_key_env` takes the name of the \
+                         environment variable that holds the key; the value given is not one \
+                         (not shown)"
+                    );
+                }
+                endpoint.api_key_env = Some(var);
+            }
+            "concurrency" => match value.get_ref() {
+                Value::Integer(n) if (1..=MAX_CONCURRENCY as i64).contains(n) => {
+                    endpoint.concurrency = usize::try_from(*n).ok();
+                }
+                _ => bail!(
+                    "{line}: endpoint `{name}`: `concurrency` must be a whole number from 1 to {MAX_CONCURRENCY}"
+                ),
+            },
+            f if looks_secret(f) => bail!(
+                "{line}: endpoint `{name}`: `{f}` looks like a secret; keys stay in the \
+                 environment, never in the file: write api_key_env = \"VAR\" and export VAR"
+            ),
+            f => bail!(
+                "{line}: endpoint `{name}`: unknown field `{f}` (known: url, model, api_key_env, concurrency)"
+            ),
+        }
+    }
+    if endpoint.url.is_empty() {
+        bail!("{here}: endpoint `{name}`: `url` is required");
+    }
+    Ok(endpoint)
 }
 
 /// The line of the first table header or key that starts with `key` (`[key`, `[key.`, `key =`,
