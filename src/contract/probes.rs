@@ -592,8 +592,8 @@ fn weather_tools() -> Value {
     }])
 }
 
-/// `tool_choice: required` must return a call, and a reply with a call must say `tool_calls`.
-/// The reply to the weather question with `tool_choice: required`: a call, and its finish reason.
+/// The reply to the weather question with `tool_choice: required` must be a call, and a reply
+/// with a call must say `tool_calls`.
 fn tool_call(r: &Reply) -> [ProbeResult; 2] {
     const CALL: &str = "tool_choice_required";
     const FINISH: &str = "tool_call_finish_reason";
