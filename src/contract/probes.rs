@@ -183,41 +183,78 @@ const UNSEEN_TOKENS: u64 = 8;
 
 /// The completion tokens each reply counts against what it delivered: every token but a few
 /// ([`UNSEEN_TOKENS`]) carries at least a byte of text, reasoning or call, so more is a count of
-/// tokens nobody received (opencode#43379: 859 counted, about 8 delivered).
+/// tokens nobody received (opencode#43379: 859 counted, about 8 delivered). Reasoning a server
+/// keeps to itself but declares (`usage.completion_tokens_details.reasoning_tokens`, with no
+/// reasoning text sent) is counted as delivered: declared, not phantom.
 fn usage_plausible(short: &Reply, long: &Reply) -> ProbeResult {
     const P: &str = "usage_plausible";
-    let counted: Vec<(&str, u64, usize)> = [("short", short), ("long", long)]
+    let counted: Vec<Counted> = [("short", short), ("long", long)]
         .into_iter()
-        .filter_map(|(name, r)| {
-            let c = r.completion.as_ref()?;
-            let text = |t: &Option<crate::endpoint::Text>| t.as_deref().map_or(0, str::len);
-            let part = |t: &Option<String>| t.as_deref().map_or(0, str::len);
-            let calls = c.tool_calls.iter();
-            let calls: usize = calls.map(|t| part(&t.name) + part(&t.arguments)).sum();
-            let delivered = text(&c.content) + text(&c.reasoning) + calls;
-            Some((name, c.usage.as_ref()?.completion_tokens?, delivered))
-        })
+        .filter_map(|(name, r)| Counted::of(name, r))
         .collect();
     if counted.is_empty() {
         return short
             .unusable(P)
             .unwrap_or_else(|| unsupported(P, "no usage.completion_tokens to check"));
     }
-    let each: Vec<String> = counted
-        .iter()
-        .map(|(name, tokens, bytes)| format!("{tokens} for {bytes} bytes ({name})"))
-        .collect();
+    let each: Vec<String> = counted.iter().map(Counted::text).collect();
     let each = format!("completion_tokens {}", each.join(", "));
-    if counted
-        .iter()
-        .any(|(_, tokens, bytes)| *tokens > *bytes as u64 + UNSEEN_TOKENS)
-    {
+    if counted.iter().any(Counted::beyond) {
         fail(
             P,
             format!("{each} delivered: more tokens counted than were sent back"),
         )
     } else {
         pass(P, format!("{each} delivered"))
+    }
+}
+
+/// One reply's counted completion tokens and what it delivered.
+struct Counted {
+    name: &'static str,
+    tokens: u64,
+    bytes: u64,
+    /// Reasoning tokens the usage declares, where no reasoning text was sent.
+    declared_reasoning: u64,
+}
+
+impl Counted {
+    fn of(name: &'static str, r: &Reply) -> Option<Counted> {
+        let c = r.completion.as_ref()?;
+        let text = |t: &Option<crate::endpoint::Text>| t.as_deref().map_or(0, str::len);
+        let part = |t: &Option<String>| t.as_deref().map_or(0, str::len);
+        let calls = c.tool_calls.iter();
+        let calls: usize = calls.map(|t| part(&t.name) + part(&t.arguments)).sum();
+        let declared = r.json.as_ref().and_then(|j| {
+            j.pointer("/usage/completion_tokens_details/reasoning_tokens")?
+                .as_u64()
+        });
+        Some(Counted {
+            name,
+            tokens: c.usage.as_ref()?.completion_tokens?,
+            bytes: (text(&c.content) + text(&c.reasoning) + calls) as u64,
+            declared_reasoning: if text(&c.reasoning) == 0 {
+                declared.unwrap_or(0)
+            } else {
+                0
+            },
+        })
+    }
+
+    /// More tokens than the bytes, the unseen few and the declared reasoning account for.
+    fn beyond(&self) -> bool {
+        self.tokens > self.bytes + UNSEEN_TOKENS + self.declared_reasoning
+    }
+
+    fn text(&self) -> String {
+        let declared = match self.declared_reasoning {
+            0 => String::new(),
+            n => format!(" and {n} declared reasoning tokens not sent"),
+        };
+        format!(
+            "{} for {} bytes{declared} ({})",
+            self.tokens, self.bytes, self.name
+        )
     }
 }
 
@@ -943,6 +980,41 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), PROBES.len());
+    }
+
+    /// A reply of `content` (and `reasoning`) whose usage counts `tokens` and declares
+    /// `declared` reasoning tokens, read as a server's JSON is read.
+    fn counted(content: &str, reasoning: Option<&str>, tokens: u64, declared: u64) -> Counted {
+        let body = json!({
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content, "reasoning_content": reasoning}}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": tokens, "total_tokens": 9 + tokens,
+                "completion_tokens_details": {"reasoning_tokens": declared}}
+        });
+        let reply = Reply {
+            status: Some(200),
+            body: body.to_string(),
+            completion: Some(crate::endpoint::parse_completion(&body.to_string()).unwrap()),
+            json: Some(body),
+            failure: None,
+        };
+        Counted::of("short", &reply).unwrap()
+    }
+
+    #[test]
+    fn declared_hidden_reasoning_is_counted_and_phantom_tokens_are_not() {
+        // 300 tokens for "Paris": phantom, unless 296 are declared as reasoning kept back.
+        assert!(counted("Paris", None, 300, 0).beyond());
+        let hidden = counted("Paris", None, 300, 296);
+        assert!(!hidden.beyond());
+        assert_eq!(
+            hidden.text(),
+            "300 for 5 bytes and 296 declared reasoning tokens not sent (short)"
+        );
+        // Reasoning that was sent counts as its bytes; a declaration beside it adds nothing.
+        assert!(counted("Paris", Some("think"), 300, 296).beyond());
+        assert!(!counted("Paris", None, 13, 0).beyond());
+        assert!(counted("Paris", None, 14, 0).beyond());
     }
 
     #[test]
