@@ -380,24 +380,18 @@ async fn streaming(ask: &Asker<'_>, plain: &Reply) -> Vec<ProbeResult> {
     const USAGE: &str = "stream_usage_chunk";
     let extra = json!({"stream": true, "stream_options": {"include_usage": true}});
     let (r, stream) = ask.stream(&ask.body(SHORT, SHORT_BUDGET, extra)).await;
-    if let Some(bad) = r.refused(TEXT) {
-        return [TEXT, PROMPT, USAGE]
-            .into_iter()
-            .map(|p| ProbeResult {
-                probe: p,
-                ..bad.clone()
-            })
-            .collect();
-    }
-    let Some(s) = stream else {
-        let why = format!(
-            "stream: true was answered without an event stream: {}",
-            quote(&r.body)
-        );
-        return [TEXT, PROMPT, USAGE]
-            .into_iter()
-            .map(|p| fail(p, why.clone()))
-            .collect();
+    let s = match stream_of(TEXT, &r, stream) {
+        Ok(s) => s,
+        // Without a stream none of the three can be read: each gets the same verdict.
+        Err(bad) => {
+            return [TEXT, PROMPT, USAGE]
+                .into_iter()
+                .map(|p| ProbeResult {
+                    probe: p,
+                    ..bad.clone()
+                })
+                .collect()
+        }
     };
     let mut out = Vec::with_capacity(3);
     out.push(match plain.unusable(TEXT) {
@@ -812,7 +806,10 @@ fn stream_of(
     stream.ok_or_else(|| {
         fail(
             probe,
-            format!("answered without an event stream: {}", quote(&r.body)),
+            format!(
+                "stream: true was answered without an event stream: {}",
+                quote(&r.body)
+            ),
         )
     })
 }
