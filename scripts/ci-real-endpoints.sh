@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# CI's real-server stage: start the llama.cpp deployments of scripts/llama-servers.sh (f16 and q4_0
-# KV with prompt logprobs, and a twin of f16 as the logprob negative control) and upstream
-# llama-server with 8 parallel slots, and run the end-to-end tests in
-# tests/integration/real_endpoints.rs and tests/integration/real_llama_server.rs against them
-# (ignored by a plain `cargo test`).
+# CI's real-server stage, from prebuilt wheels only (nothing compiled): llama.cpp's own server from
+# the xllamacpp wheel serving the demo's model three times on loopback (the demo's pair, f16 vs
+# q4_0 KV cache with 4 slots each, and one server with 8 slots and /metrics), then the end-to-end
+# tests that need them (ignored by a plain `cargo test`): tests/integration/real_endpoints.rs
+# (compare, the identity axis by decode logprobs) and tests/integration/real_llama_server.rs
+# (determinism under load and by cache state, contract, the long ladder).
+# Prompt logprobs (teacher forcing, `coherence logprobs`) need llama-cpp-python built from source,
+# which CI leaves out: scripts/real-prompt-logprobs.sh runs those tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/llama-servers.sh
@@ -11,11 +14,21 @@ source scripts/llama-servers.sh
 trap 'stop_llama_pair' EXIT
 trap 'exit 130' INT TERM
 
-setup_llama
-setup_llama_server
-start_llama_logprobs_trio
-start_llama_server
-COHERENCE_REAL_CHAT_TEMPLATE="$(model_path)" COHERENCE_REAL_A="http://127.0.0.1:$PORT_A/v1" COHERENCE_REAL_B="http://127.0.0.1:$PORT_B/v1" \
-    COHERENCE_REAL_A_TWIN="http://127.0.0.1:$PORT_TWIN/v1" \
-    COHERENCE_REAL_SERVER="http://127.0.0.1:$PORT_SERVER/v1" \
-    cargo test --test integration -- --ignored --nocapture real_endpoints:: real_llama_server::
+setup_model
+setup_xllamacpp
+start_xllamacpp_pair
+start_xllamacpp_server
+# One test at a time per server: the cache-state test reads the server's prompt cache, which
+# another test's requests would disturb (and fillers of the under-load test would slow it to a
+# crawl). The pair's test and the 8-slot server's tests run side by side, each on its own servers.
+cargo test --test integration --no-run -q
+COHERENCE_REAL_A="http://127.0.0.1:$PORT_A/v1" COHERENCE_REAL_B="http://127.0.0.1:$PORT_B/v1" \
+    cargo test -q --test integration -- --ignored --nocapture --test-threads 1 real_endpoints:: \
+    >"$DEMO_DIR/real_endpoints.log" 2>&1 &
+pair=$!
+status=0
+COHERENCE_REAL_SERVER="http://127.0.0.1:$PORT_SERVER/v1" \
+    cargo test -q --test integration -- --ignored --nocapture --test-threads 1 real_llama_server:: || status=$?
+wait "$pair" || { status=$?; log "real_endpoints:: failed"; }
+cat "$DEMO_DIR/real_endpoints.log"
+exit "$status"

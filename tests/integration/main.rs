@@ -1,12 +1,12 @@
 //! The integration tests, built as one test binary: one module per area, sharing `common`.
 //! (One binary links once and lets unused helpers show up as dead code.)
 //!
-//! Run one area with a filter, e.g. `cargo test --test integration soak::`.
+//! Run one area with a filter, e.g. `cargo test --test integration watch::`. The timing-sensitive
+//! tests (bench, soak) are a binary of their own: tests/timing/main.rs.
 
 mod common;
 
 mod baseline;
-mod bench;
 mod catalogue;
 mod catalogue_compare;
 mod catalogue_errors;
@@ -30,6 +30,7 @@ mod offline;
 mod project;
 mod real_endpoints;
 mod real_llama_server;
+mod real_prompt_logprobs;
 mod reasoning;
 mod regrade;
 mod resume;
@@ -39,7 +40,6 @@ mod run_folder_writes;
 mod secrets;
 mod selftest;
 mod smoke;
-mod soak;
 mod standalone;
 mod teacher_forcing;
 mod terminal;

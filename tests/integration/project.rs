@@ -27,6 +27,7 @@ fn fenced(page: &str) -> String {
 }
 
 fn run(page: &str) -> Evaluation {
+    let _cpu = crate::common::cpu_share();
     evaluate(&task(), &fenced(page), &worker()).expect("the sandbox starts")
 }
 
@@ -186,6 +187,7 @@ mod command {
         .map(String::from)
         .to_vec();
         all.extend(args.iter().cloned());
+        let _cpu = crate::common::cpu_share();
         coherence(&all, dir, &[])
     }
 

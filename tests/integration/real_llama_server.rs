@@ -1,5 +1,5 @@
-//! End to end against upstream llama.cpp `llama-server` (parallel slots, continuous batching),
-//! started by `scripts/ci-real-endpoints.sh`: `determinism --under-load` and `--cache-states`,
+//! End to end against llama.cpp's own server (`llama-server`, from the prebuilt xllamacpp wheel:
+//! 8 parallel slots, continuous batching), started by `scripts/ci-real-endpoints.sh`: `determinism --under-load` and `--cache-states`,
 //! `contract`, and a short `--suite long` ladder (the server against itself).
 //! Asserts the contract of what is measured and that the verdicts follow from the rows, never
 //! which verdict the server earns: that is the finding, printed for CI's log (`--nocapture`).
@@ -129,7 +129,7 @@ fn check_row(row: &Value) -> (u64, u64) {
 }
 
 #[test]
-#[ignore = "needs upstream llama-server: scripts/ci-real-endpoints.sh"]
+#[ignore = "needs llama.cpp's server: scripts/ci-real-endpoints.sh"]
 fn real_llama_server_under_load_is_measured_at_every_level() {
     let dir = tempfile::tempdir().unwrap();
     // As measured by hand: prompt-cache reuse kept out of the load measurement.
@@ -230,7 +230,7 @@ fn real_llama_server_under_load_is_measured_at_every_level() {
 }
 
 #[test]
-#[ignore = "needs upstream llama-server: scripts/ci-real-endpoints.sh"]
+#[ignore = "needs llama.cpp's server: scripts/ci-real-endpoints.sh"]
 fn real_llama_server_cache_states_are_measured_for_every_prompt() {
     let dir = tempfile::tempdir().unwrap();
     // The prompt cache stays on: it is what this phase measures.
@@ -309,7 +309,7 @@ fn real_llama_server_cache_states_are_measured_for_every_prompt() {
 }
 
 #[test]
-#[ignore = "needs a real llama-server: scripts/ci-real-endpoints.sh"]
+#[ignore = "needs llama.cpp's server: scripts/ci-real-endpoints.sh"]
 fn real_llama_server_contract_probes_all_report_with_evidence() {
     let dir = tempfile::tempdir().unwrap();
     let endpoint = format!("server={}", server());
@@ -350,7 +350,7 @@ fn real_llama_server_contract_probes_all_report_with_evidence() {
 }
 
 #[test]
-#[ignore = "needs a real llama-server: scripts/ci-real-endpoints.sh"]
+#[ignore = "needs llama.cpp's server: scripts/ci-real-endpoints.sh"]
 fn real_llama_server_long_ladder_rows_add_up_in_the_servers_own_tokens() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
