@@ -634,7 +634,7 @@ const WATCH_HELP: &str = "\
 Each check is a comparison of the probe against the baseline, written as a run folder beside the
 history (DB_DIR/checks/NAME/TIME, with report.html); the baseline's reference is replayed, only the
 watched endpoint is sent to. Identity is decided against the baseline's own repeat at --alpha per
-check (an anytime-valid sign test: an unchanged deployment is flagged on at most that share of
+check (an anytime-valid test by betting: an unchanged deployment is flagged on at most that share of
 checks). Make the baseline with `coherence compare` (its default --control answers prompts twice).
 Example, for cron: coherence watch prod --baseline runs/prod-baseline --once";
 

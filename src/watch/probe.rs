@@ -64,7 +64,7 @@ pub fn choose<L: Line>(
         .collect();
     if controlled.is_empty() {
         return Err(format!(
-            "the baseline's reference `{reference}` answered no prompt twice, so no check could decide identity; make the baseline with `coherence compare --control N` (the default sends 60)"
+            "the baseline's reference `{reference}` answered no prompt twice, so no check could decide identity; make the baseline with `coherence compare --control N` (or `determinism --repeats 2`)"
         ));
     }
     let mut chosen: BTreeMap<&str, Role> = BTreeMap::new();

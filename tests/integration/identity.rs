@@ -305,7 +305,11 @@ fn a_candidate_parting_at_the_first_token_reads_perturbed_at_the_first_look() {
     // The plan: 30 control answers counted on the reference, up to 300 as it grows.
     let (dry, _) = growing_control(dir.path(), &a, &b, &["--dry-run", "--json"]);
     let plan: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
-    assert_eq!(plan["control"], json!({"prompts": 30, "max": 300}), "{plan}");
+    assert_eq!(
+        plan["control"],
+        json!({"prompts": 30, "max": 300}),
+        "{plan}"
+    );
     assert_eq!(plan["endpoints"][0]["requests"], 330);
     let (out, run) = growing_control(dir.path(), &a, &b, &[]);
     assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
