@@ -28,11 +28,13 @@
 //!   tokenizer), whatever the tests say;
 //! - `undecided` otherwise, saying what would decide it.
 //!
-//! Guarantee and assumption: the prompts' triples are independent of one another (each prompt's
-//! answers come from its own requests), so each score's conditional mean given the prompts before
-//! is its own mean; `perturbed`'s error rate needs nothing more (each prompt's three answers are
-//! exchangeable under its hypothesis). `identical`'s reads the excess as the average over the
-//! prompts, which holds when the prompts come in an order that does not depend on the answers.
+//! Assumptions: each prompt's three answers come from their own requests, so a score's
+//! conditional mean given the prompts before it is that prompt's own. `perturbed`'s error rate
+//! needs nothing more: under its hypothesis every prompt's three answers are exchangeable, so
+//! every score has mean 0. `identical`'s holds as stated when every prompt's excess is at least
+//! the margin; for an excess that varies from prompt to prompt it holds for the average over the
+//! prompts when their order is unrelated to which of them part (the scope's order is fixed before
+//! anything is sent). `perturbed` is read first: a pair that reaches both reads `perturbed`.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

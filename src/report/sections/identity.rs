@@ -19,7 +19,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         &[identity.verdict.as_str()],
     ))];
     if let Some(growth) = &identity.control_growth {
-        body.push(para(vec![text(growth_text(growth))]));
+        body.push(para(t(&growth_text(growth), &[])));
     }
     if let Some(note) = &results.sampling.logprobs {
         body.push(para(vec![text(format!("Decode logprobs: {note}."))]));
@@ -33,7 +33,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
     vec![Part::section("identity", vec![text("Identity")], body).into()]
 }
 
-/// "The control grew to 135 prompts over 4 looks (30, 60, 90, 135) …".
+/// "The control grew … 135 prompts over 4 looks (30, 60, 90, 135)", a template for `t`.
 fn growth_text(growth: &ControlGrowth) -> String {
     let looks: Vec<String> = growth.looks.iter().map(usize::to_string).collect();
     match growth.looks.last() {
@@ -63,12 +63,17 @@ fn pair_blocks(pair: &PairIdentity) -> Vec<Block> {
             "tokens, or characters",
         ),
     };
+    let because = pair.because.join("; ");
+    let mut initial = because.chars();
+    let because: String = initial
+        .next()
+        .map(|c| c.to_uppercase().chain(initial).collect())
+        .unwrap_or_default();
     let mut out = vec![para(t(
         &format!(
-            "`$` against `$`: **{}**, from {level}, over {} prompts the reference answered twice. {}",
+            "`$` against `$`: **{}**, from {level}, over {} prompts the reference answered twice. {because}",
             pair.verdict.as_str(),
             pair.control_prompts,
-            pair.because.join("; ")
         ),
         &[&pair.other, &pair.reference],
     ))];
