@@ -367,12 +367,18 @@ pub struct CompareArgs {
     /// --logprobs and --no-logprobs, the last given wins.
     #[arg(long, overrides_with = "logprobs")]
     pub no_logprobs: bool,
-    /// The A-vs-A control: the reference answers the first N prompts a second time, interleaved
-    /// with the pair's requests, so identity is judged against its own nondeterminism. 0 turns
-    /// it off (identity is then undecided unless the artifact differs); with --repeats 2 or more
-    /// every prompt has one already.
-    #[arg(long, value_name = "N", default_value_t = 60)]
-    pub control: usize,
+    /// The A-vs-A control: the reference answers prompts a second time, interleaved with the
+    /// run's other requests, so identity is judged against its own nondeterminism. `auto`
+    /// starts with the first 30 prompts and answers more after each look until identity is
+    /// `identical` or `perturbed`, or --control-max is reached; N fixes it at the first N
+    /// prompts; 0 turns it off (identity is then undecided unless the artifact differs). With
+    /// --repeats 2 or more every prompt has one already.
+    #[arg(long, value_name = "auto|N", default_value = "auto", value_parser = parse_control)]
+    pub control: ControlArg,
+    /// With --control auto: the most prompts the reference answers a second time (never more
+    /// than the run's prompts).
+    #[arg(long, value_name = "N", default_value_t = 300, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub control_max: usize,
     /// With --logprobs: the model's chat template, to render chat prompts for teacher forcing:
     /// a GGUF model file, a tokenizer_config.json, or a Jinja file (kept in the run folder for
     /// --resume).
@@ -440,6 +446,22 @@ pub struct LoadArgs {
     /// Token budget of each --under-load filler request.
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub filler_tokens: u32,
+}
+
+/// `--control`: grown until decided, or a fixed number of prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlArg {
+    Auto,
+    Fixed(usize),
+}
+
+fn parse_control(raw: &str) -> Result<ControlArg, String> {
+    match raw.trim() {
+        "auto" => Ok(ControlArg::Auto),
+        n => n.parse().map(ControlArg::Fixed).map_err(|_| {
+            format!("`{raw}` is not a control: give `auto` or a number of prompts, e.g. 60")
+        }),
+    }
 }
 
 fn parse_tps(raw: &str) -> Result<f64, String> {
@@ -612,7 +634,7 @@ const WATCH_HELP: &str = "\
 Each check is a comparison of the probe against the baseline, written as a run folder beside the
 history (DB_DIR/checks/NAME/TIME, with report.html); the baseline's reference is replayed, only the
 watched endpoint is sent to. Identity is decided against the baseline's own repeat at --alpha per
-check (an anytime-valid sign test: an unchanged deployment is flagged on at most that share of
+check (an anytime-valid test by betting: an unchanged deployment is flagged on at most that share of
 checks). Make the baseline with `coherence compare` (its default --control answers prompts twice).
 Example, for cron: coherence watch prod --baseline runs/prod-baseline --once";
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # coherence against GPU inference servers: stands up `transformers serve` deployments of one model
-# on loopback (fp32 without and with continuous batching, bf16 with continuous batching), runs the
-# coherence passes on them, writes each run folder under OUT, and stops what it started.
+# on loopback (fp32 without and with continuous batching, bf16 with continuous batching, and for
+# the identity pass a second bf16 one started alike), runs the coherence passes on them, writes
+# each run folder under OUT, and stops what it started.
 #
 #   scripts/gpu/run.sh MODEL [--device cuda|cpu] [--out DIR] [--quick] [--passes LIST] [--only-deployments LIST] [--pair A,B]
 #                            [--warmup none|short|long] [--cb-memory FRACTION]
@@ -16,7 +17,13 @@
 #   contract  contract (the API-contract probes) on every deployment started
 #   tools     compare --suite tools: the first two deployments started (or --pair)
 #   long      compare --suite long up to 7k tokens: the first two deployments started (or --pair)
-# --only-deployments starts only the named deployments (fp32, fp32-cb, bf16-cb; default all).
+#   identity  the identity axis with the growing control (--control auto, at most 300 prompts, never
+#             more than the run's), text only (serve returns no logprobs): bf16-cb vs bf16-cb-twin,
+#             two continuous-batching servers started alike, over 300 generated items; plain fp32
+#             (the reference: its own repeat never parts) vs bf16-cb over 120. Each pair whose two
+#             deployments are started (or --pair's), into OUT/identity-A-vs-B
+# --only-deployments starts only the named deployments (fp32, fp32-cb, bf16-cb, bf16-cb-twin;
+# default all but bf16-cb-twin, which the identity pass adds).
 # --pair A,B names the two deployments compare, tools and long compare (A is the reference).
 # --quick shrinks every pass (a handful of requests each): the CPU smoke test of this script.
 # A server counts as up when GET /health answers 200 (no chat request: the passes meet the server
@@ -50,7 +57,7 @@ while (($#)); do
         --pair) pair=$2; shift 2 ;;
         --warmup) warmup=$2; shift 2 ;;
         --cb-memory) cb_memory=$2; shift 2 ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
         -*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
         *) model=$1; shift ;;
     esac
@@ -93,14 +100,19 @@ DEPLOYMENTS=(
     "fp32 18101 $dtype float32"
     "fp32-cb 18102 $dtype float32 ${cb_flags[*]}"
     "bf16-cb 18103 $dtype bfloat16 ${cb_flags[*]}"
+    "bf16-cb-twin 18104 $dtype bfloat16 ${cb_flags[*]}"
 )
+# The twin serves the identity pass only, unless named.
+if [[ -z $only_deployments && ,$passes, != *,identity,* ]]; then
+    only_deployments=fp32,fp32-cb,bf16-cb
+fi
 if [[ -n $only_deployments ]]; then
     kept=()
     for d in "${DEPLOYMENTS[@]}"; do
         set -- $d
         [[ ,$only_deployments, == *,$1,* ]] && kept+=("$d")
     done
-    ((${#kept[@]})) || { log "--only-deployments $only_deployments names none of fp32, fp32-cb, bf16-cb"; exit 2; }
+    ((${#kept[@]})) || { log "--only-deployments $only_deployments names none of fp32, fp32-cb, bf16-cb, bf16-cb-twin"; exit 2; }
     DEPLOYMENTS=("${kept[@]}")
 fi
 if [[ -n $pair ]]; then
@@ -122,6 +134,7 @@ trap 'exit 130' INT TERM
 
 url() { echo "http://127.0.0.1:$1/v1"; }
 port_of() { local d; for d in "${DEPLOYMENTS[@]}"; do set -- $d; [[ $1 == "$NAME" ]] && echo "$2"; done; }
+started() { local d; for d in "${DEPLOYMENTS[@]}"; do set -- $d; [[ $1 == "$NAME" ]] && return 0; done; return 1; }
 
 for d in "${DEPLOYMENTS[@]}"; do
     set -- $d
@@ -208,8 +221,10 @@ step() {
 
 if ((quick)); then
     samples=4 concurrency=4 loads=0,2 load_prompts=count_letters max_items=20 round=10 only=(--only count_letters,fact_capital_canada)
+    identity_pairs=(bf16-cb,bf16-cb-twin,30 fp32,bf16-cb,30)
 else
     samples=200 concurrency=32 loads=0,32,64 load_prompts=gsm8k_eggs,long_inventory,count_letters,fact_capital_canada max_items=2000 round=200 only=()
+    identity_pairs=(bf16-cb,bf16-cb-twin,300 fp32,bf16-cb,120)
 fi
 for pass in ${passes//,/ }; do
     case $pass in
@@ -252,7 +267,21 @@ for pass in ${passes//,/ }; do
             fi
             step "$pass-$first-vs-$second" compare $(endpoint "$first") $(endpoint "$second") \
                 "${suite[@]}" --concurrency "$concurrency" --out "$out/$pass-$first-vs-$second" --quiet ;;
-        *) log "unknown pass $pass (samples, load, compare, selftest, contract, tools, long)"; exit 2 ;;
+        identity)
+            # A reference, a candidate and the generated items to send: the control grows over
+            # them until identity is decided (the default --control auto, --control-max 300).
+            for spec in "${identity_pairs[@]}"; do
+                IFS=, read -r a b items <<<"$spec"
+                [[ -z $pair || $pair == "$a,$b" ]] || continue
+                if ! { NAME=$a started && NAME=$b started; }; then
+                    log "identity: $a vs $b skipped (start both: --only-deployments $a,$b)"
+                    continue
+                fi
+                step "identity-$a-vs-$b" compare $(endpoint "$a") $(endpoint "$b") \
+                    --suite generated --items "$items" --concurrency "$concurrency" \
+                    --out "$out/identity-$a-vs-$b" --quiet
+            done ;;
+        *) log "unknown pass $pass (samples, load, compare, selftest, contract, tools, long, identity)"; exit 2 ;;
     esac
 done
 # Requests lost to memory show in the servers' logs.

@@ -106,11 +106,17 @@ fn failed_and_missing(
     long: &long_figures::LongContext,
 ) -> (usize, usize) {
     let long_tokens = long.token_agreement.as_ref();
+    let (control_failed, control_missing) =
+        numerics::control_gaps(&inputs.records, inputs.manifest);
     let failed = answers.request_failures
         + load.probe_failures
         + teacher_forcing.map_or(0, TeacherForcing::request_failures)
-        + long_tokens.map_or(0, long_tokens::LongTokens::request_failures);
-    let missing = answers.missing + inputs.probes_missing + long_tokens.map_or(0, |t| t.missing);
+        + long_tokens.map_or(0, long_tokens::LongTokens::request_failures)
+        + control_failed;
+    let missing = answers.missing
+        + inputs.probes_missing
+        + long_tokens.map_or(0, |t| t.missing)
+        + control_missing;
     (failed, missing)
 }
 
@@ -210,8 +216,12 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         &names,
         &manifest.prompts,
         &figures.parity,
-        manifest.identity_alpha.unwrap_or(numerics::ALPHA),
-    );
+        numerics::setting_of(manifest),
+    )
+    .map(|mut i| {
+        i.control_growth = numerics::growth_of(manifest);
+        i
+    });
     let answer = same_model::combine(identity.as_ref(), &behaviour);
     let gate = gate_check::evaluate(
         gate,

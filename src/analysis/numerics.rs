@@ -2,39 +2,83 @@
 //! same run (the reference answering some prompts a second time), never against zero.
 //!
 //! Per prompt answered three times (A's first answer A0, A's control answer A1, B's answer B0),
-//! the pair's distance d(A0, B0) is set against the control's d(A0, A1). With decode logprobs
-//! on every answer, a distance is the mean |Δ logprob| of the chosen token over the two
-//! completions' shared token prefix, and whether they part; without logprobs, whether the texts
-//! differ (and the prompt is then compared by text alone, which the evidence says).
+//! the answers' distances are compared (`distance.rs`): where two answers first part is the
+//! primary distance (the token index with decode logprobs, the character offset with text
+//! alone), parting earlier being further and an empty shared prefix the furthest; at the same
+//! parting point the mean |Δ logprob| over the shared prefix refines it. The prompt's score is
+//! +1 when B0 is further from each of A's answers than A's answers are from each other, −1 when
+//! it is closer to each, in between otherwise (the mean over A0 and A1 taken in turn as the
+//! reference). When B is the same deployment as A, A0, A1 and B0 are exchangeable and the
+//! score's mean is 0 whatever A's own nondeterminism; when a share s of B's answers come from
+//! something else that parts from A's answers earlier than they part from each other, the mean
+//! (the *excess*) is about s.
 //!
-//! The test: a prompt where the pair is further apart than the control is a *win*, the reverse a
-//! *loss*, anything else a tie. When B is the same deployment as A, A0, A1 and B0 are
-//! exchangeable, so a win and a loss are equally likely whatever A's own nondeterminism. The
-//! evidence against that (θ = P(win | not a tie) = ½) is a test martingale, the mixture of
-//! likelihood ratios over θ uniform on [½, 1]; by Ville's inequality it ever reaches 1/α with
-//! probability at most α, so it may be read after every prompt (anytime-valid). `perturbed`
-//! when it does; `identical` when it does not, at least [`MIN_PROMPTS`] prompts were compared
-//! and B is further from A than A's own repeat on no more than [`IDENTICAL_SHARE`] of the
-//! prompts that are not ties (one-sided 95% Wilson bound), or on none at all; `different` when
-//! the artifact differs (prompt token counts: another chat template or tokenizer); else
-//! `undecided`, saying what would decide it.
+//! Two tests by betting read the scores prompt by prompt (`betting.rs`), each a test martingale
+//! that, by Ville's inequality, ever reaches 1/α with probability at most α when its hypothesis
+//! holds, so either may be read after every prompt and the control may grow until one decides:
+//! - `perturbed` when the martingale against "the excess is at most 0" (B is A) reaches 1/α, at
+//!   the run's level (`ALPHA`, or `watch --alpha`). A same-deployment pair reads `perturbed` on at
+//!   most α of runs.
+//! - `identical` otherwise, when the martingale against "the excess is at least [`MARGIN`]"
+//!   reaches 1/[`IDENTICAL_ALPHA`]: positive evidence that B is as close to A as A's own repeat,
+//!   within the margin (an equivalence bound, not the absence of a large effect). A pair whose
+//!   excess is at least the margin (a fifth of answers from another model, say) reads `identical`
+//!   on at most 5% of runs.
+//! - `different` when the artifact differs (prompt token counts: another chat template or
+//!   tokenizer), whatever the tests say;
+//! - `undecided` otherwise, saying what would decide it.
+//!
+//! Assumptions: each prompt's three answers come from their own requests, so a score's
+//! conditional mean given the prompts before it is that prompt's own. `perturbed`'s error rate
+//! needs nothing more: under its hypothesis every prompt's three answers are exchangeable, so
+//! every score has mean 0. `identical`'s holds as stated when every prompt's excess is at least
+//! the margin; for an excess that varies from prompt to prompt it holds for the average over the
+//! prompts when their order is unrelated to which of them part (the scope's order is fixed before
+//! anything is sent). `perturbed` is read first: a pair that reaches both reads `perturbed`.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::figures::Parity;
-use super::stats::wilson_at;
-use crate::endpoint::{Completion, LogprobToken};
-use crate::run::{Line, CONTROL_REPEAT};
+use crate::endpoint::Completion;
+use crate::run::{Line, Manifest, CONTROL_REPEAT};
 
-/// The test's level by default: the share of runs of a same-deployment pair read `perturbed`,
-/// at most. A run may set its own (`identity_alpha` in the manifest; `watch --alpha`).
+mod betting;
+mod distance;
+
+use betting::Betting;
+use distance::{Comparison, Distance, Evidence};
+
+/// The `perturbed` test's level by default: the share of runs of a same-deployment pair read
+/// `perturbed`, at most. A run may set its own (`identity_alpha` in the manifest; `watch --alpha`).
 pub const ALPHA: f64 = 0.05;
-/// Prompts compared with a control before `identical` can be said.
-pub const MIN_PROMPTS: usize = 20;
-/// `identical` needs the one-sided 95% upper bound of P(win | not a tie) at or under this.
-pub const IDENTICAL_SHARE: f64 = 0.75;
+/// The `identical` test's level: the share of runs of a pair whose excess is at least [`MARGIN`]
+/// read `identical`, at most.
+pub const IDENTICAL_ALPHA: f64 = 0.05;
+/// The equivalence margin of `identical`: the excess (about the share of B's answers that part
+/// from A's earlier than A's own answers part from each other) must be shown below it.
+pub const MARGIN: f64 = 0.15;
+/// The method, as results.json names it.
+pub const METHOD: &str = "first divergence (token index, else character offset; earlier is further), refined by the mean |Δ logprob| over the shared prefix; per prompt +1/−1 when the candidate is further from/closer to each of the reference's two answers than they are from each other; two tests by betting (aGRAPA bets capped for the planned control, Waudby-Smith & Ramdas 2023): against excess ≤ 0 (perturbed) and against excess ≥ margin (identical), each anytime-valid by Ville's inequality";
+
+/// What the test is run at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setting {
+    /// The `perturbed` test's level.
+    pub alpha: f64,
+    /// The prompts with a control the run plans to compare (its control cap): the bets are
+    /// tuned to decide within it. Fixed before the run, so they stay predictable.
+    pub horizon: usize,
+}
+
+/// The fewest prompts with a control that can read `identical`: every one of them a tie, each
+/// bet at its largest.
+pub fn fewest_prompts_for_identical() -> usize {
+    let per_prompt = (betting::MAX_BET * MARGIN / (1.0 - MARGIN)).ln_1p();
+    ((1.0 / IDENTICAL_ALPHA).ln() / per_prompt).ceil() as usize
+}
 
 /// The identity verdict of a pair, and of the run (the worst pair's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -54,6 +98,11 @@ impl IdentityVerdict {
             IdentityVerdict::Perturbed => "perturbed",
             IdentityVerdict::Different => "different",
         }
+    }
+
+    /// The control has done its work: more prompts with a control would not change the verdict.
+    pub fn is_decided(self) -> bool {
+        self != IdentityVerdict::Undecided
     }
 }
 
@@ -75,6 +124,9 @@ pub struct Closeness {
     pub prompts: usize,
     /// Prompts whose two answers are the same text.
     pub exact_text: usize,
+    /// Prompts whose two answers part (at a token, or a character at the text level).
+    #[serde(default)]
+    pub parted: usize,
     /// Tokens in the shared prefixes (logprob level), with a logprob on both sides.
     pub tokens_compared: usize,
     /// Of those, tokens whose two logprobs are equal.
@@ -89,25 +141,45 @@ pub struct Closeness {
     pub median_first_divergence: Option<usize>,
 }
 
-/// The sequential test's state when it stopped.
+/// The two sequential tests' state when they stopped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IdentityTest {
+    /// The `perturbed` test's level.
     pub alpha: f64,
-    /// Prompts where B was further from A than A's control.
+    /// Prompts where B0 was further from A0 than A's control A1 was.
     pub pair_further: usize,
-    /// Prompts where A's control was further from A than B.
+    /// Prompts where A1 was further from A0 than B0 was.
     pub control_further: usize,
     pub ties: usize,
-    /// The test martingale's value (evidence against "B is A"; `perturbed` at 1/alpha).
+    /// The mean per-prompt score so far (about the share of B's answers that part from A's
+    /// earlier than A's own answers part from each other); None before any prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excess: Option<f64>,
+    /// The largest value the martingale against "B is A" reached (`perturbed` at 1/alpha).
     pub e_value: f64,
     /// The prompt count (and shared-prefix tokens) at which it reached 1/alpha.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_at_prompt: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_at_tokens: Option<usize>,
-    /// One-sided 95% upper bound of P(pair further | not a tie).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pair_further_upper: Option<f64>,
+    /// The equivalence margin on the excess.
+    #[serde(default)]
+    pub margin: f64,
+    /// The `identical` test's level.
+    #[serde(default)]
+    pub identical_alpha: f64,
+    /// The largest value the martingale against "the excess is at least the margin" reached
+    /// (`identical` at 1/identical_alpha).
+    #[serde(default)]
+    pub identical_e_value: f64,
+    /// The prompt count at which it reached 1/identical_alpha.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identical_at_prompt: Option<usize>,
+    /// The prompts the bets were tuned for (the run's control cap).
+    #[serde(default)]
+    pub horizon: usize,
+    #[serde(default)]
+    pub method: String,
 }
 
 /// The identity verdict of one (reference, other) pair with its evidence.
@@ -133,18 +205,41 @@ pub struct IdentitySummary {
     pub verdict: IdentityVerdict,
     pub because: Vec<String>,
     pub evidence: Vec<PairIdentity>,
+    /// `--control auto`: how the control grew (absent for a fixed control).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_growth: Option<ControlGrowth>,
 }
 
-/// One answer's distance from A0: how far apart, and whether they part.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Distance {
-    /// Mean |Δ logprob| over the shared prefix (0 at the text level).
-    mean_abs: f64,
-    max_abs: f64,
-    parted_at: Option<usize>,
-    exact: bool,
-    tokens: usize,
-    equal_tokens: usize,
+/// How a growing control grew: its cap and its size at each look.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControlGrowth {
+    /// `--control-max`.
+    pub max: usize,
+    /// The prompts the reference had answered twice at each look, in order.
+    pub looks: Vec<usize>,
+}
+
+/// The test's setting for a run: its level, and the bets tuned to its control's cap
+/// (`--control-max` for a growing control, else the fixed control, else every prompt: with
+/// `--repeats 2` or a replayed reference each prompt may have a control).
+pub fn setting_of(manifest: &Manifest) -> Setting {
+    let horizon = match (manifest.control_max, manifest.control) {
+        (Some(max), _) => max,
+        (None, n) if n > 0 => n,
+        _ => manifest.prompts.len(),
+    };
+    Setting {
+        alpha: manifest.identity_alpha.unwrap_or(ALPHA),
+        horizon,
+    }
+}
+
+/// A growing control's cap and looks, from the run's manifest.
+pub fn growth_of(manifest: &Manifest) -> Option<ControlGrowth> {
+    manifest.control_max.map(|max| ControlGrowth {
+        max,
+        looks: manifest.control_looks.clone(),
+    })
 }
 
 /// Decide every pair of the run (the reference against each other endpoint).
@@ -153,7 +248,7 @@ pub fn decide<L: Line>(
     names: &[String],
     prompts: &[String],
     parity: &[Parity],
-    alpha: f64,
+    setting: Setting,
 ) -> Option<IdentitySummary> {
     let (reference, others) = names.split_first()?;
     let latest = latest_answers(records);
@@ -163,7 +258,7 @@ pub fn decide<L: Line>(
             let artifact = parity
                 .iter()
                 .find(|p| &p.reference == reference && &p.other == other);
-            decide_pair(&latest, prompts, reference, other, artifact, alpha)
+            decide_pair(&latest, prompts, reference, other, artifact, setting)
         })
         .collect();
     let verdict = pairs.iter().map(|p| p.verdict).max()?;
@@ -184,7 +279,37 @@ pub fn decide<L: Line>(
         verdict,
         because,
         evidence: pairs,
+        control_growth: None,
     })
+}
+
+/// The A-vs-A control's requests whose newest record is a request failure, and those with no
+/// record at all: the reference's second answer to each of the first `manifest.control` prompts
+/// of the scope (none when every prompt is repeated anyway or the reference is replayed).
+pub fn control_gaps<L: Line>(records: &[L], manifest: &Manifest) -> (usize, usize) {
+    let Some(reference) = manifest.endpoints.first() else {
+        return (0, 0);
+    };
+    if manifest.control == 0 || manifest.repeats != 1 || reference.is_replayed() {
+        return (0, 0);
+    }
+    let mut newest: BTreeMap<&str, bool> = BTreeMap::new();
+    for r in records {
+        if r.endpoint() == reference.spec.name && r.repeat() == CONTROL_REPEAT {
+            newest.insert(r.prompt(), r.is_request_failure());
+        }
+    }
+    manifest
+        .prompts
+        .iter()
+        .take(manifest.control)
+        .fold((0, 0), |(failed, missing), p| {
+            match newest.get(p.as_str()) {
+                Some(true) => (failed + 1, missing),
+                Some(false) => (failed, missing),
+                None => (failed, missing + 1),
+            }
+        })
 }
 
 /// The newest answered completion per (prompt, endpoint, repeat).
@@ -204,7 +329,7 @@ fn decide_pair(
     reference: &str,
     other: &str,
     artifact: Option<&Parity>,
-    alpha: f64,
+    setting: Setting,
 ) -> PairIdentity {
     let triples: Vec<[&Completion; 3]> = prompts
         .iter()
@@ -219,21 +344,20 @@ fn decide_pair(
         .collect();
     let mut pair = Vec::with_capacity(triples.len());
     let mut control = Vec::with_capacity(triples.len());
-    let mut test = Sequential::at(alpha);
+    let mut test = Tests::at(setting);
     let mut with_logprobs = 0;
-    for triple in &triples {
+    for [a0, a1, b0] in &triples {
         // A prompt is compared by logprobs when all three answers carry them, else by text.
-        let level = if triple.iter().all(|c| has_logprobs(c)) {
+        let evidence = if [a0, a1, b0].iter().all(|c| has_logprobs(c)) {
             with_logprobs += 1;
-            Level::DecodeLogprobs
+            Evidence::Logprobs
         } else {
-            Level::Text
+            Evidence::Text
         };
-        let [a0, a1, b0] = triple;
-        let (d_pair, d_control) = (distance(a0, b0, level), distance(a0, a1, level));
-        test.push(compare(&d_pair, &d_control), d_pair.tokens);
-        pair.push(d_pair);
-        control.push(d_control);
+        let comparison = Comparison::of(a0, a1, b0, evidence);
+        test.push(&comparison);
+        pair.push(comparison.pair);
+        control.push(comparison.control);
     }
     let level = match with_logprobs {
         0 => Level::Text,
@@ -260,148 +384,71 @@ fn has_logprobs(c: &Completion) -> bool {
         || c.answer.as_deref().is_some_and(str::is_empty)
 }
 
-/// How far `y` is from `x`.
-fn distance(x: &Completion, y: &Completion, level: Level) -> Distance {
-    let (tx, ty) = (x.answer.as_deref(), y.answer.as_deref());
-    let exact = tx == ty;
-    match level {
-        Level::DecodeLogprobs => {
-            let empty: Vec<LogprobToken> = Vec::new();
-            let a = x.logprobs.as_ref().unwrap_or(&empty);
-            let b = y.logprobs.as_ref().unwrap_or(&empty);
-            logprob_distance(a, b, exact)
-        }
-        Level::Text | Level::Mixed => {
-            let (a, b) = (tx.unwrap_or_default(), ty.unwrap_or_default());
-            let parted_at = (!exact).then(|| {
-                a.chars()
-                    .zip(b.chars())
-                    .position(|(p, q)| p != q)
-                    .unwrap_or_else(|| a.chars().count().min(b.chars().count()))
-            });
-            Distance {
-                mean_abs: 0.0,
-                max_abs: 0.0,
-                parted_at,
-                exact,
-                tokens: 0,
-                equal_tokens: 0,
-            }
-        }
-    }
-}
-
-fn logprob_distance(a: &[LogprobToken], b: &[LogprobToken], exact: bool) -> Distance {
-    let shared = a
-        .iter()
-        .zip(b)
-        .position(|(x, y)| x.token != y.token)
-        .unwrap_or_else(|| a.len().min(b.len()));
-    let deltas: Vec<f64> = a[..shared]
-        .iter()
-        .zip(&b[..shared])
-        .filter_map(|(x, y)| Some((x.logprob? - y.logprob?).abs()))
-        .collect();
-    let parted = shared < a.len().max(b.len());
-    Distance {
-        mean_abs: if deltas.is_empty() {
-            0.0
-        } else {
-            deltas.iter().sum::<f64>() / deltas.len() as f64
-        },
-        max_abs: deltas.iter().copied().fold(0.0, f64::max),
-        parted_at: parted.then_some(shared),
-        exact,
-        tokens: deltas.len(),
-        equal_tokens: deltas.iter().filter(|d| **d == 0.0).count(),
-    }
-}
-
-/// Which of the two is further from A0: the pair (`Greater`), the control (`Less`) or neither.
-/// Symmetric in its arguments, as exchangeability needs.
-fn compare(pair: &Distance, control: &Distance) -> std::cmp::Ordering {
-    use std::cmp::Ordering::*;
-    let further = |x: &Distance, y: &Distance| {
-        let parts = |d: &Distance| d.parted_at.is_some() || !d.exact;
-        ((parts(x) || !parts(y)) && x.mean_abs > y.mean_abs)
-            || (x.mean_abs == y.mean_abs && parts(x) && !parts(y))
-    };
-    if further(pair, control) {
-        Greater
-    } else if further(control, pair) {
-        Less
-    } else {
-        Equal
-    }
-}
-
-/// The sequential sign test as prompts come.
+/// Both sequential tests as prompts come.
 #[derive(Debug)]
-struct Sequential {
-    alpha: f64,
+struct Tests {
+    setting: Setting,
     wins: usize,
     losses: usize,
     ties: usize,
+    scores: f64,
     tokens: usize,
-    decided: Option<(usize, usize)>,
+    perturbed: Betting,
+    identical: Betting,
+    decided_at_tokens: Option<usize>,
 }
 
-impl Sequential {
-    fn at(alpha: f64) -> Sequential {
-        Sequential {
-            alpha,
+impl Tests {
+    fn at(setting: Setting) -> Tests {
+        Tests {
+            setting,
             wins: 0,
             losses: 0,
             ties: 0,
+            scores: 0.0,
             tokens: 0,
-            decided: None,
+            // Scores in [−1, 1] against "their mean is at most 0".
+            perturbed: Betting::new(setting.alpha, 1.0, setting.horizon, 0.0),
+            // MARGIN − score in [MARGIN − 1, MARGIN + 1] against "its mean is at most 0".
+            identical: Betting::new(IDENTICAL_ALPHA, 1.0 - MARGIN, setting.horizon, MARGIN),
+            decided_at_tokens: None,
         }
     }
 
-    fn push(&mut self, outcome: std::cmp::Ordering, tokens: usize) {
-        match outcome {
-            std::cmp::Ordering::Greater => self.wins += 1,
-            std::cmp::Ordering::Less => self.losses += 1,
-            std::cmp::Ordering::Equal => self.ties += 1,
+    fn push(&mut self, c: &Comparison) {
+        match c.against_first {
+            Ordering::Greater => self.wins += 1,
+            Ordering::Less => self.losses += 1,
+            Ordering::Equal => self.ties += 1,
         }
-        self.tokens += tokens;
-        if self.decided.is_none() && e_value(self.wins, self.losses) >= 1.0 / self.alpha {
-            self.decided = Some((self.wins + self.losses + self.ties, self.tokens));
+        self.scores += c.score;
+        self.tokens += c.pair.tokens;
+        self.perturbed.push(c.score);
+        self.identical.push(MARGIN - c.score);
+        if self.decided_at_tokens.is_none() && self.perturbed.crossed_at().is_some() {
+            self.decided_at_tokens = Some(self.tokens);
         }
     }
 
     fn finish(self) -> IdentityTest {
-        let discordant = (self.wins + self.losses) as u64;
+        let n = self.wins + self.losses + self.ties;
         IdentityTest {
-            alpha: self.alpha,
+            alpha: self.setting.alpha,
             pair_further: self.wins,
             control_further: self.losses,
             ties: self.ties,
-            e_value: e_value(self.wins, self.losses),
-            decided_at_prompt: self.decided.map(|d| d.0),
-            decided_at_tokens: self.decided.map(|d| d.1),
-            pair_further_upper: (discordant > 0)
-                .then(|| wilson_at(self.wins as u64, discordant, 1.645).high),
+            excess: (n > 0).then(|| self.scores / n as f64),
+            e_value: self.perturbed.e_value(),
+            decided_at_prompt: self.perturbed.crossed_at(),
+            decided_at_tokens: self.decided_at_tokens,
+            margin: MARGIN,
+            identical_alpha: IDENTICAL_ALPHA,
+            identical_e_value: self.identical.e_value(),
+            identical_at_prompt: self.identical.crossed_at(),
+            horizon: self.setting.horizon,
+            method: METHOD.to_string(),
         }
     }
-}
-
-/// The mixture martingale ∫ 2·(2θ)^w·(2(1−θ))^l dθ over θ in [½, 1] (the uniform prior on the
-/// alternative "the pair is further apart more often than not"), in closed form: with n = w + l,
-/// Σ_{k ≤ w} C(n+1, k) / ((n+1)·C(n, w)). 1 with no discordant prompt.
-pub fn e_value(wins: usize, losses: usize) -> f64 {
-    let n = wins + losses;
-    let mut ln_factorial = vec![0.0f64; n + 2];
-    for i in 1..ln_factorial.len() {
-        ln_factorial[i] = ln_factorial[i - 1] + (i as f64).ln();
-    }
-    let ln_choose = |a: usize, b: usize| ln_factorial[a] - ln_factorial[b] - ln_factorial[a - b];
-    let denominator = ((n + 1) as f64).ln() + ln_choose(n, wins);
-    let terms: Vec<f64> = (0..=wins)
-        .map(|k| ln_choose(n + 1, k) - denominator)
-        .collect();
-    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()).exp()
 }
 
 fn verdict_of(
@@ -428,61 +475,65 @@ fn verdict_of(
         .filter(|p| p.prompt_tokens_compared > 0)
         .map(|_| "same chat template and tokenizer (prompt tokens agree)".to_string());
     let mut because: Vec<String> = same_template.into_iter().collect();
-    if let (Some(at), Some(tokens)) = (test.decided_at_prompt, test.decided_at_tokens) {
-        because.insert(
-            0,
+    let counts = format!(
+        "further from the reference's first answer than its repeat on {} of {compared} prompts, closer on {}",
+        test.pair_further, test.control_further
+    );
+    let excess = test.excess.unwrap_or(0.0);
+    let (verdict, first) = if let Some(at) = test.decided_at_prompt {
+        (
+            IdentityVerdict::Perturbed,
             format!(
-                "further from the reference than its own repeat on {} of {} prompts, closer on {} (anytime-valid sign test, e = {} ≥ {:.0}; decided on {at} prompts, {tokens} tokens, by {by})",
-                test.pair_further,
-                compared,
-                test.control_further,
+                "{counts}; excess {} (anytime-valid test by betting, e = {} ≥ {:.0}; decided on {at} prompts{}, by {by})",
+                percent(excess),
                 e_text(test.e_value),
-                1.0 / test.alpha
+                1.0 / test.alpha,
+                test.decided_at_tokens
+                    .filter(|t| *t > 0)
+                    .map_or(String::new(), |t| format!(", {t} tokens"))
             ),
-        );
-        return (IdentityVerdict::Perturbed, because);
-    }
-    if compared < MIN_PROMPTS {
-        because.insert(
-            0,
+        )
+    } else if let Some(at) = test.identical_at_prompt {
+        (
+            IdentityVerdict::Identical,
             format!(
-                "{compared} prompts have the reference's control answer (A answering twice); {MIN_PROMPTS} decide `identical` (`compare --control N`, or `--repeats 2`)"
+                "as close to the reference as its own repeat: {counts}; excess {}, shown below {} (anytime-valid equivalence test by betting, e = {} ≥ {:.0}; decided on {at} prompts, by {by})",
+                percent(excess),
+                percent(test.margin),
+                e_text(test.identical_e_value),
+                1.0 / test.identical_alpha
             ),
-        );
-        return (IdentityVerdict::Undecided, because);
-    }
-    let discordant = test.pair_further + test.control_further;
-    let upper = test.pair_further_upper.unwrap_or(0.0);
-    if discordant == 0 || upper <= IDENTICAL_SHARE {
-        let how = if discordant == 0 {
-            format!("as close to the reference as its own repeat on all {compared} prompts")
+        )
+    } else {
+        let fewest = fewest_prompts_for_identical();
+        let why = if compared < fewest {
+            format!(
+                "{compared} prompts have the reference's control answer (A answering twice); `identical` needs {fewest} at least (`compare --control auto` grows the control until decided, or `--repeats 2`)"
+            )
         } else {
             format!(
-                "no further from the reference than its own repeat: further on {} of {compared} prompts, closer on {} (95% bound {:.0}% ≤ {:.0}%)",
-                test.pair_further,
-                test.control_further,
-                100.0 * upper,
-                100.0 * IDENTICAL_SHARE
+                "{counts}; excess {}: neither shown above 0 (e = {} of {:.0}) nor below {} (e = {} of {:.0}); more prompts with a control would decide (`compare --control-max N`)",
+                percent(excess),
+                e_text(test.e_value),
+                1.0 / test.alpha,
+                percent(test.margin),
+                e_text(test.identical_e_value),
+                1.0 / test.identical_alpha
             )
         };
-        because.insert(0, format!("{how}, by {by}"));
-        return (IdentityVerdict::Identical, because);
-    }
-    because.insert(
-        0,
-        format!(
-            "further from the reference than its own repeat on {} of {compared} prompts, closer on {} (e = {}, {:.0} decides); more prompts with a control would decide",
-            test.pair_further,
-            test.control_further,
-            e_text(test.e_value),
-            1.0 / test.alpha
-        ),
-    );
-    (IdentityVerdict::Undecided, because)
+        (IdentityVerdict::Undecided, why)
+    };
+    because.insert(0, first);
+    (verdict, because)
+}
+
+/// A share as a reader takes it in: 12.5%, −3.3%.
+fn percent(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
 }
 
 /// An e-value as a reader takes it in: 37.5, or 3.8e16.
-fn e_text(e: f64) -> String {
+pub fn e_text(e: f64) -> String {
     if e < 1e4 {
         format!("{e:.1}")
     } else {
@@ -499,6 +550,7 @@ fn closeness(distances: &[Distance]) -> Closeness {
     Closeness {
         prompts: distances.len(),
         exact_text: distances.iter().filter(|d| d.exact).count(),
+        parted: parted.len(),
         tokens_compared: tokens,
         equal_logprob_tokens: distances.iter().map(|d| d.equal_tokens).sum(),
         mean_abs_delta_logprob: logprobs.then(|| weighted / tokens as f64),

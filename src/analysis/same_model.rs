@@ -412,6 +412,7 @@ mod tests {
             verdict,
             because: vec![why.to_string()],
             evidence: Vec::new(),
+            control_growth: None,
         }
     }
 

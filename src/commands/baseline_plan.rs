@@ -139,6 +139,7 @@ pub(super) fn plan_against(args: AgainstBaselines) -> anyhow::Result<RunPlan> {
         scope,
         repeats: m.repeats,
         control: 0,
+        control_max: None,
         logprobs_auto: false,
         repeat_order: RepeatOrder::default(),
         max_tokens_override: m.sampling.max_tokens_override,

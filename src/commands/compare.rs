@@ -33,9 +33,10 @@ pub fn compare(args: &CompareArgs, argv: Vec<String>, mode: Mode) -> Result<Exit
         plan.sampling.teacher_forces(),
     )?;
     let dir = plan.dir.clone();
-    let (results, interrupted) = match plan.until_decided {
-        Some(rule) => run_until_decided(plan, rule, &load, template, argv)?,
-        None => run_and_score(&plan, &load, template, argv)?,
+    let (results, interrupted) = if plan.until_decided.is_some() || plan.grows_control() {
+        run_until_decided(plan, &load, template, argv)?
+    } else {
+        run_and_score(&plan, &load, template, argv)?
     };
     print_outcome(&dir, &results, interrupted, args.json)?;
     Ok(exit_for(&results, interrupted))

@@ -15,7 +15,8 @@ use super::saved_run::keep_replayed;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
 use crate::catalogue::long::Texts;
 use crate::catalogue::{Suite, SuiteChoice};
-use crate::cli::{CompareArgs, RepeatOrderArg};
+use crate::cli::{CompareArgs, ControlArg, RepeatOrderArg};
+use crate::compare::control;
 use crate::gate::Gate;
 use crate::run::manifest::{Manifest, Sampling, StoppingRule, MAX_REPEATS};
 use crate::run::plan::DEFAULT_MAX_TOKENS;
@@ -185,10 +186,17 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
     }
     let pair = mode == Mode::Compare && endpoints.len() > 1;
     let logprobs_auto = previous.is_none() && pair && !args.logprobs && !args.no_logprobs;
-    let control = match &previous {
-        Some(m) => m.control,
-        None if pair && run.repeats == 1 => args.control,
-        None => 0,
+    // A resumed run keeps its control plan (and a growing one goes on from where it stopped).
+    let (control, control_max) = match &previous {
+        Some(m) => (m.control, m.control_max),
+        None if pair && run.repeats == 1 => match args.control {
+            ControlArg::Auto => (
+                control::START.min(args.control_max).min(run.scope.len()),
+                Some(args.control_max),
+            ),
+            ControlArg::Fixed(n) => (n, None),
+        },
+        None => (0, None),
     };
     let mut plan = RunPlan {
         fail_on: resolve_gate(
@@ -210,6 +218,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         scope: run.scope,
         repeats: run.repeats,
         control,
+        control_max,
         logprobs_auto,
         repeat_order: match args.repeat_order {
             RepeatOrderArg::Interleaved => RepeatOrder::Interleaved,

@@ -123,6 +123,7 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         scope,
         repeats,
         control: 0,
+        control_max: None,
         logprobs_auto: false,
         repeat_order: RepeatOrder::default(),
         max_tokens_override: sampling.max_tokens_override,

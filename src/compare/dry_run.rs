@@ -223,6 +223,10 @@ impl DryRun {
                 "prompt_tokens": p.prompt_tokens,
                 "estimated_prefill_seconds": p.prefill_seconds.ceil(),
             })).collect::<Vec<Value>>(),
+            "control": {
+                "prompts": control_prompts(plan, plan.control).count(),
+                "max": plan.grows_control().then(|| plan.control_cap()),
+            },
             "until_decided": self.at_cap.map(|c| json!({
                 "max_items": c.max_items,
                 "more_requests_at_cap": c.more_requests,
@@ -288,6 +292,21 @@ impl DryRun {
             duration(self.prefill_seconds()),
             self.assume_prefill_tps
         );
+        let control = control_prompts(plan, plan.control).count();
+        if control > 0 {
+            let _ = writeln!(
+                out,
+                "the A-vs-A control: the reference answers {control} prompts a second time (counted above){}",
+                if plan.grows_control() {
+                    format!(
+                        "; with --control auto, up to {} more as it grows until identity is decided (--control-max)",
+                        plan.control_cap().saturating_sub(control)
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
         if let Some(cap) = self.at_cap {
             let _ = writeln!(
                 out,
@@ -378,6 +397,26 @@ fn count_new(plan: &RunPlan, per_endpoint: &mut [EndpointPlan]) {
         e.token_ceiling = tokens.saturating_mul(repeats);
         e.prompt_tokens = prompt_tokens.saturating_mul(repeats);
     }
+    // The A-vs-A control's first requests, on the reference.
+    if let Some(reference) = per_endpoint.first_mut() {
+        for p in control_prompts(plan, plan.control) {
+            reference.requests += 1;
+            reference.token_ceiling += u64::from(plan.max_tokens_for(p.max_tokens));
+            reference.prompt_tokens += planned_prompt_tokens(p);
+        }
+    }
+}
+
+/// The first `n` prompts of the scope, when the plan sends the reference a control (the
+/// prompts the control answers a second time).
+fn control_prompts(plan: &RunPlan, n: usize) -> impl Iterator<Item = &crate::catalogue::Prompt> {
+    let sends_control = plan.repeats == 1
+        && plan.endpoints.len() > 1
+        && plan.endpoints.first().is_some_and(|e| e.replayed.is_none());
+    plan.scope
+        .iter()
+        .take(if sends_control { n } else { 0 })
+        .filter_map(|id| plan.catalogue.get(id))
 }
 
 /// A resumed run: what its journal lacks, counted per endpoint; returns the planned requests

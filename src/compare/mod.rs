@@ -2,6 +2,7 @@
 //! after sending (teacher forcing, load probes), then score the run folder (`analysis/`) and write
 //! its reports (`report/`). `compare`, `determinism`, `selftest` and `score` all end here.
 
+pub mod control;
 pub mod dry_run;
 pub mod score;
 pub mod selftest;

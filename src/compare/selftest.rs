@@ -112,6 +112,7 @@ fn control_plan(base: &RunPlan, label: &str, endpoints: [PlannedEndpoint; 2]) ->
         scope: base.scope.clone(),
         repeats: base.repeats,
         control: base.control,
+        control_max: base.control_max,
         logprobs_auto: base.logprobs_auto,
         repeat_order: base.repeat_order,
         max_tokens_override: base.max_tokens_override,

@@ -43,6 +43,14 @@ pub struct Manifest {
     /// (runs made before it, or `--control 0`; with `--repeats 2` or more every prompt has one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub control: usize,
+    /// `--control auto`: the control grows, look by look, until identity is decided or it holds
+    /// this many prompts (never more than the run's); absent: a fixed control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_max: Option<usize>,
+    /// `--control auto`: the control's size at each look, in order (a resumed run adds its
+    /// own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub control_looks: Vec<usize>,
     /// The `--fail-on` gate in force (written as its expression).
     #[serde(default)]
     pub fail_on: Gate,
@@ -321,6 +329,9 @@ impl Checked for Manifest {
                 "`margin` is {m}; give accuracy points between 0 and 100"
             ));
         }
+        if self.control_max == Some(0) {
+            return Err("`control_max` is 0; a growing control holds at least 1 prompt".into());
+        }
         if let Some(a) = self.identity_alpha.filter(|a| !(*a > 0.0 && *a < 1.0)) {
             return Err(format!(
                 "`identity_alpha` is {a}; give a level between 0 and 1"
@@ -344,6 +355,8 @@ impl Manifest {
             prompts: Vec::new(),
             repeats: 1,
             control: 0,
+            control_max: None,
+            control_looks: Vec::new(),
             fail_on: Gate::default(),
             margin: None,
             identity_alpha: None,

@@ -136,13 +136,13 @@ pub fn pending_jobs<R: Line>(plan: &RunPlan, existing: &[R]) -> Vec<Job> {
             .flat_map(|p| (0..plan.repeats).map(move |r| (p, r)))
             .collect(),
     };
-    let controlled = control_slots(plan, &prompts);
+    let controlled = control_slots(plan, &prompts, order.len());
     let mut controls = controlled.iter().peekable();
     for (position, (prompt, repeat)) in order.into_iter().enumerate() {
         // The control of a prompt goes out a few prompts after its first answer, on the
         // reference's lane among the pair's requests.
-        while let Some(c) = controls.next_if(|c| c.0 + CONTROL_LAG <= position) {
-            push_missing(&mut jobs, &merged, plan, control_job(plan, c.1));
+        while let Some(c) = controls.next_if(|c| c.0 <= position) {
+            push_missing(&mut jobs, &merged, plan, control_job(plan, &c.1));
         }
         let id = &prompt.id;
         let max_tokens = plan.max_tokens_for(prompt.max_tokens);
@@ -187,7 +187,7 @@ pub fn pending_jobs<R: Line>(plan: &RunPlan, existing: &[R]) -> Vec<Job> {
         }
     }
     for c in controls {
-        push_missing(&mut jobs, &merged, plan, control_job(plan, c.1));
+        push_missing(&mut jobs, &merged, plan, control_job(plan, &c.1));
     }
     jobs
 }
@@ -195,25 +195,44 @@ pub fn pending_jobs<R: Line>(plan: &RunPlan, existing: &[R]) -> Vec<Job> {
 /// Prompts sent before a prompt's control goes out after its first answer.
 const CONTROL_LAG: usize = 3;
 
-/// The prompts of `prompts` (with their positions) that get the reference's control answer:
-/// those among the first `plan.control` of the scope, when each prompt is sent once and the
-/// reference is not replayed.
-fn control_slots<'a>(plan: &RunPlan, prompts: &'a [Arc<Prompt>]) -> Vec<(usize, &'a Arc<Prompt>)> {
+/// The prompts that get the reference's control answer (the first `plan.control` of the scope,
+/// when each prompt is sent once and the reference is not replayed), each with the position
+/// among the `sending` requests of the send order after which it goes out: a prompt sent now,
+/// [`CONTROL_LAG`] prompts after its first answer; one sent before (a control grown after a
+/// look), spread evenly over the requests sent now. In position order.
+fn control_slots(
+    plan: &RunPlan,
+    prompts: &[Arc<Prompt>],
+    sending: usize,
+) -> Vec<(usize, Arc<Prompt>)> {
     let reference_sent = plan.endpoints.first().is_some_and(|e| e.replayed.is_none());
     if plan.control == 0 || plan.repeats != 1 || !reference_sent {
         return Vec::new();
     }
-    let first: std::collections::BTreeSet<&str> = plan
-        .scope
-        .iter()
-        .take(plan.control)
-        .map(String::as_str)
-        .collect();
-    prompts
+    let sent_now: BTreeMap<&str, usize> = prompts
         .iter()
         .enumerate()
-        .filter(|(_, p)| first.contains(p.id.as_str()))
-        .collect()
+        .map(|(i, p)| (p.id.as_str(), i))
+        .collect();
+    let first = &plan.scope[..plan.control.min(plan.scope.len())];
+    let earlier: Vec<&String> = first
+        .iter()
+        .filter(|id| !sent_now.contains_key(id.as_str()))
+        .collect();
+    let spread = sending / (earlier.len() + 1);
+    let mut slots: Vec<(usize, Arc<Prompt>)> = first
+        .iter()
+        .filter_map(|id| {
+            let i = *sent_now.get(id.as_str())?;
+            Some((i + CONTROL_LAG, prompts[i].clone()))
+        })
+        .chain(earlier.iter().enumerate().filter_map(|(k, id)| {
+            let prompt = plan.catalogue.get(id)?;
+            Some(((k + 1) * spread, Arc::new(prompt.clone())))
+        }))
+        .collect();
+    slots.sort_by_key(|s| s.0);
+    slots
 }
 
 /// The reference's control request for `prompt`.
@@ -391,6 +410,7 @@ impl Session {
         manifest.sampling = sampling;
         manifest.repeats = plan.repeats;
         manifest.control = plan.control;
+        manifest.control_max = plan.control_max;
         manifest.fail_on = plan.fail_on.clone();
         manifest.margin = Some(plan.margin);
         if plan.identity_alpha.is_some() {
@@ -418,12 +438,13 @@ impl Session {
         Ok(session)
     }
 
-    /// Record `plan`'s catalogue and scope in the manifest and write it: a round of
-    /// `--until-decided` widens the run before it sends the round's items.
+    /// Record `plan`'s catalogue, scope and control in the manifest and write it: a round of
+    /// `--until-decided` or of a growing control widens the run before it sends the round.
     pub fn widen(&mut self, plan: &RunPlan) -> Result<(), RunError> {
         self.manifest.header.touch();
         self.manifest.catalogue = CatalogueInfo::of(&plan.catalogue);
         self.manifest.prompts = plan.scope.clone();
+        self.manifest.control = plan.control;
         self.manifest.write(&plan.dir).map_err(RunError::Folder)
     }
 

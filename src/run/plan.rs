@@ -56,8 +56,12 @@ pub struct RunPlan {
     /// Every prompt id the run covers (what the report shows).
     pub scope: Vec<String>,
     pub repeats: u32,
-    /// Prompts the reference answers a second time as the A-vs-A control (with one repeat).
+    /// Prompts the reference answers a second time as the A-vs-A control (with one repeat):
+    /// the first this many of the scope.
     pub control: usize,
+    /// `--control auto`: the control grows after each look until identity is decided or it
+    /// holds this many prompts (never more than the scope); None: `control` is fixed.
+    pub control_max: Option<usize>,
     /// Probe the endpoints and request decode logprobs where they change nothing (a new run
     /// without `--logprobs` or `--no-logprobs`).
     pub logprobs_auto: bool,
@@ -109,6 +113,22 @@ impl RunPlan {
     /// reference's completions to every endpoint, cannot run then.
     pub fn replays(&self) -> bool {
         self.endpoints.iter().any(|e| e.replayed.is_some())
+    }
+
+    /// Whether the control grows until identity is decided: `--control auto`, one repeat (with
+    /// more every prompt has its control already) and a reference that is sent to.
+    pub fn grows_control(&self) -> bool {
+        self.control_max.is_some()
+            && self.repeats == 1
+            && self.endpoints.len() > 1
+            && self.endpoints.first().is_some_and(|e| e.replayed.is_none())
+    }
+
+    /// The most prompts the control may grow to now: `control_max`, never more than the scope.
+    pub fn control_cap(&self) -> usize {
+        self.control_max
+            .unwrap_or(self.control)
+            .min(self.scope.len())
     }
 
     /// The prompts to send now, in order, shareable between the jobs that send them.

@@ -64,7 +64,7 @@ pub fn choose<L: Line>(
         .collect();
     if controlled.is_empty() {
         return Err(format!(
-            "the baseline's reference `{reference}` answered no prompt twice, so no check could decide identity; make the baseline with `coherence compare --control N` (the default sends 60)"
+            "the baseline's reference `{reference}` answered no prompt twice, so no check could decide identity; make the baseline with `coherence compare --control N` (or `determinism --repeats 2`)"
         ));
     }
     let mut chosen: BTreeMap<&str, Role> = BTreeMap::new();
@@ -117,10 +117,10 @@ pub fn choose<L: Line>(
             controlled.len()
         ));
     }
-    if identity < crate::analysis::numerics::MIN_PROMPTS {
+    let fewest = crate::analysis::numerics::fewest_prompts_for_identical();
+    if identity < fewest {
         notes.push(format!(
-            "{identity} probe prompts carry the baseline's control; {} are needed before a check can read `identical`",
-            crate::analysis::numerics::MIN_PROMPTS
+            "{identity} probe prompts carry the baseline's control; {fewest} at least are needed before a check can read `identical`"
         ));
     }
     let items = prompts

@@ -220,14 +220,18 @@ fn a_dry_run_counts_the_prompt_tokens_of_the_ladder_and_their_prefill_time() {
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // Per endpoint: 5 depths × 2 items at 256 and at 1024 planned tokens.
-    let per_endpoint = plan["endpoints"][0]["prompt_tokens"].as_u64().unwrap();
+    let per_endpoint = plan["endpoints"][1]["prompt_tokens"].as_u64().unwrap();
     assert!(
         per_endpoint.abs_diff(10 * 1280) < 10 * 1280 / 20,
         "{per_endpoint}"
     );
-    assert_eq!(plan["prompt_tokens"].as_u64().unwrap(), 2 * per_endpoint);
+    // The reference answers each of the 20 items once more: the A-vs-A control.
+    assert_eq!(plan["control"]["prompts"], 20);
+    let reference = plan["endpoints"][0]["prompt_tokens"].as_u64().unwrap();
+    assert_eq!(reference, 2 * per_endpoint);
+    assert_eq!(plan["prompt_tokens"].as_u64().unwrap(), 3 * per_endpoint);
     let seconds = plan["estimated_prefill_seconds"].as_f64().unwrap();
-    assert_eq!(seconds, (per_endpoint as f64 / 100.0 / 4.0).ceil());
+    assert_eq!(seconds, (reference as f64 / 100.0 / 4.0).ceil());
     assert!(a.completion_requests().is_empty() && b.requests().is_empty());
 }
 

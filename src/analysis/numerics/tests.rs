@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use chrono::Utc;
 
+use super::distance::{Comparison, Evidence};
 use super::*;
-use crate::endpoint::Completion;
+use crate::endpoint::{Completion, LogprobToken};
 use crate::run::record::Answered;
 use crate::run::CONTROL_REPEAT;
 
@@ -19,13 +20,10 @@ fn answer(
     text: &str,
     logprobs: Option<&[f64]>,
 ) -> Answered {
-    let tokens: Vec<&str> = text.split_inclusive(' ').collect();
     let completion = Completion {
         answer: Some(Arc::from(text)),
-        content: Some(Arc::from(text)),
         logprobs: logprobs.map(|lps| {
-            tokens
-                .iter()
+            text.split_inclusive(' ')
                 .zip(lps.iter().cycle())
                 .map(|(t, lp)| LogprobToken {
                     token: t.to_string(),
@@ -73,8 +71,12 @@ fn run(n: usize, lp: impl Fn(&str, u32, usize) -> Option<Vec<f64>>) -> Vec<Answe
     records
 }
 
+fn setting(alpha: f64, horizon: usize) -> Setting {
+    Setting { alpha, horizon }
+}
+
 fn decide_run(records: &[Answered], n: usize) -> IdentitySummary {
-    decide(records, &names(), &prompts(n), &[], ALPHA).unwrap()
+    decide(records, &names(), &prompts(n), &[], setting(ALPHA, n)).unwrap()
 }
 
 #[test]
@@ -134,7 +136,7 @@ fn false_alarm_rate(alpha: f64, n: usize, runs: usize, seed: u64) -> f64 {
             let slot = 3 * i + usize::from(e == "b") + 2 * r as usize;
             Some(jitter[slot].clone())
         });
-        let s = decide(&records, &names(), &prompts(n), &[], alpha).unwrap();
+        let s = decide(&records, &names(), &prompts(n), &[], setting(alpha, n)).unwrap();
         if s.verdict == IdentityVerdict::Perturbed {
             perturbed += 1;
         }
@@ -190,21 +192,187 @@ fn another_tokenizer_reads_different() {
         finish_reason_examples: Vec::new(),
         mean_reasoning_chars_delta: None,
     };
-    let s = decide(&records, &names(), &prompts(30), &[parity], ALPHA).unwrap();
+    let s = decide(
+        &records,
+        &names(),
+        &prompts(30),
+        &[parity],
+        setting(ALPHA, 30),
+    )
+    .unwrap();
     assert_eq!(s.verdict, IdentityVerdict::Different, "{:?}", s.because);
     assert!(s.because[0].contains("tokenizer"), "{:?}", s.because);
 }
 
-#[test]
-fn the_e_value_is_one_without_evidence_and_grows_with_wins() {
-    assert!((e_value(0, 0) - 1.0).abs() < 1e-9);
-    // All wins: (2^(n+1) - 1) / (n + 1), exactly.
-    for n in [1usize, 5, 7, 12] {
-        let exact = (2f64.powi(n as i32 + 1) - 1.0) / (n as f64 + 1.0);
-        assert!((e_value(n, 0) - exact).abs() / exact < 1e-9, "{n}");
+/// A deployment answering each prompt with its own text of `WORDS` words, parting from it at a
+/// random word on `jitter` of its answers (other words from there on), as batch nondeterminism
+/// does; and, with `early`, parting at the third word on that share of the prompts as well, as
+/// a deployment serving a fifth of its answers from another model does.
+struct Jittered {
+    jitter: f64,
+    early: f64,
+}
+
+const WORDS: usize = 30;
+
+impl Jittered {
+    /// The prompt's own text is the same word repeated (where the answers part is all the test
+    /// reads); a parting answer has other words, random, from the word it parts at.
+    fn answer(&self, rng: &mut fastrand::Rng) -> String {
+        let mut part = (rng.f64() < self.jitter).then(|| rng.usize(..WORDS));
+        if rng.f64() < self.early {
+            part = Some(part.map_or(2, |k| k.min(2)));
+        }
+        let mut text = String::with_capacity(5 * WORDS);
+        for w in 0..WORDS {
+            match part {
+                Some(k) if w >= k => {
+                    text.push(rng.alphabetic());
+                    text.push(rng.alphabetic());
+                }
+                _ => text.push_str("th"),
+            }
+            text.push_str("e ");
+        }
+        text
     }
-    // Three wins and a loss: 16 × 2 × ∫ θ³(1−θ) dθ over [½, 1] = 1.3.
-    assert!((e_value(3, 1) - 1.3).abs() < 1e-9, "{}", e_value(3, 1));
-    assert!(e_value(6, 0) < 1.0 / ALPHA && e_value(7, 0) >= 1.0 / ALPHA);
-    assert!(e_value(10, 10) < 1.0);
+}
+
+/// How one simulated run of `n` prompts ends: the verdict at the first prompt where a test
+/// decides (`perturbed` first when both do), and that prompt; `undecided` at `n`. Each prompt's
+/// three answers go through the distance and the tests as `decide` puts them.
+fn simulated_run(
+    reference: &Jittered,
+    other: &Jittered,
+    n: usize,
+    rng: &mut fastrand::Rng,
+) -> (IdentityVerdict, usize) {
+    let text = |t: String| Completion {
+        answer: Some(Arc::from(t)),
+        ..Completion::default()
+    };
+    let mut tests = Tests::at(setting(ALPHA, n));
+    for _ in 0..n {
+        let (a0, a1, b0) = (
+            text(reference.answer(rng)),
+            text(reference.answer(rng)),
+            text(other.answer(rng)),
+        );
+        tests.push(&Comparison::of(&a0, &a1, &b0, Evidence::Text));
+    }
+    let test = tests.finish();
+    match (test.decided_at_prompt, test.identical_at_prompt) {
+        (Some(p), Some(i)) if i < p => (IdentityVerdict::Identical, i),
+        (Some(p), _) => (IdentityVerdict::Perturbed, p),
+        (None, Some(i)) => (IdentityVerdict::Identical, i),
+        (None, None) => (IdentityVerdict::Undecided, n),
+    }
+}
+
+/// Over `runs` simulated runs of up to 300 control prompts: the share read `identical` and
+/// `perturbed`, and the median and 90th percentile of the prompts the decided ones took.
+fn simulate(other_early: f64, runs: usize, seed: u64) -> (f64, f64, usize, usize) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let reference = Jittered {
+        jitter: 0.4,
+        early: 0.0,
+    };
+    let other = Jittered {
+        jitter: 0.4,
+        early: other_early,
+    };
+    let (mut identical, mut perturbed, mut took) = (0, 0, Vec::new());
+    for _ in 0..runs {
+        let (verdict, at) = simulated_run(&reference, &other, 300, &mut rng);
+        match verdict {
+            IdentityVerdict::Identical => identical += 1,
+            IdentityVerdict::Perturbed => perturbed += 1,
+            _ => continue,
+        }
+        took.push(at);
+    }
+    took.sort_unstable();
+    let quantile = |q: f64| {
+        took.get((q * took.len() as f64) as usize)
+            .copied()
+            .unwrap_or(0)
+    };
+    (
+        identical as f64 / runs as f64,
+        perturbed as f64 / runs as f64,
+        quantile(0.5),
+        quantile(0.9),
+    )
+}
+
+/// Two deployments alike, each parting from its own text at a random word on 40% of its
+/// answers (the reference's own repeat parts on about 40% of prompts, a yes/no text distance
+/// ties on most): over 1,000 simulated runs, `perturbed` on at most 5% (the test's level), and
+/// `identical` within 300 control prompts on most.
+#[test]
+fn an_exchangeable_jittery_pair_reads_identical_and_rarely_perturbed() {
+    let (identical, perturbed, median, p90) = simulate(0.0, 1000, 21);
+    eprintln!(
+        "exchangeable, 40% jitter: identical {identical}, perturbed {perturbed}; control prompts taken: median {median}, 90th percentile {p90}"
+    );
+    assert!(perturbed <= ALPHA, "false-positive rate {perturbed}");
+    assert!(identical >= 0.85, "identical on {identical} of runs");
+    assert!(median <= 150 && p90 <= 250, "median {median}, p90 {p90}");
+}
+
+/// The same pair, the candidate also parting at its third word on 20% of prompts: `identical`
+/// on at most 5% of 1,000 simulated runs (its excess is above the margin), `perturbed` within
+/// 300 control prompts on most.
+#[test]
+fn a_pair_parting_early_on_a_fifth_of_prompts_rarely_reads_identical() {
+    let (identical, perturbed, median, p90) = simulate(0.2, 1000, 22);
+    eprintln!(
+        "20% early: identical {identical}, perturbed {perturbed}; control prompts taken: median {median}, 90th percentile {p90}"
+    );
+    assert!(identical <= 0.05, "identical on {identical} of runs");
+    assert!(perturbed >= 0.9, "perturbed on {perturbed} of runs");
+    assert!(median <= 150 && p90 <= 250, "median {median}, p90 {p90}");
+}
+
+/// The first finding: against a reference whose repeat parts on about half the prompts
+/// (jittered logprobs), a candidate whose every answer is other words from the first token
+/// read `identical` under a distance that counted only the shared prefix. Parting first is now
+/// the furthest there is: `perturbed`, within 30 prompts.
+#[test]
+fn a_candidate_parting_at_the_first_token_reads_perturbed_against_a_jittery_reference() {
+    let mut rng = fastrand::Rng::with_seed(5);
+    let mut records = Vec::new();
+    let n = 30;
+    for i in 0..n {
+        let p = format!("p{i}");
+        let jitter = |rng: &mut fastrand::Rng| {
+            let shift = if rng.bool() { rng.f64() * 0.01 } else { 0.0 };
+            vec![-0.3 + shift, -0.6 - shift]
+        };
+        records.push(answer(&p, "a", 0, TEXT, Some(&jitter(&mut rng))));
+        let control = if rng.bool() {
+            "The letter r appears three times in the word strawberry, counted"
+        } else {
+            TEXT
+        };
+        records.push(answer(
+            &p,
+            "a",
+            CONTROL_REPEAT,
+            control,
+            Some(&jitter(&mut rng)),
+        ));
+        records.push(answer(
+            &p,
+            "b",
+            0,
+            "Strawberry has two r letters",
+            Some(&jitter(&mut rng)),
+        ));
+    }
+    let s = decide_run(&records, n);
+    assert_eq!(s.verdict, IdentityVerdict::Perturbed, "{:?}", s.because);
+    let pair = &s.evidence[0];
+    assert_eq!(pair.pair.median_first_divergence, Some(0));
+    assert_eq!(pair.test.control_further, 0, "{:?}", pair.test);
 }
