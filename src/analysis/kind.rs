@@ -96,7 +96,7 @@ fn rendering_free(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::{score, Detail, JsonFound, JsonPlace, Score, ScoreContext, TextChecks};
+    use crate::score::{score, Detail, Score, ScoreContext, TextChecks};
 
     fn numeric() -> ScorerSpec {
         ScorerSpec::Numeric {
@@ -192,7 +192,8 @@ mod tests {
             classify(&js(), wrong(Some("0/6 FFFFFF")), wrong(Some("0/6 EEEEEE"))),
             DivergenceKind::Answer
         );
-        // A JSON fragment, nothing at all, and an object picked out of Python: three answers.
+        // A JSON fragment against nothing at all, or against a Python reply (no JSON answer:
+        // code is not JSON): different answers.
         let fragment = run(&json(), "[1,2]");
         let nothing = run(&json(), "no JSON here");
         assert_eq!(
@@ -206,12 +207,8 @@ mod tests {
         let python = "```python\nprint(json.dumps({\"id\": \"3\"}))\n```";
         let picked = run(&json(), python);
         assert_eq!(
-            picked.detail,
-            Detail::Json(JsonFound {
-                place: JsonPlace::Embedded,
-                object: true,
-                in_foreign_code: true
-            })
+            (&picked.detail, &picked.extracted),
+            (&Detail::NotFound, &None)
         );
         assert_eq!(
             classify(&json(), scored(&fragment, "[1,2]"), scored(&picked, python)),

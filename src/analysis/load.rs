@@ -12,7 +12,7 @@ use super::under_load::{self, LoadVerdict, LoadVerdictKind, UnderLoad};
 use crate::catalogue::Catalogue;
 use crate::probes::journal::{merge, LoadRecord};
 use crate::run::Line;
-use crate::score::{score, ScoreContext};
+use crate::score::{score_completion, ScoreContext};
 
 /// What `determinism --under-load/--cache-states/--samples` found; every field is left out of
 /// results.json when empty, so other runs' results are unchanged.
@@ -121,7 +121,8 @@ pub fn analyze_load(
         probe_failures += usize::from(rec.is_request_failure());
         let key = rec.is_usable().then(|| {
             let answer = rec.scored_text(&prompt.score);
-            score(&prompt.score, &answer, ctx)
+            let cut = rec.completion.finish_reason.as_deref() == Some("length");
+            score_completion(&prompt.score, &answer, cut, ctx)
                 .extracted
                 .unwrap_or_else(|| answer.to_string())
         });

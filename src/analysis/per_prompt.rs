@@ -18,7 +18,7 @@ use crate::catalogue::{Catalogue, Prompt};
 use crate::endpoint::{LogprobToken, Text};
 use crate::run::journal::{effective_in, Slot};
 use crate::run::record::{Answered, Line};
-use crate::score::{cut_off, score, Detail, Score, ScoreContext, ScorerSpec};
+use crate::score::{score_completion, Detail, Score, ScoreContext, ScorerSpec};
 use crate::text::Strings;
 
 /// The prompts of the run's scope, compared, and what the journal lacked for them.
@@ -188,8 +188,8 @@ fn is_truncated(r: &Answered) -> bool {
 /// scored once, in parallel, and shared by the slots that gave it: repeats at temperature 0 mostly
 /// repeat an answer, so a long run costs the scoring and memory of its distinct answers (JS
 /// scoring runs a sandboxed process per candidate, which would otherwise leave all but one core
-/// idle). An answer cut off at the budget while looping, with no final-answer marker, is no
-/// answer (`cut_off`).
+/// idle). An answer cut off at the budget counts only when it was committed before the cut
+/// (`score::score_completion`).
 fn score_all<'a>(
     catalogue: &Catalogue,
     slots: &'a BTreeMap<Slot<&str>, &Answered>,
@@ -224,10 +224,7 @@ fn score_all<'a>(
                 let mut i = next.fetch_add(1, Ordering::Relaxed);
                 while let Some((prompt, answer, truncated)) = work.get(i) {
                     let (answer, truncated) = (&**answer, *truncated);
-                    let mut scored = score(&prompt.score, answer, ctx);
-                    if truncated {
-                        scored = cut_off(&prompt.score, answer, scored);
-                    }
+                    let scored = score_completion(&prompt.score, answer, truncated, ctx);
                     scored_all.lock().unwrap_or_else(|e| e.into_inner())[i] =
                         Some(Arc::new(scored));
                     i = next.fetch_add(1, Ordering::Relaxed);

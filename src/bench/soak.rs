@@ -27,7 +27,7 @@ use super::traffic::{self, BUDGETS, TEMPERATURES};
 use crate::catalogue::PromptRequest;
 use crate::engine::{self, drive, Driven, Lane, Progress, Sink, Slot};
 use crate::run_folder::{JsonLines, RunFolder};
-use crate::score::score;
+use crate::score::score_completion;
 
 /// Running totals of what has arrived, for the live line.
 #[derive(Default)]
@@ -198,7 +198,8 @@ fn grade(
             answer: None,
         },
         (SampleOutcome::Ok, Some(answer)) => {
-            let s = score(&p.score, answer, ctx);
+            let cut = sample.finish_reason.as_deref() == Some("length");
+            let s = score_completion(&p.score, answer, cut, ctx);
             GradedMark {
                 prompt: p.id.clone(),
                 correct: Some(s.correct == Some(true)),

@@ -24,9 +24,10 @@ pub type Text = Arc<str>;
 pub struct Completion {
     /// `message.content` (chat) or `text` (completions), as sent.
     pub content: Option<Text>,
-    /// The answer: content with any `<think>…</think>` block removed.
+    /// The answer: content without its reasoning (a `<think>…</think>` block, harmony channels
+    /// other than the final one) or control tokens (`score::channels`).
     pub answer: Option<Text>,
-    /// Reasoning from `reasoning`, `reasoning_content` or a `<think>` block.
+    /// Reasoning from `reasoning`, `reasoning_content`, a `<think>` block or harmony channels.
     pub reasoning: Option<Text>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
@@ -195,7 +196,7 @@ pub fn parse_completion(body: &str) -> Result<Completion, Failure> {
     };
     let (answer, think) = match &content {
         Some(c) => {
-            let (a, t) = split_think(c);
+            let (a, t) = crate::score::channels::split(c);
             (Some(a), t)
         }
         None => (None, None),
@@ -330,30 +331,6 @@ impl Completion {
     }
 }
 
-/// Split `<think>…</think>` out of content: (answer, reasoning).
-/// A lone `</think>` (the template opened the block) makes everything before it reasoning;
-/// an unclosed `<think>` makes everything after it reasoning.
-pub fn split_think(content: &str) -> (String, Option<String>) {
-    const OPEN: &str = "<think>";
-    const CLOSE: &str = "</think>";
-    match (content.find(OPEN), content.find(CLOSE)) {
-        (Some(o), Some(c)) if o < c => {
-            let think = content[o + OPEN.len()..c].trim().to_string();
-            let answer = format!("{}{}", &content[..o], &content[c + CLOSE.len()..]);
-            (answer.trim().to_string(), Some(think))
-        }
-        (None, Some(c)) => (
-            content[c + CLOSE.len()..].trim().to_string(),
-            Some(content[..c].trim().to_string()),
-        ),
-        (Some(o), None) => (
-            content[..o].trim().to_string(),
-            Some(content[o + OPEN.len()..].trim().to_string()),
-        ),
-        _ => (content.trim().to_string(), None),
-    }
-}
-
 /// "a number", "an object"...: what a JSON value is, for messages.
 fn json_kind(v: &Value) -> &'static str {
     match v {
@@ -447,23 +424,6 @@ mod tests {
         let broken =
             r#"{"choices":[{"text":"3","logprobs":{"tokens":["3"],"token_logprobs":[]}}]}"#;
         assert_eq!(parse_completion(broken).unwrap().logprobs, None);
-    }
-
-    #[test]
-    fn think_blocks_are_kept_apart_from_the_answer() {
-        assert_eq!(
-            split_think("<think>hmm</think>\n3"),
-            ("3".into(), Some("hmm".into()))
-        );
-        assert_eq!(
-            split_think("hmm</think>3"),
-            ("3".into(), Some("hmm".into()))
-        );
-        assert_eq!(
-            split_think("<think>still going"),
-            ("".into(), Some("still going".into()))
-        );
-        assert_eq!(split_think(" 3 "), ("3".into(), None));
     }
 
     #[test]

@@ -23,8 +23,9 @@
 //! Saturn)"), rejected ("Saturn? No, Jupiter"), corrected ("Saturn, but it's actually Jupiter"),
 //! ranked below the question ("Saturn is only the second largest") or another option's relation
 //! ("Michelangelo, a rival of Leonardo da Vinci" picks Michelangelo). An answer that still names
-//! several options ("Jupiter is larger than Earth", "Jupiter or Saturn") is ambiguous: it picks
-//! several and is wrong, so prompts ask for the letter or the name alone.
+//! several options ("Jupiter is larger than Earth") is ambiguous: it picks several and is wrong,
+//! so prompts ask for the letter or the name alone. Options offered as alternatives ("Jupiter or
+//! Saturn", "B or C", `hedge.rs`) name no answer: `no answer` (hedged).
 //!
 //! The evidence quotes the sentence where the picked option is first mentioned.
 
@@ -37,7 +38,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::markers::{after_answer_marker, bold_spans, last_boxed};
 use super::reading::dismissed;
 use super::text::{normalize, offset_in, phrase_spans, sentence_at, QUOTE_CHARS};
-use super::{Detail, Score};
+use super::{hedge, Detail, ReadAt, Score};
 
 /// The options of a choice prompt: each label with the names that also pick it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -114,9 +115,20 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
         );
     };
     let labels: Vec<&str> = picked.keys().map(|&i| opts.labels[i].as_str()).collect();
-    let first = picked.values().min().copied().unwrap_or(0);
+    let first = picked.values().map(|&(a, _)| a).min().unwrap_or(0);
+    let last = picked.values().map(|&(_, b)| b).max().unwrap_or(first);
     let quote = sentence_at(answer, first, QUOTE_CHARS);
     if labels.len() > 1 {
+        if offered_as_alternatives(answer, &picked) {
+            return Score::new(
+                Some(false),
+                Detail::NotFound,
+                format!(
+                    "no answer: hedged between {} ({rule}) in \"{quote}\"; expected {expected}",
+                    labels.join(" and ")
+                ),
+            );
+        }
         return Score::new(
             Some(false),
             Detail::Value,
@@ -125,7 +137,8 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
                 labels.join(", ")
             ),
         )
-        .read(labels.join(", "), &labels.join(", "));
+        .read(labels.join(", "), &labels.join(", "))
+        .at(ReadAt::new(first, last, MARKED_RULES.contains(&rule)));
     }
     let ok = labels[0] == expected;
     let tail = if ok {
@@ -139,10 +152,24 @@ pub fn score(expected: &str, options: &Options, answer: &str) -> Score {
         format!("picks {} ({rule}) in \"{quote}\"{tail}", labels[0]),
     )
     .read(labels[0].to_string(), labels[0])
+    .at(ReadAt::new(first, last, MARKED_RULES.contains(&rule)))
 }
 
-/// The options a fragment picks, each with where (in the whole answer) it is first picked.
-type Picks = BTreeMap<usize, usize>;
+/// The rules whose pick the text marks as its answer (the others read its opening or its end).
+const MARKED_RULES: [&str; 3] = ["\\boxed{}", "\"answer is\"", "bold"];
+
+/// Every option picked is offered as an alternative to the next ("B or C"; `hedge.rs`).
+fn offered_as_alternatives(answer: &str, picked: &Picks) -> bool {
+    let mut spans: Vec<(usize, usize)> = picked.values().copied().collect();
+    spans.sort_unstable();
+    spans
+        .windows(2)
+        .all(|w| w[0].1 <= w[1].0 && hedge::alternatives(&answer[w[0].1..w[1].0]))
+}
+
+/// The options a fragment picks, each with where (in the whole answer) it is first picked: the
+/// byte range of that mention.
+type Picks = BTreeMap<usize, (usize, usize)>;
 
 /// How mentions of options are recognised.
 struct Compiled {
@@ -247,8 +274,10 @@ impl Compiled {
                     .any(|&(j, p, q)| j != i && p < y && x < q)
             };
             if dismissed(answer, a, b, &other).is_none() {
-                let at = picks.entry(i).or_insert(a);
-                *at = (*at).min(a);
+                let at = picks.entry(i).or_insert((a, b));
+                if a < at.0 {
+                    *at = (a, b);
+                }
             }
         }
         picks
@@ -507,9 +536,12 @@ mod tests {
     #[test]
     fn evidence_and_extracted() {
         let opts = options(r#"["yes", "no"]"#);
-        let s = score("yes", &opts, "yes or no");
+        let s = score("yes", &opts, "yes and no");
         assert_eq!(s.extracted.as_deref(), Some("no, yes"));
         assert!(s.evidence.contains("picks several"), "{}", s.evidence);
+        // Offered as alternatives: a hedge, no answer.
+        let s = score("yes", &opts, "yes or no");
+        crate::score::testing::assert_no_answer(&s, "no answer: hedged between no and yes");
         let s = score("yes", &opts, "No.");
         assert_eq!(s.extracted.as_deref(), Some("no"));
         assert!(s.evidence.contains("expected yes"), "{}", s.evidence);

@@ -6,6 +6,8 @@
 //!   … and counts as one occurrence", "12.57 is a decimal, and 12.9 is also a decimal" say
 //!   something of a number, not that it is the answer (unless the sentence stated the same value
 //!   before: "occurs 1 time … and is counted as 1 time");
+//! - not an operand: a number an operator and another number follow ("= 187 + 66 × 18") is part
+//!   of an expression, not its result;
 //! - for the last number (every number an aside), the only number or alone on the last line.
 //!
 //! A committed read is still a weak one (no answer phrase ties it to the question): its reason
@@ -42,6 +44,9 @@ pub fn commitment(read: &Read) -> Result<Option<&'static str>, String> {
     let all = tokens(read.answer, read.want);
     if let Some(phrase) = property(read).filter(|_| !restated(read, &all)) {
         return Err(format!("{phrase} describes it"));
+    }
+    if OPERAND.is_match(&read.answer[read.end..]) {
+        return Err("it is an operand of an expression, not its result".into());
     }
     if all.len() == 1 {
         return Ok(Some("the only number, with no answer phrase"));
@@ -94,6 +99,11 @@ fn alone_on_last_line(read: &Read) -> bool {
     };
     bare(&read.answer[line_start..read.start]) && bare(rest)
 }
+
+/// An arithmetic operator and another number right after a number: the number is an operand
+/// ("= 187 + 66 × 18 - 224" states no result).
+static OPERAND: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:[+×*÷/^]|\s[-−]\s)\s*[$(]?\d").unwrap());
 
 /// Written right before a number that describes a thing: "with a length of", "counts as".
 static PROPERTY_BEFORE: LazyLock<Regex> = LazyLock::new(|| {

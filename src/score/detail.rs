@@ -41,9 +41,6 @@ pub struct JsonFound {
     pub place: JsonPlace,
     /// The value is an object (not an array).
     pub object: bool,
-    /// The answer is a fenced block in a language other than JSON (```python, ```js …): the
-    /// value was picked out of code, not written as the answer.
-    pub in_foreign_code: bool,
 }
 
 /// Where in the answer a JSON value was found.

@@ -7,14 +7,27 @@
 //! rival of Leonardo da Vinci"); see `reading.rs`. One mention that survives is enough.
 //!
 //! An answer that also credits one of the prompt's `distractors` (a mention of it that is not
-//! dismissed the same way) names two answers, and is wrong.
+//! dismissed the same way) names two answers, and is wrong. A mention offered beside another
+//! phrase as its alternative ("It's either Sydney or Canberra", "Canberra or Sydney, depending
+//! on…") names no one answer: `no answer` (hedged, `hedge.rs`), unless a later mention stands
+//! alone; a question ("Sydney or Canberra?") offers nothing.
+//!
+//! An answer in another language or script than the question is read as a careful grader who
+//! asked in English reads it: "作者是乔治·奥威尔" names George Orwell, but not in the words asked
+//! for, so it is wrong unless the prompt lists that form among its aliases; the evidence names
+//! the script it was written in. (Digits are digits in any language: "答案是 3" answers 3.)
 //!
 //! A one-letter phrase is refused at validation: "A" would match the article "a" in any sentence.
 //! Letter answers belong to the `choice` scorer, which knows where a bare letter is a label.
 
+use super::hedge::alternative_phrase;
+use super::markers::{after_answer_marker, marked_spans};
 use super::reading::{dismissed, opens_with_name};
-use super::text::{normalize, phrase_spans, sentence_at, QUOTE_CHARS};
-use super::{Detail, Score};
+use super::text::{
+    contains_phrase, normalize, offset_in, phrase_spans, script, sentence_at, sentence_spans,
+    QUOTE_CHARS,
+};
+use super::{Detail, ReadAt, Score};
 
 pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
     for phrase in std::iter::once(expected).chain(aliases.iter().map(String::as_str)) {
@@ -37,9 +50,12 @@ pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer:
     if norm_answer.is_empty() {
         return Score::new(Some(false), Detail::NotFound, "empty answer");
     }
-    let accepted = std::iter::once(expected).chain(aliases.iter().map(String::as_str));
+    let accepted: Vec<&str> = std::iter::once(expected)
+        .chain(aliases.iter().map(String::as_str))
+        .collect();
     let mut mentions: Vec<(usize, usize, &str)> = accepted
-        .flat_map(|c| {
+        .iter()
+        .flat_map(|&c| {
             phrase_spans(answer, &normalize(c))
                 .into_iter()
                 .map(move |(a, b)| (a, b, c))
@@ -54,44 +70,102 @@ pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer:
     mentions.sort_by_key(|m| m.0);
     let accepted_in = |a: usize, b: usize| mentions.iter().any(|&(x, y, _)| x < b && a < y);
     let other = |a: usize, b: usize| opens_with_name(answer, a, b) && !accepted_in(a, b);
+    let marks = marked_spans(answer);
     let mut first_dismissed = None;
+    let mut first_hedge = None;
     for &(a, b, candidate) in &mentions {
-        match dismissed(answer, a, b, &other) {
-            None => {
-                if let Some((d, at)) = credited(answer, distractors, &other) {
-                    return Score::new(
-                        Some(false),
-                        Detail::Value,
-                        format!(
-                            "\"{candidate}\" is named, but so is \"{d}\" in \"{}\"",
-                            sentence_at(answer, at, QUOTE_CHARS)
-                        ),
-                    )
-                    .read(norm_answer, answer.trim());
-                }
-                return Score::new(
-                    Some(true),
-                    Detail::Value,
-                    format!(
-                        "found \"{candidate}\" in \"{}\"",
-                        sentence_at(answer, a, QUOTE_CHARS)
-                    ),
-                )
-                .read(normalize(expected), &answer[a..b]);
-            }
-            Some(why) => {
-                first_dismissed.get_or_insert((a, why));
-            }
+        if let Some(why) = dismissed(answer, a, b, &other) {
+            first_dismissed.get_or_insert((a, why));
+            continue;
         }
+        if let Some(alternative) = hedged(answer, a, b, &accepted) {
+            first_hedge.get_or_insert((a, candidate, alternative));
+            continue;
+        }
+        if let Some((d, at)) = credited(answer, distractors, &other) {
+            return Score::new(
+                Some(false),
+                Detail::Value,
+                format!(
+                    "\"{candidate}\" is named, but so is \"{d}\" in \"{}\"",
+                    sentence_at(answer, at, QUOTE_CHARS)
+                ),
+            )
+            .read(norm_answer, answer.trim())
+            .at(wrong_read_at(answer));
+        }
+        let marked = marks.iter().any(|&(x, y)| x <= a && b <= y);
+        return Score::new(
+            Some(true),
+            Detail::Value,
+            format!(
+                "found \"{candidate}\" in \"{}\"",
+                sentence_at(answer, a, QUOTE_CHARS)
+            ),
+        )
+        .read(normalize(expected), &answer[a..b])
+        .at(ReadAt::new(a, b, marked));
+    }
+    if let Some((a, candidate, alternative)) = first_hedge {
+        return Score::new(
+            Some(false),
+            Detail::NotFound,
+            format!(
+                "no answer: hedged between \"{candidate}\" and \"{alternative}\" in \"{}\"",
+                sentence_at(answer, a, QUOTE_CHARS)
+            ),
+        );
     }
     let evidence = match first_dismissed {
         Some((a, why)) => format!(
             "\"{expected}\" is only mentioned {why} in \"{}\"",
             sentence_at(answer, a, QUOTE_CHARS)
         ),
-        None => format!("\"{expected}\" not found"),
+        None => format!("\"{expected}\" not found{}", other_script(expected, answer)),
     };
-    Score::new(Some(false), Detail::Value, evidence).read(norm_answer, answer.trim())
+    Score::new(Some(false), Detail::Value, evidence)
+        .read(norm_answer, answer.trim())
+        .at(wrong_read_at(answer))
+}
+
+/// "; written in Han script, the expected answer in Latin (…)" when the answer is in another
+/// writing system than every accepted phrase: a translation is not recognised, so the evidence
+/// says why nothing matched.
+fn other_script(expected: &str, answer: &str) -> String {
+    match (script(expected), script(answer)) {
+        (Some(want), Some(got)) if want != got => format!(
+            "; the answer is written in {got} script, the expected answer in {want} (a \
+             translation counts only when the prompt lists it among its aliases)"
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Where a wrong text answer was read: the clause after an answer phrase when there is one
+/// (marked), else the whole text, which marks nothing as its answer.
+fn wrong_read_at(answer: &str) -> ReadAt {
+    match after_answer_marker(answer).filter(|c| !c.is_empty()) {
+        Some(clause) => {
+            let a = offset_in(answer, clause);
+            ReadAt::new(a, a + clause.len(), true)
+        }
+        None => ReadAt::new(0, answer.len(), false),
+    }
+}
+
+/// The phrase offered as an alternative to the mention at `a..b` ("either Sydney or Canberra"),
+/// when it names another answer than the accepted ones and the sentence is not a question.
+fn hedged<'a>(answer: &'a str, a: usize, b: usize, accepted: &[&str]) -> Option<&'a str> {
+    let (x, y) = alternative_phrase(answer, a, b)?;
+    let offered = normalize(&answer[x..y]);
+    let same = accepted
+        .iter()
+        .any(|c| contains_phrase(&offered, &normalize(c)));
+    let question = sentence_spans(answer)
+        .into_iter()
+        .find(|&(s, e)| s <= a && a < e)
+        .is_some_and(|(_, e)| answer[..e].ends_with('?'));
+    (!same && !question).then(|| &answer[x..y])
 }
 
 /// The first distractor the answer credits: a mention that no reading rule dismisses.

@@ -2,10 +2,13 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Detail, JsonFound, JsonPlace, Score};
+use super::{Detail, JsonFound, JsonPlace, ReadAt, Score};
 
 /// A JSON type a required key must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,8 +39,16 @@ impl JsonType {
     }
 }
 
-/// Find the JSON value in an answer: the whole text, a fenced code block, or the first
-/// balanced `{...}` / `[...]` span that parses; with the value's text as written and its place.
+/// Find the JSON value in an answer: the whole text, a fenced block (in JSON or no language), or
+/// the first balanced `{...}` / `[...]` span that parses, outside code; with the value's text as
+/// written and its place.
+///
+/// Code is not JSON: nothing inside a fenced block in another language (```python, ```js, also
+/// one left open at the end) is taken, unless the block is that JSON value whole (a printed
+/// output labelled with the program's language); nor a value glued to code around it: a subscript
+/// (`order_data["items"]`), a call's argument (`json.dumps({...})`), an assignment's or a
+/// `return`'s value. A `{` or `[` that never closes (a value cut off mid-way) ends the search:
+/// what lies inside it is a fragment, not an answer.
 fn extract_json(answer: &str) -> Option<(Value, &str, JsonPlace)> {
     let trimmed = answer.trim();
     if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
@@ -45,28 +56,117 @@ fn extract_json(answer: &str) -> Option<(Value, &str, JsonPlace)> {
             return Some((v, trimmed, JsonPlace::Whole));
         }
     }
-    let mut rest = answer;
-    while let Some(start) = rest.find("```") {
-        let after = &rest[start + 3..];
-        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(0);
-        let Some(end) = after[body_start..].find("```") else {
-            break;
-        };
-        let body = &after[body_start..body_start + end];
-        if let Ok(v) = serde_json::from_str::<Value>(body.trim()) {
-            return Some((v, body.trim(), JsonPlace::CodeFence));
+    let fences = fences(answer);
+    for f in &fences {
+        let body = answer[f.body.0..f.body.1].trim();
+        match serde_json::from_str::<Value>(body) {
+            Ok(v) if f.json || v.is_object() || v.is_array() => {
+                return Some((v, body, JsonPlace::CodeFence))
+            }
+            _ => {}
         }
-        rest = &after[body_start + end + 3..];
     }
-    for (i, c) in answer.char_indices() {
-        if c == '{' || c == '[' {
-            let mut stream = serde_json::Deserializer::from_str(&answer[i..]).into_iter::<Value>();
-            if let Some(Ok(v)) = stream.next() {
-                if v.is_object() || v.is_array() {
-                    let written = &answer[i..i + stream.byte_offset()];
-                    return Some((v, written, JsonPlace::Embedded));
+    let in_code = |i: usize| {
+        fences
+            .iter()
+            .any(|f| !f.json && f.whole.0 <= i && i < f.whole.1)
+    };
+    let mut i = 0;
+    while let Some(offset) = answer[i..].find(['{', '[']) {
+        let at = i + offset;
+        i = at + 1;
+        if in_code(at) || glued_to_code(&answer[..at]) {
+            continue;
+        }
+        let mut stream = serde_json::Deserializer::from_str(&answer[at..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v)) if v.is_object() || v.is_array() => {
+                let written = &answer[at..at + stream.byte_offset()];
+                return Some((v, written, JsonPlace::Embedded));
+            }
+            _ => match closing(&answer[at..]) {
+                Some(len) => i = at + len,
+                None => return None,
+            },
+        }
+    }
+    None
+}
+
+/// A fenced block: its whole range (fences included; an open one runs to the end), its body's
+/// range, and whether it holds JSON (its language is `json` or none).
+struct Fence {
+    whole: (usize, usize),
+    body: (usize, usize),
+    json: bool,
+}
+
+fn fences(answer: &str) -> Vec<Fence> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(open) = answer[from..].find("```").map(|i| from + i) {
+        let after = open + 3;
+        let line_end = answer[after..]
+            .find('\n')
+            .map_or(answer.len(), |i| after + i);
+        let lang = answer[after..line_end].trim().to_lowercase();
+        let body_start = (line_end + 1).min(answer.len());
+        let close = answer[body_start..].find("```").map(|i| body_start + i);
+        let (body_end, whole_end) = close.map_or((answer.len(), answer.len()), |c| (c, c + 3));
+        out.push(Fence {
+            whole: (open, whole_end),
+            body: (body_start, body_end),
+            json: lang.is_empty() || lang == "json",
+        });
+        from = whole_end;
+    }
+    out
+}
+
+/// What comes right before a `{` or `[` makes it part of code: a name or a closing bracket (a
+/// subscript), an opening bracket of a call, `=`, `:` after a name in code, or `return`.
+fn glued_to_code(before: &str) -> bool {
+    let last = before.trim_end_matches([' ', '\t']);
+    let glued = before.len() == last.len();
+    match last.chars().last() {
+        Some(c) if glued && (c.is_alphanumeric() || c == '_' || c == ']' || c == ')') => true,
+        Some('(' | '=' | ',') => CODE_LINE.is_match(last),
+        _ => RETURN.is_match(last),
+    }
+}
+
+/// A line of code before a value: an identifier call or assignment on it (`print(`,
+/// `data = `, `f(a, `).
+static CODE_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|\n)[^\n]*[\w\]\)]\s*(?:\(|=|\([^\n]*,)$").unwrap());
+static RETURN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(?:return|yield|=>)$").unwrap());
+
+/// The length of the bracketed span opening `s` (through its matching bracket, strings
+/// skipped), or None when it never closes.
+fn closing(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => depth += 1,
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
                 }
             }
+            _ => {}
         }
     }
     None
@@ -78,7 +178,12 @@ pub fn score(
     answer: &str,
 ) -> Score {
     let Some((value, written, place)) = extract_json(answer) else {
-        return Score::new(Some(false), Detail::NotFound, "no valid JSON found");
+        let evidence = if fences(answer).iter().any(|f| !f.json) {
+            "no JSON answer: the reply is code (JSON inside code is not an answer)"
+        } else {
+            "no valid JSON found"
+        };
+        return Score::new(Some(false), Detail::NotFound, evidence);
     };
     let how = match place {
         JsonPlace::Whole => "valid JSON",
@@ -88,7 +193,6 @@ pub fn score(
     let detail = Detail::Json(JsonFound {
         place,
         object: value.is_object(),
-        in_foreign_code: in_foreign_code(answer),
     });
     let canonical = serde_json::to_string(&value).unwrap_or_default();
     let mut problems = Vec::new();
@@ -122,15 +226,14 @@ pub fn score(
     } else {
         format!("{how}; {}", problems.join("; "))
     };
-    Score::new(Some(problems.is_empty()), detail, evidence).read(canonical, written)
-}
-
-/// The answer is a fenced block in a language other than JSON (```python, ```js …).
-fn in_foreign_code(answer: &str) -> bool {
-    answer.trim_start().strip_prefix("```").is_some_and(|rest| {
-        let lang = rest.lines().next().unwrap_or("").trim().to_lowercase();
-        !lang.is_empty() && lang != "json"
-    })
+    let start = super::text::offset_in(answer, written);
+    let at = ReadAt {
+        closed: true,
+        ..ReadAt::new(start, start + written.len(), true)
+    };
+    Score::new(Some(problems.is_empty()), detail, evidence)
+        .read(canonical, written)
+        .at(at)
 }
 
 /// Equality that treats 2 and 2.0 as the same number.

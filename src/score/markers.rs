@@ -64,6 +64,21 @@ pub fn after_answer_marker(s: &str) -> Option<&str> {
     )
 }
 
+/// Every byte range of `s` the text marks as its answer: the last `\boxed{}`'s contents, the
+/// clause after the last answer phrase (see [`after_answer_marker`]) and every bold span.
+pub fn marked_spans(s: &str) -> Vec<(usize, usize)> {
+    let span = |part: &str| {
+        let a = super::text::offset_in(s, part);
+        (a, a + part.len())
+    };
+    last_boxed(s)
+        .into_iter()
+        .chain(after_answer_marker(s))
+        .chain(bold_spans(s))
+        .map(span)
+        .collect()
+}
+
 /// The inner text of every `**bold**` span, in order.
 pub fn bold_spans(s: &str) -> impl Iterator<Item = &str> {
     BOLD.captures_iter(s)

@@ -1,5 +1,6 @@
 //! Deterministic scorers: pure functions from (scorer spec, answer text) to a score with evidence.
 
+pub(crate) mod channels;
 mod checks;
 mod choice;
 mod clarify;
@@ -7,6 +8,7 @@ mod committed;
 mod cut_off;
 mod detail;
 mod exact;
+mod hedge;
 pub(crate) mod js;
 mod json;
 mod language;
@@ -16,6 +18,8 @@ mod numtoken;
 mod open;
 mod output;
 mod reading;
+#[cfg(test)]
+mod reasoning_styles;
 mod sanity;
 mod text;
 pub mod tool_call;
@@ -30,9 +34,10 @@ use crate::text::clip;
 
 pub use checks::TextChecks;
 pub use choice::Options;
-pub use cut_off::cut_off;
+use cut_off::cut_off;
 pub use detail::{Detail, JsonFound, JsonPlace, Tests};
 pub use json::JsonType;
+pub use text::normalize;
 pub use tool_call::{ExpectedCall, ToolCallFound};
 
 /// How a prompt's answer is scored, as written in the catalogue (`score = { type = "...", ... }`).
@@ -212,11 +217,7 @@ impl ScorerSpec {
                 _ => expected.clone(),
             },
             ScorerSpec::Output { expected } => format!("output {}", clip(expected, 40)),
-            ScorerSpec::Json { required, .. } if required.is_empty() => "valid JSON".into(),
-            ScorerSpec::Json { required, .. } => {
-                let keys: Vec<&str> = required.keys().map(String::as_str).collect();
-                format!("JSON with {}", keys.join(", "))
-            }
+            ScorerSpec::Json { required, values } => json_summary(required, values),
             ScorerSpec::Trap(checks) => checks.summary(),
             ScorerSpec::Open(checks) if checks.summary().is_empty() => "open-ended".into(),
             ScorerSpec::Open(checks) => format!("open-ended; {}", checks.summary()),
@@ -230,6 +231,28 @@ impl ScorerSpec {
                 format!("calls {}", names.join(", "))
             }
         }
+    }
+}
+
+/// What a JSON answer must be: the expected values as JSON (`{"city":"Bergen","items":12}`),
+/// then the required keys no value is given for; or "valid JSON".
+fn json_summary(
+    required: &BTreeMap<String, JsonType>,
+    values: &BTreeMap<String, serde_json::Value>,
+) -> String {
+    let keys: Vec<&str> = required
+        .keys()
+        .filter(|k| !values.contains_key(*k))
+        .map(String::as_str)
+        .collect();
+    let values = (!values.is_empty())
+        .then(|| serde_json::to_string(values).ok())
+        .flatten();
+    match (values, keys.is_empty()) {
+        (None, true) => "valid JSON".into(),
+        (None, false) => format!("JSON with {}", keys.join(", ")),
+        (Some(v), true) => format!("JSON {v}"),
+        (Some(v), false) => format!("JSON {v} with {}", keys.join(", ")),
     }
 }
 
@@ -256,6 +279,34 @@ pub struct Score {
     /// candidate that never executed) is `score.weakly("code did not run: …")`, and nothing else
     /// needs to change: `per_prompt` carries it to `AnswerResult::weak` and `weak_reads`.
     pub weak: Option<String>,
+    /// Where in the answer the scorer read its answer, for the cut-off rule (`cut_off.rs`):
+    /// None when it read none, or judged the text as a whole (text checks, code, tool calls).
+    pub at: Option<ReadAt>,
+}
+
+/// Where an answer was read in the text: its byte range and how the text marks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadAt {
+    pub start: usize,
+    pub end: usize,
+    /// The text marks it as the answer: `\boxed{}`, an answer phrase, `####`, bold, an "Output:"
+    /// prefix; not merely where the text ends.
+    pub marked: bool,
+    /// It closes itself (a JSON value that parsed whole): nothing need follow it to show that it
+    /// ended before the cut.
+    pub closed: bool,
+}
+
+impl ReadAt {
+    /// A read of `start..end` that the text marks as the answer (`marked`) or not.
+    pub fn new(start: usize, end: usize, marked: bool) -> Self {
+        ReadAt {
+            start,
+            end,
+            marked,
+            closed: false,
+        }
+    }
 }
 
 impl Score {
@@ -268,7 +319,14 @@ impl Score {
             evidence: evidence.into(),
             detail,
             weak: None,
+            at: None,
         }
+    }
+
+    /// The same score, read at `at` in the answer.
+    fn at(mut self, at: ReadAt) -> Self {
+        self.at = Some(at);
+        self
     }
 
     /// The same score marked as resting on a weak read, for `reason` (joined after any reason
@@ -335,8 +393,27 @@ impl ScoreContext {
     }
 }
 
-/// Score one answer (the model's content with any reasoning removed) against a spec.
+/// Score one answer (the model's content with any reasoning removed) against a spec, from a
+/// completion that ended on its own. See [`score_completion`].
 pub fn score(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
+    score_completion(spec, answer, false, ctx)
+}
+
+/// Score one answer against a spec; `cut`: its completion was cut off at the token budget, so
+/// the answer counts only when it was committed before the cut (`cut_off.rs`). The answer is
+/// read through [`channels::answer_of`] first: reasoning markup or control tokens left in it (a
+/// record journalled before they were split off) are never part of what is scored.
+pub fn score_completion(spec: &ScorerSpec, answer: &str, cut: bool, ctx: &ScoreContext) -> Score {
+    let answer = &*channels::answer_of(answer);
+    let scored = score_text(spec, answer, ctx);
+    if cut {
+        cut_off(answer, scored)
+    } else {
+        scored
+    }
+}
+
+fn score_text(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
     match spec {
         ScorerSpec::Numeric {
             expected,

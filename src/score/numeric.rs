@@ -46,7 +46,7 @@ use super::markers::{after_answer_marker, bold_spans, last_boxed};
 pub use super::numtoken::Value;
 use super::numtoken::{has_percent, has_time, paren_depth, tokens, Token, Want};
 use super::text::{offset_in, sentence_at, sentence_spans, QUOTE_CHARS};
-use super::{Detail, Score};
+use super::{hedge, Detail, ReadAt, Score};
 
 impl Value {
     /// A canonical rendering, equal for equal values, used to compare endpoints' answers.
@@ -289,6 +289,19 @@ pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answe
             format!("no {what} found; expected {expected}"),
         );
     };
+    let all = tokens(answer, want.want);
+    let found = corrected(answer, &all, found);
+    let quoted = sentence_at(answer, found.at, QUOTE_CHARS);
+    if let Some(other) = hedged_with(answer, &all, &found) {
+        return Score::new(
+            Some(false),
+            Detail::NotFound,
+            format!(
+                "no answer: hedged between `{}` and `{other}` in \"{quoted}\"; expected {expected}",
+                found.text
+            ),
+        );
+    }
     let read = Read {
         answer,
         rule: found.rule,
@@ -296,7 +309,6 @@ pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answe
         end: found.end,
         want: want.want,
     };
-    let quoted = sentence_at(answer, found.at, QUOTE_CHARS);
     match commitment(&read) {
         Err(why) => Score::new(
             Some(false),
@@ -319,14 +331,51 @@ pub fn score(expected: &str, tolerance: Option<f64>, counts: Option<&str>, answe
                 "found `{}` ({}) in \"{quoted}\"{verdict}",
                 found.text, found.rule
             );
+            let marked = MARKED_RULES.contains(&found.rule);
             let scored = Score::new(Some(ok), Detail::Value, evidence)
-                .read(found.value.canonical(), &found.text);
+                .read(found.value.canonical(), &found.text)
+                .at(ReadAt::new(found.at, found.end, marked));
             match weak {
                 Some(reason) => scored.weakly(reason),
                 None => scored,
             }
         }
     }
+}
+
+/// The rules whose number the text marks as its answer (the others read where the text ends).
+const MARKED_RULES: [&str; 3] = ["\\boxed{}", "\"answer is\"", "bold"];
+
+/// The number that takes `found` back, when the text corrects itself right after it ("9, or
+/// rather 8"; `hedge.rs`), followed to the last correction; else `found`.
+fn corrected(answer: &str, all: &[Token], mut found: Extracted) -> Extracted {
+    while let Some(next) = all.iter().find(|t| t.start >= found.end) {
+        if !hedge::correction(&answer[found.end..next.start]) {
+            break;
+        }
+        found = Extracted {
+            value: next.value,
+            text: next.text.clone(),
+            at: next.start,
+            end: next.end,
+            ..found
+        };
+    }
+    found
+}
+
+/// The number offered beside `found` as an alternative with another value ("9 or 8", "either
+/// 8 or 9", "8 (or maybe 9)"; `hedge.rs`), as written.
+fn hedged_with<'a>(answer: &str, all: &'a [Token], found: &Extracted) -> Option<&'a str> {
+    let before = all.iter().rev().find(|t| t.end <= found.at);
+    let after = all.iter().find(|t| t.start >= found.end);
+    let differs = |t: &Token| !matches(t.value, found.value, None);
+    before
+        .filter(|t| differs(t) && hedge::alternatives(&answer[t.end..found.at]))
+        .or_else(|| {
+            after.filter(|t| differs(t) && hedge::alternatives(&answer[found.end..t.start]))
+        })
+        .map(|t| t.text.as_str())
 }
 
 /// The weak-read reason of an answer whose number is not stated as the answer.
@@ -455,6 +504,45 @@ mod tests {
                 "6 out of 36 outcomes, i.e. 1/6",
             ],
             &["1/36", "0.2", "6/11", "\\frac{1}{36}", "1 in 36", "0.16"],
+        );
+    }
+
+    #[test]
+    fn fractions_thousands_and_units_as_people_write_them() {
+        assert_all(
+            "1/6",
+            &[
+                "1 / 6",
+                "The probability is 1/6th.",
+                "one sixth",
+                "One-sixth of the rolls.",
+                "6/36",
+                "6 / 36, which simplifies to 1 / 6",
+                "There are 6 favourable outcomes of 36: **6/36**.",
+                "P = 1/6 ≈ 0.167",
+            ],
+            &["1/36", "1 / 5", "one fifth", "5/36", "6/35"],
+        );
+        assert_all(
+            "43520",
+            &[
+                "43,520",
+                "43520 grams",
+                "The total is 43,520 g.",
+                "**43,520**",
+                "That is 43\u{202f}520 grams.",
+                "43\u{a0}520",
+            ],
+            &["4,352", "43.52 kg", "435,200", "43 520"],
+        );
+        assert_all(
+            "1071.88",
+            &[
+                "$1,071.88",
+                "1,071.88 dollars",
+                "The answer is **$1,071.88**.",
+            ],
+            &["$1,071.8", "1071"],
         );
     }
 

@@ -4,7 +4,8 @@
 //!
 //! A token is an aside when it is unlikely to be the stated answer even though it is a number:
 //! - inside parentheses or brackets ("3 r's (positions 3, 8, 9)", "5 km (3.1 miles)");
-//! - part of an enumeration ("3, 8 and 9") or a list marker at the start of a line ("2. ...");
+//! - part of an enumeration ("3, 8 and 9"; not one value written twice, "6/36, or 1/6") or a
+//!   list marker at the start of a line ("2. ...");
 //! - a step, position or label number: after "step", "part", "case", "line", "position",
 //!   "chapter", ... ("Step 2", "position 3");
 //! - part of a name: after a capitalised word ("Apollo 11", "Windows 10", but not "About 60" or
@@ -17,6 +18,9 @@
 //!   "1503-1506", "9:40-10:30", "a 10-minute break");
 //! - a level of a transition ("the n=3 to n=2 transition", "n=3 → n=2");
 //! - the denominator of "3 out of 10" when a whole number is wanted.
+//!
+//! Thousands are separated by commas or by the no-break and thin spaces of typeset numbers
+//! ("43,520", "43 520" with U+202F); a plain space separates two numbers ("110 195").
 //!
 //! Digits glued to letters, exponents or radicals ("x3", "1e7", "10^2", "√5"), ordinals ("3rd") and the parts of a
 //! time ("10:54") are not numbers at all. "three hundred" is 300.
@@ -86,7 +90,8 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
         r"\\[dt]?frac\s*\{\s*(?P<fn>\d+(?:\.\d+)?)\s*\}\s*\{\s*(?P<fd>\d+(?:\.\d+)?)\s*\}",
         r"|\\[dt]?frac\s*(?P<sn>\d)(?P<sd>\d)",
         r"|(?P<mw>\d+)[ \t]+(?P<mn>\d+)\s*[/⁄]\s*(?P<md>\d+)\b",
-        r"|(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<nv>[½⅓⅔¼¾⅙⅛])?",
+        r"|(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:[\u{a0}\u{2009}\u{202f}]\d{3})+(?:\.\d+)?",
+        r"|\d+(?:\.\d+)?|\.\d+)(?P<nv>[½⅓⅔¼¾⅙⅛])?",
         r"(?:\s*[/⁄]\s*(?P<d>\d+(?:\.\d+)?))?(?P<pct>\s*%|\s*(?i:per\s?cent)\b)?",
         r"|(?P<v>[½⅓⅔¼¾⅙⅛])",
         r"|(?i:\b(?P<fw>one|a|two|three|four|five)[- ]",
@@ -349,7 +354,9 @@ fn digits_token(s: &str, c: &Captures, whole: Match, want: Want) -> Option<Token
     if glued_before(s, start) || glued_after(s, n.end()) {
         return None;
     }
-    let digits = n.as_str().replace(',', "");
+    let digits = n
+        .as_str()
+        .replace([',', '\u{a0}', '\u{2009}', '\u{202f}'], "");
     let mut value = digits.parse::<f64>().ok()?;
     let mut decimals = decimals_of(&digits);
     if let Some(v) = c.name("nv") {
@@ -596,6 +603,16 @@ fn times(s: &str) -> Vec<Token> {
         .collect()
 }
 
+/// Two values equal to within rounding error.
+fn same_value(a: Value, b: Value) -> bool {
+    match (a, b) {
+        (Value::Number { value: x, .. }, Value::Number { value: y, .. }) => {
+            (x - y).abs() <= 1e-9 * x.abs().max(1.0)
+        }
+        _ => a == b,
+    }
+}
+
 /// Mark the asides listed in the module doc.
 fn mark_asides(s: &str, tokens: &mut [Token]) {
     let day: Vec<bool> = tokens.iter().map(|t| is_day_of_date(s, t)).collect();
@@ -608,7 +625,12 @@ fn mark_asides(s: &str, tokens: &mut [Token]) {
             s[line_start..start].trim().is_empty() && LIST_MARKER_AFTER.is_match(after);
         let enumerated = |a: usize, b: usize| {
             let (a_t, b_t) = (&tokens[a], &tokens[b]);
-            !day[a] && !day[b] && a_t.end <= b_t.start && ENUM_GAP.is_match(&s[a_t.end..b_t.start])
+            // One value written twice ("6/36, or 1/6") is a restatement, not a list.
+            !day[a]
+                && !day[b]
+                && a_t.end <= b_t.start
+                && ENUM_GAP.is_match(&s[a_t.end..b_t.start])
+                && !same_value(a_t.value, b_t.value)
         };
         let in_list =
             (i > 0 && enumerated(i - 1, i)) || (i + 1 < tokens.len() && enumerated(i, i + 1));

@@ -14,7 +14,8 @@ pub fn normalize(s: &str) -> String {
 }
 
 /// Where the normalised `needle` occurs as whole words in the raw text `haystack`: byte ranges
-/// of `haystack`, in order.
+/// of `haystack`, in order. In scripts written without spaces (Han, Kana) each character is a
+/// word, so "乔治 奥威尔" is found in "作者是乔治·奥威尔".
 pub fn phrase_spans(haystack: &str, needle: &str) -> Vec<(usize, usize)> {
     if needle.is_empty() {
         return Vec::new();
@@ -28,6 +29,11 @@ pub fn phrase_spans(haystack: &str, needle: &str) -> Vec<(usize, usize)> {
         for l in c.to_lowercase() {
             if l.is_alphanumeric() {
                 alnum = true;
+                if unspaced(l) {
+                    words.extend(current.take());
+                    words.push((l.to_string(), i, end));
+                    continue;
+                }
                 let w = current.get_or_insert_with(|| (String::new(), i, end));
                 w.0.push(fold(l));
                 w.2 = end;
@@ -38,11 +44,33 @@ pub fn phrase_spans(haystack: &str, needle: &str) -> Vec<(usize, usize)> {
         }
     }
     words.extend(current.take());
-    let want: Vec<&str> = needle.split(' ').collect();
+    let want: Vec<String> = needle
+        .split(' ')
+        .flat_map(|w| {
+            // As the text is cut: runs of spaced letters, each unspaced character alone.
+            let mut parts: Vec<String> = Vec::new();
+            let mut run = String::new();
+            for c in w.chars() {
+                if unspaced(c) {
+                    parts.extend((!run.is_empty()).then(|| std::mem::take(&mut run)));
+                    parts.push(c.to_string());
+                } else {
+                    run.push(c);
+                }
+            }
+            parts.extend((!run.is_empty()).then_some(run));
+            parts
+        })
+        .collect();
     (0..words.len().saturating_sub(want.len() - 1))
         .filter(|&i| want.iter().enumerate().all(|(k, w)| words[i + k].0 == *w))
         .map(|i| (words[i].1, words[i + want.len() - 1].2))
         .collect()
+}
+
+/// A character of a script written without spaces between words (Han, Kana): a word of its own.
+fn unspaced(c: char) -> bool {
+    matches!(script_of(c), "Han" | "Kana")
 }
 
 /// A lowercase letter without its accent; other characters unchanged.
@@ -57,6 +85,36 @@ fn fold(c: char) -> char {
         'ù' | 'ú' | 'û' | 'ü' => 'u',
         'ý' | 'ÿ' => 'y',
         other => other,
+    }
+}
+
+/// The writing system most of a text's letters are in ("Latin", "Han", "Cyrillic", …); None for
+/// a text without letters.
+pub fn script(s: &str) -> Option<&'static str> {
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    for c in s.chars().filter(|c| c.is_alphabetic()) {
+        let name = script_of(c);
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    counts.into_iter().max_by_key(|&(_, k)| k).map(|(n, _)| n)
+}
+
+fn script_of(c: char) -> &'static str {
+    match c as u32 {
+        0x0000..=0x024F | 0x1E00..=0x1EFF => "Latin",
+        0x0370..=0x03FF => "Greek",
+        0x0400..=0x052F => "Cyrillic",
+        0x0590..=0x05FF => "Hebrew",
+        0x0600..=0x06FF => "Arabic",
+        0x0900..=0x097F => "Devanagari",
+        0x0E00..=0x0E7F => "Thai",
+        0x3040..=0x30FF => "Kana",
+        0xAC00..=0xD7AF | 0x1100..=0x11FF => "Hangul",
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF => "Han",
+        _ => "other",
     }
 }
 
