@@ -122,7 +122,7 @@ if not m:
     print("    no #headline element in the rendered DOM", file=sys.stderr)
     sys.exit(1)
 headline = html.unescape(m.group(1))
-want = [f"{summary['same']} same / {summary.get('format', 0)} format / {summary['diff']} diff", f"/ {summary['review']} review / {summary['fail']} fail"]
+want = [f"{summary['same']} same / {summary.get('format', 0)} format / {summary.get('no_answer', 0)} no answer / {summary['diff']} diff", f"/ {summary['review']} review / {summary['fail']} fail"]
 for w in want:
     if w not in headline:
         print(f"    headline {headline!r} lacks {w!r}", file=sys.stderr)

@@ -572,9 +572,9 @@ pub struct SelftestArgs {
 pub struct GateArgs {
     /// Conditions that make the exit code 1, comma-separated METRIC OP NUMBER; any one holding fails
     /// the gate. Metrics: same, diff, review, fail, nondeterministic, deployment, p, flip,
-    /// answer, format, different, inconclusive, parity, changes_at_load and cache_dependent
-    /// (endpoints whose --under-load or --cache-states verdict says so; they never hold on a run
-    /// without that phase), text_changes_at_load (endpoints whose completion text changed under
+    /// answer, format, no_answer, different, inconclusive, parity, changes_at_load and
+    /// cache_dependent (endpoints whose under-load or cache-states verdict says so; they never
+    /// hold on a run without that phase), text_changes_at_load (endpoints whose completion text changed under
     /// load, answers changed or not), not_same_model, same_model_undecided, families_different,
     /// tool_f1 and schema_invalid (tool items; e.g. tool_f1<0.98), long_different (pairs whose
     /// long-context needles differ), identity_perturbed, identity_different and

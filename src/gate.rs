@@ -33,6 +33,9 @@ pub enum Metric {
     /// Prompts whose verdict is `format`: both fail the same way, rendered differently (not a
     /// deployment difference).
     Format,
+    /// Prompts whose verdict is `no_answer`: neither side gave an answer (not a deployment
+    /// difference either).
+    NoAnswer,
     /// Endpoint pairs whose quality verdict is `different`.
     Different,
     /// Endpoint pairs whose quality verdict is `inconclusive`.
@@ -90,6 +93,7 @@ impl Metric {
         Metric::Flip,
         Metric::Answer,
         Metric::Format,
+        Metric::NoAnswer,
         Metric::Different,
         Metric::Inconclusive,
         Metric::Parity,
@@ -122,6 +126,7 @@ impl Metric {
             Metric::Flip => "flip",
             Metric::Answer => "answer",
             Metric::Format => "format",
+            Metric::NoAnswer => "no_answer",
             Metric::Different => "different",
             Metric::Inconclusive => "inconclusive",
             Metric::Parity => "parity",

@@ -38,6 +38,7 @@ fn metric(
         Metric::Flip => summary.kinds.flip,
         Metric::Answer => summary.kinds.answer,
         Metric::Format => summary.format,
+        Metric::NoAnswer => summary.no_answer,
         Metric::Different => count_quality(QualityVerdict::Different),
         Metric::Inconclusive => count_quality(QualityVerdict::Inconclusive),
         Metric::Parity => figures

@@ -1,17 +1,21 @@
 //! What kind of divergence a `diff` pair is: a `flip` (one side correct, the other not), an
-//! `answer` (both wrong, or ungraded, with different answers) or a `format` difference (the same
-//! failure rendered differently).
+//! `answer` (both wrong, or ungraded, with different answers), a `format` difference (the same
+//! failure rendered differently) or `no_answer` (neither side answered).
 //!
 //! A pair where one side passed its text checks (an open-ended answer, ungraded) and the other
 //! failed them counts as a `flip` too: one side did what was asked, the other did not.
 //!
-//! A both-wrong pair is `format` only when the two answers are the same answer, rendered
-//! differently:
+//! A both-wrong pair is `no_answer` when neither side gave an answer (nothing read on either:
+//! empty, no number, a reply of code where JSON was asked, a completion cut off before it
+//! committed to one, a hedge), and `format` only when the two answers are the same answer,
+//! rendered differently:
 //! - the extracted answers are equal once rendering is set aside (code fences, a leading
 //!   `Output:`, Markdown emphasis, case, whitespace and punctuation);
 //! - predicted output: one answer is the other restated after an echo of the code (the code line
 //!   echoed back, then the same output);
-//! - neither side gave a readable answer at all.
+//! - a text answer (`exact`, read whole when wrong): the same words but for the ones that only
+//!   join them ("The item that is in box 6 is the feather" and "The item in box 6 is the
+//!   feather").
 //!
 //! Two different wrong answers are an `answer` difference, however alike their failures: two
 //! sentences that both use the letter `e`, two translations that both miss a word, two code
@@ -24,11 +28,14 @@ use crate::score::ScorerSpec;
 
 /// The kind of a `diff` pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum DivergenceKind {
     Flip,
     Answer,
     Format,
+    /// Neither side gave an answer: both read none (empty, no number, code for JSON, cut off
+    /// before committing, hedged), with different texts.
+    NoAnswer,
 }
 
 impl DivergenceKind {
@@ -37,6 +44,7 @@ impl DivergenceKind {
             DivergenceKind::Flip => "flip",
             DivergenceKind::Answer => "answer",
             DivergenceKind::Format => "format",
+            DivergenceKind::NoAnswer => "no_answer",
         }
     }
 }
@@ -46,20 +54,34 @@ pub fn classify(spec: &ScorerSpec, a: Side, b: Side) -> DivergenceKind {
     match (a.correct, b.correct) {
         (Some(x), Some(y)) if x != y => DivergenceKind::Flip,
         (Some(false), None) | (None, Some(false)) => DivergenceKind::Flip,
-        (Some(false), Some(false)) if same_failure(spec, a, b) => DivergenceKind::Format,
+        (Some(false), Some(false)) => match (readable(a.extracted), readable(b.extracted)) {
+            (None, None) => DivergenceKind::NoAnswer,
+            (Some(x), Some(y)) if same_answer(spec, x, y) => DivergenceKind::Format,
+            _ => DivergenceKind::Answer,
+        },
         _ => DivergenceKind::Answer,
     }
 }
 
-fn same_failure(spec: &ScorerSpec, a: Side, b: Side) -> bool {
-    match (readable(a.extracted), readable(b.extracted)) {
-        (None, None) => true,
-        (Some(x), Some(y)) => {
-            rendering_free(x) == rendering_free(y)
-                || (matches!(spec, ScorerSpec::Output { .. }) && restated(x, y))
-        }
-        _ => false,
-    }
+/// Two wrong answers are one answer rendered differently.
+fn same_answer(spec: &ScorerSpec, x: &str, y: &str) -> bool {
+    rendering_free(x) == rendering_free(y)
+        || (matches!(spec, ScorerSpec::Output { .. }) && restated(x, y))
+        || (matches!(spec, ScorerSpec::Exact { .. }) && content_words(x) == content_words(y))
+}
+
+/// A text answer's words without the words that only join them ("The item that is in box 6 is
+/// the feather" and "The item in box 6 is the feather" say one thing).
+fn content_words(text: &str) -> Vec<String> {
+    const JOINING: [&str; 16] = [
+        "a", "an", "the", "that", "which", "who", "is", "are", "was", "were", "it", "its", "this",
+        "there", "of", "now",
+    ];
+    crate::score::normalize(text)
+        .split(' ')
+        .filter(|w| !JOINING.contains(w))
+        .map(str::to_string)
+        .collect()
 }
 
 /// One output is the other repeated after an echo of the code: the longer ends with the shorter.
@@ -267,9 +289,28 @@ mod tests {
             ),
             DivergenceKind::Format
         );
+        // The same wrong item in two wordings (runs/example-smollm2-kv-demo,
+        // gen.state_tracking.0003): one answer, "key", however the sentence joins it.
+        let exact = ScorerSpec::Exact {
+            expected: "feather".into(),
+            aliases: Vec::new(),
+            distractors: Vec::new(),
+        };
+        let (a, b) = (
+            "The item in box 5 is the key.",
+            "The item that is in box 5 is the key.",
+        );
+        let (x, y) = (run(&exact, a), run(&exact, b));
+        assert_ne!(x.extracted, y.extracted);
         assert_eq!(
-            classify(&numeric(), wrong(None), wrong(Some("  "))),
+            classify(&exact, scored(&x, a), scored(&y, b)),
             DivergenceKind::Format
+        );
+        let other_item = "The item in box 5 is the ring.";
+        let z = run(&exact, other_item);
+        assert_eq!(
+            classify(&exact, scored(&x, a), scored(&z, other_item)),
+            DivergenceKind::Answer
         );
         // The code line echoed with the output after it, against the output alone.
         assert_eq!(
@@ -281,6 +322,36 @@ mod tests {
                 wrong(Some("[10, 9, 1]"))
             ),
             DivergenceKind::Format
+        );
+    }
+
+    #[test]
+    fn nothing_read_on_either_side_is_no_answer() {
+        assert_eq!(
+            classify(&numeric(), wrong(None), wrong(Some("  "))),
+            DivergenceKind::NoAnswer
+        );
+        // runs/example-smollm2-kv-demo, gen.json_extraction.0000: two Python replies (no JSON
+        // answer: code is not JSON), and a cut-off echo against a cut-off loop (gen.programs.0000).
+        let (a, b) = (
+            "```python\nimport json\n\ndef calculate_total_items(order_data):\n    return \
+             json.dumps({\"city\": \"Bergen\", \"items\": order_data[\"items\"]})\n```",
+            "```python\nimport json\n\ndef get_json_from_json(json_data):\n    json_data = \
+             json_data.format({\"city\": \"Bergen\", \"items\": [\n        {\"qty\": 9},",
+        );
+        let (x, y) = (run(&json(), a), run(&json(), b));
+        assert_eq!(
+            (x.extracted.as_deref(), y.extracted.as_deref()),
+            (None, None)
+        );
+        assert_eq!(
+            classify(&json(), scored(&x, a), scored(&y, b)),
+            DivergenceKind::NoAnswer
+        );
+        // One side's wrong answer against the other's none: a different answer.
+        assert_eq!(
+            classify(&numeric(), wrong(Some("5")), wrong(None)),
+            DivergenceKind::Answer
         );
     }
 

@@ -77,7 +77,7 @@ pub fn identity(prompts: &[PromptResult], reference: &str, other: &str) -> Ident
         let text = |name: &str| p.answers.get(name).and_then(|a| a.answer.as_deref());
         match pair.verdict {
             Verdict::Fail => i.failed += 1,
-            Verdict::Diff | Verdict::Review => i.diverged += 1,
+            Verdict::Diff | Verdict::Review | Verdict::NoAnswer => i.diverged += 1,
             Verdict::Same if text(reference) == text(other) => i.identical += 1,
             Verdict::Same | Verdict::Format => i.same_answer += 1,
         }

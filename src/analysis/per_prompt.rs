@@ -394,14 +394,18 @@ fn pair_result(
     let (verdict, reason, similarity) = pair_verdict(reference.side(), other.side());
     let kind = (verdict == Verdict::Diff)
         .then(|| kind::classify(&prompt.score, reference.side(), other.side()));
-    // The same failure in two renderings is a formatting difference, not a different answer.
-    let (verdict, reason) = if kind == Some(DivergenceKind::Format) {
-        (
+    // The same failure in two renderings is a formatting difference, and no answer on either
+    // side is nothing to compare: neither is a different answer.
+    let (verdict, reason) = match kind {
+        Some(DivergenceKind::Format) => (
             Verdict::Format,
             "both wrong: the same failure, rendered differently".to_string(),
-        )
-    } else {
-        (verdict, reason)
+        ),
+        Some(DivergenceKind::NoAnswer) => (
+            Verdict::NoAnswer,
+            "both wrong: neither side gave an answer".to_string(),
+        ),
+        _ => (verdict, reason),
     };
     // Only a divergence needs explaining: agreeing or failed pairs have no difference to classify.
     let divergent = matches!(verdict, Verdict::Diff | Verdict::Review);

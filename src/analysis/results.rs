@@ -16,7 +16,7 @@ use super::quality::Quality;
 use super::verdict::Verdict;
 
 /// The version of the `results.json` layout (see `src/report/results.schema.json`).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// `results.json`: a public contract (`docs/src/run-folder.md`, `src/report/results.schema.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,12 +118,16 @@ pub struct Summary {
     /// differently. Not a difference between the deployments, so not counted in `diff`.
     #[serde(default)]
     pub format: usize,
+    /// Prompts where neither side gave an answer (both wrong, nothing read on either, the texts
+    /// differing). Not a difference between answers, so not counted in `diff` or `format`.
+    #[serde(default)]
+    pub no_answer: usize,
     pub diff: usize,
     pub review: usize,
     pub fail: usize,
     /// The diverging prompts by kind: `flip` and `answer` make up `diff` (a prompt counts under
-    /// the most severe kind of its pairs); `format` counts the `format` prompts (the same number
-    /// as `format` above, kept where older readers look for it).
+    /// the most severe kind of its pairs); `format` and `no_answer` count those prompts (the
+    /// same numbers as above, kept where older readers look for them).
     #[serde(default)]
     pub kinds: KindCounts,
     /// The run's answer to "same model?" (`analysis/same_model.rs`); only on the run's summary,
@@ -147,6 +151,8 @@ pub struct KindCounts {
     pub flip: usize,
     pub answer: usize,
     pub format: usize,
+    #[serde(default)]
+    pub no_answer: usize,
 }
 
 impl Summary {
@@ -158,6 +164,10 @@ impl Summary {
                 self.format += 1;
                 self.kinds.format += 1;
             }
+            Verdict::NoAnswer => {
+                self.no_answer += 1;
+                self.kinds.no_answer += 1;
+            }
             Verdict::Diff => {
                 self.diff += 1;
                 let diff_kinds = prompt
@@ -167,9 +177,10 @@ impl Summary {
                     .filter_map(|p| p.kind);
                 match diff_kinds.min() {
                     Some(DivergenceKind::Flip) => self.kinds.flip += 1,
-                    Some(DivergenceKind::Answer | DivergenceKind::Format) | None => {
-                        self.kinds.answer += 1
-                    }
+                    Some(
+                        DivergenceKind::Answer | DivergenceKind::Format | DivergenceKind::NoAnswer,
+                    )
+                    | None => self.kinds.answer += 1,
                 }
             }
             Verdict::Review => self.review += 1,
@@ -177,7 +188,7 @@ impl Summary {
         }
     }
 
-    /// "80 same / 3 format / 17 diff (2 flip, 15 answer) / 0 review / 0 fail".
+    /// "80 same / 3 format / 2 no answer / 15 diff (2 flip, 13 answer) / 0 review / 0 fail".
     pub fn headline(&self) -> String {
         let kinds = if self.diff > 0 {
             format!(" ({} flip, {} answer)", self.kinds.flip, self.kinds.answer)
@@ -185,8 +196,8 @@ impl Summary {
             String::new()
         };
         format!(
-            "{} same / {} format / {} diff{kinds} / {} review / {} fail",
-            self.same, self.format, self.diff, self.review, self.fail
+            "{} same / {} format / {} no answer / {} diff{kinds} / {} review / {} fail",
+            self.same, self.format, self.no_answer, self.diff, self.review, self.fail
         )
     }
 }

@@ -5,13 +5,15 @@ use serde::{Deserialize, Serialize};
 use super::similarity::{similarity, SAME_SIMILARITY};
 
 /// same: the endpoints agree; format: both fail the same way, rendered differently (a formatting
-/// difference, not a different answer); diff: they disagree; review: cannot be decided
-/// deterministically; fail: a side has no usable answer. Ordered by severity.
+/// difference, not a different answer); no_answer: neither side gave an answer (wrong on both,
+/// nothing to compare); diff: they disagree; review: cannot be decided deterministically; fail: a
+/// side has no usable answer. Ordered by severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Same,
     Format,
+    NoAnswer,
     Review,
     Diff,
     Fail,
@@ -22,6 +24,7 @@ impl Verdict {
         match self {
             Verdict::Same => "same",
             Verdict::Format => "format",
+            Verdict::NoAnswer => "no_answer",
             Verdict::Review => "review",
             Verdict::Diff => "diff",
             Verdict::Fail => "fail",

@@ -40,11 +40,11 @@ pub fn print_summary(dir: &Path, results: &Results, interrupted: bool) -> Result
     let _ = writeln!(out, "{}", results.summary.headline());
     for c in &results.categories {
         let s = &c.summary;
-        if s.format + s.diff + s.fail + s.review > 0 {
+        if s.format + s.no_answer + s.diff + s.fail + s.review > 0 {
             let _ = writeln!(
                 out,
-                "  {}: {} same, {} format, {} diff, {} review, {} fail",
-                c.category, s.same, s.format, s.diff, s.review, s.fail
+                "  {}: {} same, {} format, {} no answer, {} diff, {} review, {} fail",
+                c.category, s.same, s.format, s.no_answer, s.diff, s.review, s.fail
             );
         }
     }

@@ -53,7 +53,8 @@ pub(super) fn figure(out: &mut String, f: &Figure) {
 
 /// The verdict colour key, shared by the bars.
 const LEGEND: &str = "<p class=\"legend\"><span class=\"key v-same\"></span>same \
-    <span class=\"key v-format\"></span>format <span class=\"key v-diff\"></span>diff <span class=\"key v-review\"></span>review \
+    <span class=\"key v-format\"></span>format <span class=\"key v-no_answer\"></span>no answer \
+    <span class=\"key v-diff\"></span>diff <span class=\"key v-review\"></span>review \
     <span class=\"key v-fail\"></span>fail</p>";
 
 /// Answers shown per histogram; the rest are summed into one bar.

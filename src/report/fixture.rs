@@ -265,6 +265,7 @@ fn category(
     let summary = Summary {
         same: count(Verdict::Same),
         format: count(Verdict::Format),
+        no_answer: count(Verdict::NoAnswer),
         diff: count(Verdict::Diff),
         review: count(Verdict::Review),
         fail: count(Verdict::Fail),
@@ -272,6 +273,7 @@ fn category(
             flip: kind(DivergenceKind::Flip),
             answer: kind(DivergenceKind::Answer),
             format: kind(DivergenceKind::Format),
+            no_answer: kind(DivergenceKind::NoAnswer),
         },
         ..Summary::default()
     };

@@ -96,7 +96,7 @@ fn pair_problem(p: &PromptResult, reference: &str, other: &str) -> Option<Proble
     let (kind, ty) = match pair.verdict {
         Verdict::Diff => (NonSuccessKind::Failure, "diff"),
         Verdict::Fail => (NonSuccessKind::Error, "fail"),
-        Verdict::Same | Verdict::Format | Verdict::Review => return None,
+        Verdict::Same | Verdict::Format | Verdict::NoAnswer | Verdict::Review => return None,
     };
     let detail = p
         .answers

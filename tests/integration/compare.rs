@@ -21,8 +21,8 @@ fn identical_endpoints_are_coherent() {
     summary.as_object_mut().unwrap().remove("identity");
     assert_eq!(
         summary,
-        json!({"same": 5, "format": 0, "diff": 0, "review": 0, "fail": 0,
-               "kinds": {"flip": 0, "answer": 0, "format": 0}})
+        json!({"same": 5, "format": 0, "no_answer": 0, "diff": 0, "review": 0, "fail": 0,
+               "kinds": {"flip": 0, "answer": 0, "format": 0, "no_answer": 0}})
     );
     // Five graded prompts cannot show equivalence: identical text is not evidence enough.
     assert_eq!(same_model, Some(json!("undecided")));
@@ -54,10 +54,10 @@ fn identical_endpoints_are_coherent() {
         assert!(run.join(file).exists(), "{file} missing");
     }
     assert_eq!(records(&run).len(), 10);
-    assert!(stdout(&out).contains("5 same / 0 format / 0 diff / 0 review / 0 fail"));
+    assert!(stdout(&out).contains("5 same / 0 format / 0 no answer / 0 diff / 0 review / 0 fail"));
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(
-        report.contains("**5 same / 0 format / 0 diff / 0 review / 0 fail**"),
+        report.contains("**5 same / 0 format / 0 no answer / 0 diff / 0 review / 0 fail**"),
         "{report}"
     );
 }
@@ -98,7 +98,9 @@ fn a_counting_failure_is_a_diff_with_evidence() {
         .unwrap();
     assert_eq!(rollup["diff"], json!(1));
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
-    assert!(report.contains("4 same / 0 format / 1 diff (1 flip, 0 answer) / 0 review / 0 fail"));
+    assert!(report.contains(
+        "4 same / 0 format / 0 no answer / 1 diff (1 flip, 0 answer) / 0 review / 0 fail"
+    ));
     assert_eq!(p["pairs"][0]["kind"], json!("flip"));
     assert!(
         report.contains("`count_letters` (counting_traps): diff"),

@@ -107,8 +107,8 @@ fn report_writes_a_self_contained_report_html() {
     let page = read(&run, "report.html");
     let summary = &results(&run)["summary"];
     let counts = format!(
-        "<strong id=\"headline\">{} same / {} format / {} diff",
-        summary["same"], summary["format"], summary["diff"]
+        "<strong id=\"headline\">{} same / {} format / {} no answer / {} diff",
+        summary["same"], summary["format"], summary["no_answer"], summary["diff"]
     );
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.contains(&counts), "{counts}");

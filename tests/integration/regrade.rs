@@ -7,7 +7,8 @@ use serde_json::json;
 
 use crate::common::*;
 
-/// Two endpoints that fail the eggs prompt the same way (no number at all), in other words.
+/// Two endpoints that fail the eggs prompt the same way (no number at all), in other words:
+/// neither gives an answer.
 fn same_failure_in_other_words() -> (FakeServer, FakeServer) {
     let reply = |unreadable: &'static str| {
         move |req: &Incoming| match req.question().as_str() {
@@ -33,16 +34,17 @@ fn the_same_failure_rendered_differently_is_not_a_difference() {
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     let r = results(&run);
     let p = prompt(&r, "eggs");
-    assert_eq!(p["verdict"], json!("format"), "{p}");
-    assert_eq!(p["pairs"][0]["kind"], json!("format"), "{p}");
+    assert_eq!(p["verdict"], json!("no_answer"), "{p}");
+    assert_eq!(p["pairs"][0]["kind"], json!("no_answer"), "{p}");
     assert_eq!(p["pairs"][0]["difference"], json!(null), "{p}");
     assert_eq!(r["summary"]["diff"], json!(0));
-    assert_eq!(r["summary"]["format"], json!(1));
+    assert_eq!(r["summary"]["no_answer"], json!(1));
+    assert_eq!(r["summary"]["format"], json!(0));
     assert_eq!(r["deployment_differences"], json!(0));
     assert_eq!(r["gate"]["failed"], json!([]));
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("0 diff"), "{report}");
-    assert!(report.contains("1 format"), "{report}");
+    assert!(report.contains("1 no answer"), "{report}");
     // The gate line says where its expression came from: the flag, then the run's manifest.
     assert!(
         report.contains("Gate `diff>0,deployment>0` (from --fail-on): passed."),

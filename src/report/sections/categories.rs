@@ -1,5 +1,5 @@
-//! The categories section: per category, the verdict counts (format apart, diff split by kind; in HTML also as
-//! one stacked bar) and the correct answers of each endpoint.
+//! The categories section: per category, the verdict counts (format and no answer apart, diff
+//! split by kind; in HTML also as one stacked bar) and the correct answers of each endpoint.
 
 use super::cells::{names, verdict_bar};
 use crate::analysis::Results;
@@ -15,6 +15,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         "prompts".into(),
         "same".into(),
         "format".into(),
+        "no answer".into(),
         "diff (flip/answer)".into(),
         "review".into(),
         "fail".into(),
@@ -51,6 +52,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
             vec![Inline::Figure(bar)],
             vec![text(s.same.to_string())],
             vec![text(s.format.to_string())],
+            vec![text(s.no_answer.to_string())],
             vec![text(diff)],
             vec![text(s.review.to_string())],
             vec![text(s.fail.to_string())],

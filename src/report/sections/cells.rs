@@ -125,6 +125,7 @@ pub(super) fn verdict_badge(v: Verdict) -> Line {
     let class = match v {
         Verdict::Same => "badge v-same",
         Verdict::Format => "badge v-format",
+        Verdict::NoAnswer => "badge v-no_answer",
         Verdict::Diff => "badge v-diff",
         Verdict::Review => "badge v-review",
         Verdict::Fail => "badge v-fail",
@@ -135,12 +136,12 @@ pub(super) fn verdict_badge(v: Verdict) -> Line {
 /// The verdict as a badge, any but `same` in bold (a table cell).
 pub(in crate::report) fn verdict_cell(v: Verdict) -> Line {
     match v {
-        Verdict::Same | Verdict::Format => verdict_badge(v),
+        Verdict::Same | Verdict::Format | Verdict::NoAnswer => verdict_badge(v),
         _ => vec![strong(verdict_badge(v))],
     }
 }
 
-/// The five verdict counts as one stacked bar `width` wide for a total of `scale`.
+/// The six verdict counts as one stacked bar `width` wide for a total of `scale`.
 pub(super) fn verdict_bar(s: &Summary, scale: usize, width: f64) -> Figure {
     let segment = |count, class, label| Segment {
         count,
@@ -151,6 +152,7 @@ pub(super) fn verdict_bar(s: &Summary, scale: usize, width: f64) -> Figure {
         segments: vec![
             segment(s.same, "v-same", "same"),
             segment(s.format, "v-format", "format"),
+            segment(s.no_answer, "v-no_answer", "no answer"),
             segment(s.diff, "v-diff", "diff"),
             segment(s.review, "v-review", "review"),
             segment(s.fail, "v-fail", "fail"),

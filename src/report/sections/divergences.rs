@@ -1,5 +1,5 @@
 //! The divergences section: one row per prompt whose verdict is not `same`, with the kind of each
-//! diff (flip, answer, format), every endpoint's answer, why the pairs differ, and whether that is
+//! diff (flip, answer, format, no answer), every endpoint's answer, why the pairs differ, and whether that is
 //! sampler noise or a deployment difference. In HTML the rows carry their category, verdict,
 //! kind and difference as data, which the page's script filters by.
 
