@@ -39,11 +39,16 @@ pub struct FamilyAccuracy {
     pub modal_answer: Option<ModalAnswer>,
 }
 
-/// An endpoint's most common answer and its share of the answers the scorer read, in percent.
+/// An endpoint's most common answer: the graded items that gave it (`count`) of all the
+/// family's graded items (`of`, answered or not), and that share in percent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModalAnswer {
     pub answer: String,
     pub share_percent: f64,
+    #[serde(default)]
+    pub count: usize,
+    #[serde(default)]
+    pub of: usize,
 }
 
 /// The answer a family's graded items most often expect and the accuracy, in percent, of giving
@@ -118,12 +123,15 @@ impl FamilyVerdict {
     }
 }
 
-/// The most common of the answers read (`None`: none read) and its share of them.
+/// The most common of the answers read (`None`: none read), with how many of all the items
+/// (read or not) gave it.
 fn modal_answer<'a>(answers: impl Iterator<Item = Option<&'a str>>) -> Option<ModalAnswer> {
-    let read: Vec<&str> = answers.flatten().collect();
-    most_common(read.iter().copied()).map(|(answer, n)| ModalAnswer {
+    let answers: Vec<Option<&str>> = answers.collect();
+    most_common(answers.iter().flatten().copied()).map(|(answer, n)| ModalAnswer {
         answer,
-        share_percent: percent(n, read.len()),
+        share_percent: percent(n, answers.len()),
+        count: n,
+        of: answers.len(),
     })
 }
 
@@ -382,12 +390,25 @@ mod tests {
         f.add_answers(&items);
         let floor = f.best_constant.clone().unwrap();
         assert_eq!((floor.answer.as_str(), floor.accuracy_percent), ("1", 30.0));
+        // Its share is of every graded item: the unread one counts in the whole, not the part.
         let other = f.other.modal_answer.clone().unwrap();
-        assert_eq!((other.answer.as_str(), other.share_percent), ("1", 100.0));
+        assert_eq!(
+            (
+                other.answer.as_str(),
+                other.count,
+                other.of,
+                other.share_percent
+            ),
+            ("1", 9, 10, 90.0)
+        );
         let reference = f.reference.modal_answer.clone().unwrap();
         assert_eq!(
-            (reference.answer.as_str(), reference.share_percent),
-            ("1", 30.0)
+            (
+                reference.answer.as_str(),
+                reference.count,
+                reference.share_percent
+            ),
+            ("1", 3, 30.0)
         );
         // The other's 30% accuracy is the floor's: no evidence of counting.
         assert_eq!(f.other.accuracy_percent, floor.accuracy_percent);
@@ -395,7 +416,7 @@ mod tests {
         assert_eq!(json["families"][0]["best_constant"]["answer"], "1");
         assert_eq!(
             json["families"][0]["other"]["modal_answer"]["share_percent"],
-            100.0
+            90.0
         );
         // Nothing read, nothing expected: neither is claimed.
         let f = &mut v.families[0];

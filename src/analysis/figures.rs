@@ -85,6 +85,12 @@ pub struct EndpointSummary {
     pub determinism: BTreeMap<String, usize>,
     /// Mean completion tokens per usable answer.
     pub mean_completion_tokens: Option<f64>,
+    /// Usable answers (every repeat counted), and of those the ones cut off at their token
+    /// budget (`finish_reason: length`): read only where committed before the cut.
+    #[serde(default)]
+    pub answers: usize,
+    #[serde(default)]
+    pub cut_off: usize,
     /// Prompts re-run automatically at a larger budget because the reasoning used the whole budget.
     pub reasoning_retries: usize,
     /// How this endpoint's code answers (`js` prompts) met their tests; absent without any.

@@ -59,6 +59,7 @@ pub use rounds::Rounds;
 use same_model::Behaviour;
 pub use same_model::{headline as same_model_headline, BehaviourVerdict, SameModel};
 pub use samples::DivergenceUnit;
+use sequential::SequentialVerdict;
 pub use similarity::SAME_SIMILARITY;
 pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
 use token_agreement::analyze_forcing;
@@ -192,6 +193,14 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         margin,
         &manifest.looks,
     );
+    for q in &mut figures.quality {
+        let pair = sequential
+            .iter()
+            .find(|s| s.reference == q.reference && s.other == q.other);
+        if let Some(s) = pair.filter(|s| s.decision.verdict == SequentialVerdict::Undecided) {
+            q.project_sequentially(s.decision.more_items_to_decide);
+        }
+    }
     let tool_calls = tool_calls::analyze(&answers.tool_items, &names);
     let clipped = answers.clipped + tool_calls.as_ref().map_or(0, ToolCalls::clipped_texts);
     warnings.extend(quote::warning(clipped));

@@ -11,7 +11,12 @@
 //! - `equivalent`: otherwise, when the 90% interval lies inside (−m, +m). This is TOST, two
 //!   one-sided tests at α = 0.05: the difference is shown to be above −m and below +m;
 //! - `inconclusive`: neither. The data cannot tell; `decide_with` estimates how many graded
-//!   prompts would (the interval narrows as 1/√n at the observed discordance).
+//!   prompts would (the interval narrows as 1/√n at the observed discordance), by whichever
+//!   verdict comes first: `different` (the 95% interval clears 0) or `equivalent` (the 90%
+//!   interval fits the margin). That is the size of a fixed sample planned in advance; a run
+//!   with generated items carries the anytime-valid projection instead (`sequential.rs`: adding
+//!   items after a look and testing again at a fixed size would void the fixed-sample error
+//!   rates), so the report's figures and results.json `sequential` say one number.
 
 use serde::{Deserialize, Serialize};
 
@@ -66,8 +71,24 @@ pub struct Quality {
     /// accuracy(other) − accuracy(reference), with its 90% interval (the TOST interval).
     pub difference: Interval,
     /// For an inconclusive verdict: about how many graded prompts would decide it at the
-    /// observed discordance rate (None when no estimate can be made, e.g. nothing graded).
+    /// observed discordance rate (None when no estimate can be made, e.g. nothing graded). With
+    /// generated items: these graded prompts and the `more_generated_items`.
     pub decide_with: Option<u64>,
+    /// With generated items: the anytime-valid projection of `compare --until-decided`
+    /// (results.json `sequential[].more_items_to_decide`), the generated items to add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_generated_items: Option<u64>,
+}
+
+impl Quality {
+    /// An inconclusive pair projected by its anytime-valid decision over generated items: about
+    /// `more` items to add (None: no decision in sight), as `compare --until-decided` would.
+    pub fn project_sequentially(&mut self, more: Option<u64>) {
+        if self.verdict == QualityVerdict::Inconclusive {
+            self.more_generated_items = more;
+            self.decide_with = more.map(|m| self.graded + m);
+        }
+    }
 }
 
 /// Paired right/wrong counts of two endpoints over the same graded prompts.
@@ -213,12 +234,13 @@ pub fn assess(reference: &str, other: &str, counts: Paired, margin_points: f64) 
         p_value,
         difference,
         decide_with,
+        more_generated_items: None,
     }
 }
 
 /// Graded prompts that would decide an inconclusive pair if the discordance stayed as observed:
-/// enough for the 90% interval to fit inside the margin when the estimate is inside it, else
-/// enough for the 95% interval to exclude zero.
+/// the fewer of enough for the 95% interval to exclude zero (`different`, checked first) and,
+/// when the estimate is inside the margin, enough for the 90% interval to fit inside it.
 fn prompts_to_decide(counts: Paired, interval: Interval, margin: f64) -> Option<u64> {
     let n = counts.graded() as f64;
     let discordant = (counts.reference_only + counts.other_only) as f64;
@@ -228,12 +250,13 @@ fn prompts_to_decide(counts: Paired, interval: Interval, margin: f64) -> Option<
         return (margin > 0.0).then(|| ((Z90 * Z90) / margin).ceil().max(n + 1.0) as u64);
     }
     let half = (interval.high - interval.low) / 2.0;
-    let gap = margin - interval.estimate.abs();
-    let needed = if gap > 0.0 {
-        n * (half / gap).powi(2)
-    } else {
-        let half95 = half * Z95 / Z90;
-        n * (half95 / interval.estimate.abs()).powi(2)
+    let estimate = interval.estimate.abs();
+    let gap = margin - estimate;
+    let equivalent = (gap > 0.0).then(|| n * (half / gap).powi(2));
+    let different = (estimate > 0.0).then(|| n * (half * Z95 / Z90 / estimate).powi(2));
+    let needed = match (equivalent, different) {
+        (Some(e), Some(d)) => e.min(d),
+        (e, d) => e.or(d)?,
     };
     needed
         .is_finite()
@@ -323,6 +346,40 @@ mod tests {
         );
         let later = assess("f16", "q4", scaled, DEFAULT_MARGIN_POINTS);
         assert_eq!(later.verdict, QualityVerdict::Equivalent, "{later:?}");
+    }
+
+    #[test]
+    fn the_projection_is_the_first_decision_to_come() {
+        // runs/example-smollm2-kv-demo before issue 48: 7 flips one way and 2 the other over
+        // 140 items, -3.6 points. The equivalence route alone said 1,033 items; the interval
+        // clears 0 long before the 90% interval fits ±5 points.
+        let counts = paired(0, 7, 2, 131);
+        let q = assess("f16", "q4", counts, DEFAULT_MARGIN_POINTS);
+        assert_eq!(q.verdict, QualityVerdict::Inconclusive);
+        let n = q.decide_with.unwrap();
+        assert!(n < 400, "{n}");
+        let k = n as f64 / 140.0 * 1.05;
+        let scaled = paired(0, (7.0 * k) as u64, (2.0 * k) as u64, (131.0 * k) as u64);
+        let later = assess("f16", "q4", scaled, DEFAULT_MARGIN_POINTS);
+        assert_eq!(later.verdict, QualityVerdict::Different, "{later:?}");
+    }
+
+    #[test]
+    fn a_sequential_projection_replaces_the_fixed_one() {
+        let mut q = assess("f16", "q4", paired(0, 7, 2, 131), DEFAULT_MARGIN_POINTS);
+        q.project_sequentially(Some(559));
+        assert_eq!(
+            (q.decide_with, q.more_generated_items),
+            (Some(699), Some(559))
+        );
+        q.project_sequentially(None);
+        assert_eq!((q.decide_with, q.more_generated_items), (None, None));
+        let mut decided = assess("f16", "q4", paired(3, 10, 0, 0), DEFAULT_MARGIN_POINTS);
+        decided.project_sequentially(Some(5));
+        assert_eq!(
+            decided.decide_with, None,
+            "only an inconclusive pair is projected"
+        );
     }
 
     #[test]

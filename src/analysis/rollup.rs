@@ -2,7 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::figures::{CodeAnswers, EndpointSummary, PairStatistics, PairedCounts, PromptResult};
+use super::figures::{
+    AnswerResult, CodeAnswers, EndpointSummary, PairStatistics, PairedCounts, PromptResult,
+};
 use super::quality::Paired;
 use super::results::{CategoryRollup, Summary};
 use super::stats::{format_p, wilson};
@@ -103,6 +105,8 @@ pub fn endpoint_summary(
         accuracy: wilson(0, 0),
         determinism: BTreeMap::new(),
         mean_completion_tokens: None,
+        answers: 0,
+        cut_off: 0,
         reasoning_retries: 0,
         code_answers: None,
     };
@@ -124,6 +128,9 @@ pub fn endpoint_summary(
                 None => s.ungraded += 1,
             }
             tokens.extend(a.completion_tokens);
+            let (answers, cut) = cut_off_repeats(a);
+            s.answers += answers;
+            s.cut_off += cut;
         }
         if a.note.is_some() {
             s.reasoning_retries += 1;
@@ -139,6 +146,17 @@ pub fn endpoint_summary(
     s.mean_completion_tokens =
         (!tokens.is_empty()).then(|| tokens.iter().sum::<u64>() as f64 / tokens.len() as f64);
     s
+}
+
+/// An answer's usable repeats (the answer itself with one repeat) and how many of them were cut
+/// off at the budget.
+fn cut_off_repeats(a: &AnswerResult) -> (usize, usize) {
+    if a.repeats.is_empty() {
+        return (1, usize::from(a.truncated));
+    }
+    let usable = a.repeats.iter().filter(|r| r.answer.is_some());
+    let cut = usable.clone().filter(|r| r.truncated).count();
+    (usable.count(), cut)
 }
 
 pub fn rollup(prompts: &[PromptResult], names: &[String]) -> Vec<CategoryRollup> {

@@ -285,16 +285,24 @@ fn quality_reasons(
             thousands(q.graded),
             format_p(q.p_value)
         )),
-        QualityVerdict::Inconclusive => open.push(match q.decide_with {
-            Some(n) => format!(
-                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; about {} graded items would decide it (compare --until-decided adds generated items until it is decided)",
+        QualityVerdict::Inconclusive => open.push(match (q.decide_with, q.more_generated_items) {
+            (Some(_), Some(more)) => format!(
+                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; about {} more generated items would decide it (compare --until-decided adds them until it is decided)",
+                points(q.difference.estimate),
+                points(q.difference.low),
+                points(q.difference.high),
+                thousands(q.graded),
+                thousands(more)
+            ),
+            (Some(n), None) => format!(
+                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; about {} graded items would decide it (a sample of that size planned in advance; compare --until-decided adds generated items until it is decided)",
                 points(q.difference.estimate),
                 points(q.difference.low),
                 points(q.difference.high),
                 thousands(q.graded),
                 thousands(n)
             ),
-            None => format!(
+            (None, _) => format!(
                 "quality inconclusive on {} graded items",
                 thousands(q.graded)
             ),

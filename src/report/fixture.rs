@@ -243,6 +243,8 @@ fn endpoint(
             .map(|(class, n)| (class.to_string(), *n))
             .collect(),
         mean_completion_tokens: Some(211.4),
+        answers: correct + wrong + ungraded,
+        cut_off: 1,
         reasoning_retries,
         code_answers: Some(CodeAnswers {
             scored: 12,
@@ -301,6 +303,7 @@ fn quality() -> Quality {
             high: 0.12,
         },
         decide_with: Some(61),
+        more_generated_items: None,
     }
 }
 

@@ -195,6 +195,51 @@ fn a_generated_run_is_rescored_identically_from_its_manifest() {
     );
 }
 
+/// Issue 48: the headline's "about N … would decide it" said 1,033 where results.json
+/// `sequential` said 559 more. With generated items both now say the anytime-valid projection.
+#[test]
+fn what_would_decide_it_is_one_figure_in_the_headline_and_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = generated_endpoint(28, None);
+    let b = generated_endpoint(28, Some("letters"));
+    let run = dir.path().join("run");
+    let mut args = vec!["compare".to_string()];
+    for (name, server) in [("a", &a), ("b", &b)] {
+        args.push("--endpoint".into());
+        args.push(format!("{name}={}", server.url()));
+    }
+    let flags = ["--suite", "generated", "--items", "28", "--seed", "5"];
+    args.extend(flags.map(String::from));
+    args.extend(["--quiet", "--out"].map(String::from));
+    args.push(run.display().to_string());
+    let out = coherence(&args, dir.path(), &[]);
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let r = results(&run);
+    assert_eq!(
+        r["quality"][0]["verdict"], "inconclusive",
+        "{}",
+        r["quality"]
+    );
+    assert_eq!(
+        r["sequential"][0]["verdict"], "undecided",
+        "{}",
+        r["sequential"]
+    );
+    let more = r["sequential"][0]["more_items_to_decide"].as_u64().unwrap();
+    assert_eq!(r["quality"][0]["more_generated_items"].as_u64(), Some(more));
+    let graded = r["quality"][0]["graded"].as_u64().unwrap();
+    assert_eq!(r["quality"][0]["decide_with"].as_u64(), Some(graded + more));
+    let because = r["summary"]["same_model_because"].to_string();
+    let phrase = format!("about {more} more generated items would decide it");
+    assert!(because.contains(&phrase), "{phrase}: {because}");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains(&phrase), "{report}");
+    assert!(
+        report.contains(&format!("About {more} more generated items")),
+        "{report}"
+    );
+}
+
 fn json_of(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }

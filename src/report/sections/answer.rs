@@ -144,12 +144,22 @@ fn quality_sentence(results: &Results, q: &Quality) -> Line {
                 s,
                 "**Inconclusive: cannot tell whether quality is the same**: {difference}, not inside {margin} and not a significant difference."
             );
-            if let Some(n) = q.decide_with {
-                let _ = write!(
-                    s,
-                    " About {n} graded prompts (this run has {}) would decide it at the observed rate of flips.",
-                    q.graded
-                );
+            match (q.decide_with, q.more_generated_items) {
+                (Some(n), Some(more)) => {
+                    let _ = write!(
+                        s,
+                        " About {more} more generated items ({n} graded in all; this run has {}) would decide it at the observed rate of flips, by the anytime-valid decision `compare --until-decided` takes.",
+                        q.graded
+                    );
+                }
+                (Some(n), None) => {
+                    let _ = write!(
+                        s,
+                        " About {n} graded prompts (this run has {}) would decide it at the observed rate of flips, as a sample of that size planned in advance.",
+                        q.graded
+                    );
+                }
+                (None, _) => {}
             }
             if results.sampling.repeats < 2 {
                 s.push_str(" With one repeat per prompt, repeats (`--repeats 3`) would also let sampler noise be told apart from deployment differences.");

@@ -73,6 +73,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         "correct / wrong / open / failed",
         "accuracy [Wilson 95%]",
         "mean completion tokens",
+        "cut at the budget",
         "determinism",
     ]);
     for e in &results.endpoints {
@@ -100,6 +101,7 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
                     .map(|t| format!("{t:.0}"))
                     .unwrap_or_default(),
             )],
+            vec![text(cut_share(e.cut_off, e.answers))],
             vec![text(det)],
         ]);
     }
@@ -108,6 +110,17 @@ pub(super) fn render(results: &Results) -> Vec<Block> {
         body.push(Block::Paragraph(line));
     }
     vec![Part::section("endpoints", vec![text("Endpoints")], body).into()]
+}
+
+/// "55 of 140 (39%)": the answers cut off at their budget, of the usable ones.
+fn cut_share(cut: usize, answers: usize) -> String {
+    if answers == 0 {
+        return String::new();
+    }
+    format!(
+        "{cut} of {answers} ({:.0}%)",
+        cut as f64 / answers as f64 * 100.0
+    )
 }
 
 /// "Code answers (JavaScript run against unit tests): `a` 12 scored, 10 ran their tests, 1 did

@@ -12,7 +12,7 @@ use crate::text::clip;
 const ANSWER_CHARS: usize = 24;
 
 /// Read below the tables: what the floor and the most common answer say.
-const FLOOR_NOTE: &str = "The floor is the accuracy of giving every graded item of the family its most common expected answer (shown with it): an accuracy near the floor shows no skill, only the answer a constant would give. The most common answer is each endpoint's own, with its share of the answers read: a large share there means the endpoint mostly repeats one answer.";
+const FLOOR_NOTE: &str = "The floor is the accuracy of giving every graded item of the family its most common expected answer (shown with it): an accuracy near the floor shows no skill, only the answer a constant would give. The most common answer is each endpoint's own, with how many of the family's graded items gave it (n/N, unanswered items counted in N): a large share there means the endpoint mostly repeats one answer; \"no repeated answer\" means every answer it gave differs.";
 
 /// "`b` against `a`: different in 2 at family-wise α = 0.05 (…): letters, logic." (or no family
 /// differs).
@@ -112,13 +112,12 @@ fn floor(f: &FamilyVerdict) -> String {
     })
 }
 
-/// "3 (45%)", or a dash when the scorer read no answer.
+/// "3 (5/11)"; "no repeated answer" when no answer was given twice; a dash when the scorer read
+/// none.
 fn modal(a: &FamilyAccuracy) -> String {
-    a.modal_answer.as_ref().map_or("—".into(), |m| {
-        format!(
-            "{} ({:.0}%)",
-            clip(&m.answer, ANSWER_CHARS),
-            m.share_percent
-        )
-    })
+    match &a.modal_answer {
+        None => "—".into(),
+        Some(m) if m.count < 2 => "no repeated answer".into(),
+        Some(m) => format!("{} ({}/{})", clip(&m.answer, ANSWER_CHARS), m.count, m.of),
+    }
 }

@@ -431,6 +431,28 @@ fn families_name_the_family_that_differs_and_say_so_for_none() {
         first_row.starts_with("| counting | 80 | 25% (always 3) | 88% ["),
         "{first_row}"
     );
-    assert!(first_row.contains("| 4 (100%) / 3 (100%) |"), "{first_row}");
+    assert!(
+        first_row.contains("| 4 (80/80) / 3 (80/80) |"),
+        "{first_row}"
+    );
     assert!(first_row.ends_with("| different |"), "{first_row}");
+    // One answer read of ten, and ten answers all different: no answer is repeated, whatever
+    // share of the read ones it is (issue 48: "217289 (50%)" was 1 of 2 reads, 8 unanswered).
+    let items: Vec<GradedItem> = (0..10)
+        .map(|i| GradedItem {
+            expected: Some("7".into()),
+            reference: (i == 0).then(|| "217289".into()),
+            other: Some(format!("{i}")),
+        })
+        .collect();
+    results.families[0].verdicts.families[1].add_answers(&items);
+    let rendered = render(families::render, &results);
+    let row = rendered
+        .lines()
+        .find(|l| l.starts_with("| counting"))
+        .unwrap_or_default();
+    assert!(
+        row.contains("| no repeated answer / no repeated answer |"),
+        "{row}"
+    );
 }
