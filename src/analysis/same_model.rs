@@ -285,28 +285,32 @@ fn quality_reasons(
             thousands(q.graded),
             format_p(q.p_value)
         )),
-        QualityVerdict::Inconclusive => open.push(match (q.decide_with, q.more_generated_items) {
-            (Some(_), Some(more)) => format!(
-                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; about {} more generated items would decide it (compare --until-decided adds them until it is decided)",
+        QualityVerdict::Inconclusive => {
+            let decide = match (q.decide_with, q.more_generated_items) {
+                (Some(_), Some(more)) => format!(
+                    "about {} more generated items would decide it (compare --until-decided adds them until it is decided)",
+                    thousands(more)
+                ),
+                (Some(n), None) => format!(
+                    "about {} graded items would decide it (a sample of that size planned in advance; compare --until-decided adds generated items until it is decided)",
+                    thousands(n)
+                ),
+                (None, _) => {
+                    open.push(format!(
+                        "quality inconclusive on {} graded items",
+                        thousands(q.graded)
+                    ));
+                    return;
+                }
+            };
+            open.push(format!(
+                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; {decide}",
                 points(q.difference.estimate),
                 points(q.difference.low),
                 points(q.difference.high),
                 thousands(q.graded),
-                thousands(more)
-            ),
-            (Some(n), None) => format!(
-                "quality inconclusive: {:+.1} points, 90% interval [{:+.1}, {:+.1}] on {} graded items; about {} graded items would decide it (a sample of that size planned in advance; compare --until-decided adds generated items until it is decided)",
-                points(q.difference.estimate),
-                points(q.difference.low),
-                points(q.difference.high),
-                thousands(q.graded),
-                thousands(n)
-            ),
-            (None, _) => format!(
-                "quality inconclusive on {} graded items",
-                thousands(q.graded)
-            ),
-        }),
+            ));
+        }
         QualityVerdict::Equivalent => context.push(format!(
             "equivalent within ±{} points on {} graded items",
             trim_points(q.margin),

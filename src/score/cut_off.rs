@@ -131,7 +131,7 @@ fn no_answer(scored: Score, why: &str) -> Score {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::testing::assert_no_answer;
+    use crate::score::testing::{assert_no_answer, exact, numeric, output};
     use crate::score::{score_completion, JsonType, Options, ScoreContext, ScorerSpec};
 
     fn knights() -> ScorerSpec {
@@ -144,28 +144,6 @@ mod tests {
         ScorerSpec::Choice {
             expected: "A".into(),
             options: Options([("A".to_string(), names("A")), ("B".to_string(), names("B"))].into()),
-        }
-    }
-
-    fn numeric(expected: &str) -> ScorerSpec {
-        ScorerSpec::Numeric {
-            expected: expected.into(),
-            tolerance: None,
-            counts: None,
-        }
-    }
-
-    fn exact(expected: &str, aliases: &[&str]) -> ScorerSpec {
-        ScorerSpec::Exact {
-            expected: expected.into(),
-            aliases: aliases.iter().map(|a| a.to_string()).collect(),
-            distractors: Vec::new(),
-        }
-    }
-
-    fn output(expected: &str) -> ScorerSpec {
-        ScorerSpec::Output {
-            expected: expected.into(),
         }
     }
 

@@ -439,7 +439,31 @@ fn score_text(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
 /// Helpers shared by the scorers' unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{Score, TextChecks};
+    use super::{Score, ScorerSpec, TextChecks};
+
+    /// `numeric` with no tolerance and no counted noun.
+    pub fn numeric(expected: &str) -> ScorerSpec {
+        ScorerSpec::Numeric {
+            expected: expected.into(),
+            tolerance: None,
+            counts: None,
+        }
+    }
+
+    /// `exact` with these aliases and no distractors.
+    pub fn exact(expected: &str, aliases: &[&str]) -> ScorerSpec {
+        ScorerSpec::Exact {
+            expected: expected.into(),
+            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            distractors: Vec::new(),
+        }
+    }
+
+    pub fn output(expected: &str) -> ScorerSpec {
+        ScorerSpec::Output {
+            expected: expected.into(),
+        }
+    }
 
     /// Every `accept` answer must score correct and every `reject` answer wrong.
     pub fn assert_scores(accept: &[&str], reject: &[&str], score: impl Fn(&str) -> Score) {

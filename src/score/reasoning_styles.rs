@@ -4,6 +4,7 @@
 //! hedges, labelled and bulleted lists, code replies where JSON was asked, answers cut off at the
 //! budget, and an answer in another script than the question.
 
+use super::testing::{exact, numeric, output};
 use super::{score_completion, JsonType, Options, Score, ScoreContext, ScorerSpec};
 
 /// How a case should score: right, wrong with this extraction, or no answer (wrong, nothing
@@ -12,28 +13,6 @@ enum Want {
     Right,
     Wrong(&'static str),
     NoAnswer(&'static str),
-}
-
-fn numeric(expected: &str) -> ScorerSpec {
-    ScorerSpec::Numeric {
-        expected: expected.into(),
-        tolerance: None,
-        counts: None,
-    }
-}
-
-fn exact(expected: &str, aliases: &[&str]) -> ScorerSpec {
-    ScorerSpec::Exact {
-        expected: expected.into(),
-        aliases: aliases.iter().map(|a| a.to_string()).collect(),
-        distractors: Vec::new(),
-    }
-}
-
-fn output(expected: &str) -> ScorerSpec {
-    ScorerSpec::Output {
-        expected: expected.into(),
-    }
 }
 
 fn choice() -> ScorerSpec {

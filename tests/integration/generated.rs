@@ -112,33 +112,35 @@ fn unknown_suites_and_absurd_item_counts_are_refused_naming_the_flag() {
     assert!(stderr(&out).contains("--items"), "{}", stderr(&out));
 }
 
+/// `compare --suite generated --items N --seed 5` of `a` against `b`, into `dir/run`.
+fn compare_generated(
+    dir: &std::path::Path,
+    a: &FakeServer,
+    b: &FakeServer,
+    items: usize,
+) -> std::path::PathBuf {
+    let run = dir.join("run");
+    let mut args = vec!["compare".to_string()];
+    for (name, server) in [("a", a), ("b", b)] {
+        args.push("--endpoint".into());
+        args.push(format!("{name}={}", server.url()));
+    }
+    let items = items.to_string();
+    let flags = ["--suite", "generated", "--items", &items, "--seed", "5"];
+    args.extend(flags.map(String::from));
+    args.extend(["--quiet", "--out"].map(String::from));
+    args.push(run.display().to_string());
+    let out = coherence(&args, dir, &[]);
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    run
+}
+
 #[test]
 fn a_generated_run_is_rescored_identically_from_its_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let a = generated_endpoint(200, None);
     let b = generated_endpoint(200, Some("letters"));
-    let run = dir.path().join("run");
-    let mut args = vec!["compare".to_string()];
-    for (name, server) in [("a", &a), ("b", &b)] {
-        args.push("--endpoint".into());
-        args.push(format!("{name}={}", server.url()));
-    }
-    args.extend(
-        [
-            "--suite",
-            "generated",
-            "--items",
-            "200",
-            "--seed",
-            "5",
-            "--quiet",
-            "--out",
-        ]
-        .map(String::from),
-    );
-    args.push(run.display().to_string());
-    let out = coherence(&args, dir.path(), &[]);
-    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let run = compare_generated(dir.path(), &a, &b, 200);
 
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
@@ -202,18 +204,7 @@ fn what_would_decide_it_is_one_figure_in_the_headline_and_results() {
     let dir = tempfile::tempdir().unwrap();
     let a = generated_endpoint(28, None);
     let b = generated_endpoint(28, Some("letters"));
-    let run = dir.path().join("run");
-    let mut args = vec!["compare".to_string()];
-    for (name, server) in [("a", &a), ("b", &b)] {
-        args.push("--endpoint".into());
-        args.push(format!("{name}={}", server.url()));
-    }
-    let flags = ["--suite", "generated", "--items", "28", "--seed", "5"];
-    args.extend(flags.map(String::from));
-    args.extend(["--quiet", "--out"].map(String::from));
-    args.push(run.display().to_string());
-    let out = coherence(&args, dir.path(), &[]);
-    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let run = compare_generated(dir.path(), &a, &b, 28);
     let r = results(&run);
     assert_eq!(
         r["quality"][0]["verdict"], "inconclusive",
