@@ -295,6 +295,7 @@ mod tests {
             expected: "feather".into(),
             aliases: Vec::new(),
             distractors: Vec::new(),
+            closed: false,
         };
         let (a, b) = (
             "The item in box 5 is the key.",

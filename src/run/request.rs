@@ -118,6 +118,7 @@ mod tests {
                 expected: "x".into(),
                 aliases: vec![],
                 distractors: vec![],
+                closed: false,
             },
             source: SourceLocation {
                 file: "f".into(),

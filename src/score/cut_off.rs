@@ -8,8 +8,11 @@
 //!   a fenced block after one, a JSON value that parsed whole), or it is stated in the answer's
 //!   opening sentence (ended before the cut, or reached within its first clause: "The string
 //!   'mm' occurs twice in 'mmmrcrcrc…" states 2 however the loop after it ends); and
-//! - it is complete: text follows it before the cut (a value at the very end may be cut mid-way:
-//!   "…is 3" of "…is 38.4"), or it closes itself.
+//! - it is complete: a marked answer's line or sentence (or its box, bold or code block) closed
+//!   before the cut ("#### 1000000 - 100" was still being written); an opening one has text
+//!   after it (a value at the very end may be cut mid-way: "…is 3" of "…is 38.4"); a JSON value
+//!   closes itself. A marked answer cut off in its own line leaves an earlier one that was
+//!   committed standing ("#### 219\nThe answer is: 2" answers 219).
 //!
 //! Otherwise it is `no answer` (wrong, nothing extracted), the evidence naming why: cut off
 //! while looping (a stuck word, a repeated line or a loop of phrases, as `sanity.rs` finds them),
@@ -31,13 +34,26 @@ const CUT: &str = "cut off at the token limit";
 
 /// The score of an answer whose completion was cut off at the budget: unchanged when nothing was
 /// read where the answer is, or what was read was committed before the cut; else no answer.
-/// Either way marked as a weak read.
-pub fn cut_off(answer: &str, scored: Score) -> Score {
+/// Either way marked as a weak read. A marked answer cut off in its own line ("#### 219\nThe
+/// answer is: 2") does not undo one marked and finished on an earlier line: `rescore` scores the
+/// text before that line, and a marked answer committed there stands.
+pub fn cut_off(answer: &str, scored: Score, rescore: impl Fn(&str) -> Score) -> Score {
     let Some(at) = scored.at else {
         return said_cut(scored).weakly(CUT);
     };
     if committed_before_cut(answer, at) {
         return scored.weakly(CUT);
+    }
+    if at.marked {
+        let line_start = answer[..at.start.min(answer.len())].rfind('\n');
+        if let Some(earlier) = line_start.map(|i| rescore(&answer[..i])) {
+            if earlier
+                .at
+                .is_some_and(|e| e.marked && committed_before_cut(answer, e))
+            {
+                return earlier.weakly(CUT);
+            }
+        }
     }
     let why = if sanity::loops(answer) {
         "while looping"
@@ -62,14 +78,22 @@ fn said_cut(mut scored: Score) -> Score {
     scored
 }
 
-/// The read is marked or opens the answer, and it ended before the cut.
+/// The read is marked or opens the answer, and it ended before the cut: a marked one with its
+/// line or sentence (or its box or bold) closed after it, an opening one with text after it.
 fn committed_before_cut(answer: &str, at: ReadAt) -> bool {
-    let complete = at.closed
-        || answer
-            .get(at.end..)
-            .is_some_and(|rest| !rest.trim().is_empty());
-    complete && (at.marked || in_opening_statement(answer, at.start))
+    let rest = answer.get(at.end..).unwrap_or_default();
+    if at.closed {
+        return true;
+    }
+    if at.marked {
+        let closed_mark = rest.starts_with(['}', '*', '`', '$']);
+        return closed_mark || rest.contains('\n') || SENTENCE_END.is_match(rest);
+    }
+    !rest.trim().is_empty() && in_opening_statement(answer, at.start)
 }
+
+/// The end of a sentence, with more text or the end after it.
+static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[.;!?](?:\s|$)").unwrap());
 
 /// `start` lies in the answer's first sentence, and that sentence ended before the cut or
 /// `start` is in its first clause.
@@ -269,6 +293,22 @@ mod tests {
             "74, 117, 260\n\nI compared each number with the next and",
         );
         assert_eq!(s.correct, Some(true), "{s:?}");
+        // gen.word_problems.0007 on kv-q4: a second answer line cut off after the first was
+        // written whole; and gen.word_problems.0005 on kv-q4: the answer line itself cut off.
+        let s = cut(
+            &numeric("186"),
+            "The number of kilograms left is 539 - 281 = 219 kilograms of rice.\nThe number of \
+             kilograms left is 219.\n#### 219\nThe answer is: 2",
+        );
+        assert_eq!(
+            (s.correct, s.extracted.as_deref()),
+            (Some(false), Some("219"))
+        );
+        let s = cut(
+            &numeric("243"),
+            "Dalia gets 1000000 - 23 * 1000000 = 1000000 dollars of change.\n#### 1000000 - 100",
+        );
+        assert_no_answer(&s, "no answer: cut off at the token limit mid-working");
         // A reasoning model's marked answer, its self-check cut off.
         let s = cut(
             &numeric("42"),

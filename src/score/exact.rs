@@ -12,6 +12,12 @@
 //! on…") names no one answer: `no answer` (hedged, `hedge.rs`), unless a later mention stands
 //! alone; a question ("Sydney or Canberra?") offers nothing.
 //!
+//! With `closed` (the expected phrase and the distractors are every answer there is: a weekday,
+//! an item in the boxes, a person of the puzzle), a wrong answer is read as the one candidate it
+//! names ("The item that is in box 6 is the feather" reads "feather", as does "The item in box 6
+//! is the feather"); one that names none ("The day of the week is 16.") gives no answer, and two
+//! offered as alternatives are a hedge.
+//!
 //! An answer in another language or script than the question is read as a careful grader who
 //! asked in English reads it: "作者是乔治·奥威尔" names George Orwell, but not in the words asked
 //! for, so it is wrong unless the prompt lists that form among its aliases; the evidence names
@@ -20,7 +26,7 @@
 //! A one-letter phrase is refused at validation: "A" would match the article "a" in any sentence.
 //! Letter answers belong to the `choice` scorer, which knows where a bare letter is a label.
 
-use super::hedge::alternative_phrase;
+use super::hedge::{alternative_phrase, alternatives};
 use super::markers::{after_answer_marker, marked_spans};
 use super::reading::{dismissed, opens_with_name};
 use super::text::{
@@ -45,7 +51,17 @@ pub fn validate(expected: &str, aliases: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer: &str) -> Score {
+/// What an exact answer is scored against: the spec's phrases (see `ScorerSpec::Exact`).
+pub struct Phrases<'a> {
+    pub expected: &'a str,
+    pub aliases: &'a [String],
+    pub distractors: &'a [String],
+    /// The expected phrase and the distractors are every answer there is.
+    pub closed: bool,
+}
+
+pub fn score(p: &Phrases, answer: &str) -> Score {
+    let (expected, aliases, distractors) = (p.expected, p.aliases, p.distractors);
     let norm_answer = normalize(answer);
     if norm_answer.is_empty() {
         return Score::new(Some(false), Detail::NotFound, "empty answer");
@@ -123,9 +139,85 @@ pub fn score(expected: &str, aliases: &[String], distractors: &[String], answer:
         ),
         None => format!("\"{expected}\" not found{}", other_script(expected, answer)),
     };
+    if p.closed {
+        return candidate_read(p, answer, &other, &marks, evidence);
+    }
     Score::new(Some(false), Detail::Value, evidence)
         .read(norm_answer, answer.trim())
         .at(wrong_read_at(answer))
+}
+
+/// A wrong answer among a closed set of candidates: read as the one distractor it names; no
+/// answer when it names none, or offers two as alternatives; the whole text, wrong, when it names
+/// several.
+fn candidate_read(
+    p: &Phrases,
+    answer: &str,
+    other: &dyn Fn(usize, usize) -> bool,
+    marks: &[(usize, usize)],
+    not_found: String,
+) -> Score {
+    let mut named: Vec<(&str, usize, usize)> = p
+        .distractors
+        .iter()
+        .filter_map(|d| {
+            phrase_spans(answer, &normalize(d))
+                .into_iter()
+                .find(|&(a, b)| dismissed(answer, a, b, other).is_none())
+                .map(|(a, b)| (d.as_str(), a, b))
+        })
+        .collect();
+    named.sort_by_key(|n| n.1);
+    let expected = p.expected;
+    match named.as_slice() {
+        [] => Score::new(
+            Some(false),
+            Detail::NotFound,
+            format!(
+                "no answer: names none of the answers there are ({expected} or {}); {not_found}",
+                p.distractors.join(", ")
+            ),
+        ),
+        [(d, a, b)] => {
+            let marked = marks.iter().any(|&(x, y)| x <= *a && *b <= y);
+            Score::new(
+                Some(false),
+                Detail::Value,
+                format!(
+                    "names \"{d}\" in \"{}\"; expected \"{expected}\"",
+                    sentence_at(answer, *a, QUOTE_CHARS)
+                ),
+            )
+            .read(normalize(d), &answer[*a..*b])
+            .at(ReadAt::new(*a, *b, marked))
+        }
+        several
+            if several
+                .windows(2)
+                .all(|w| w[0].2 <= w[1].1 && alternatives(&answer[w[0].2..w[1].1])) =>
+        {
+            let names: Vec<&str> = several.iter().map(|n| n.0).collect();
+            Score::new(
+                Some(false),
+                Detail::NotFound,
+                format!(
+                    "no answer: hedged between {} in \"{}\"",
+                    names.join(" and "),
+                    sentence_at(answer, several[0].1, QUOTE_CHARS)
+                ),
+            )
+        }
+        several => {
+            let names: Vec<&str> = several.iter().map(|n| n.0).collect();
+            Score::new(
+                Some(false),
+                Detail::Value,
+                format!("names several answers ({}); {not_found}", names.join(", ")),
+            )
+            .read(normalize(answer), answer.trim())
+            .at(wrong_read_at(answer))
+        }
+    }
 }
 
 /// "; written in Han script, the expected answer in Latin (…)" when the answer is in another
@@ -185,6 +277,98 @@ fn credited<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An open set: the phrases as the tests write them.
+    fn score(expected: &str, aliases: &[String], distractors: &[String], answer: &str) -> Score {
+        super::score(
+            &Phrases {
+                expected,
+                aliases,
+                distractors,
+                closed: false,
+            },
+            answer,
+        )
+    }
+
+    /// A closed set: `expected` and the distractors are every answer there is.
+    fn one_of(expected: &str, others: &[&str], answer: &str) -> Score {
+        super::score(
+            &Phrases {
+                expected,
+                aliases: &[],
+                distractors: &aliases(others),
+                closed: true,
+            },
+            answer,
+        )
+    }
+
+    #[test]
+    fn a_closed_set_reads_the_candidate_named_or_no_answer() {
+        // runs/example-smollm2-kv-demo, gen.state_tracking.0003: one item in two wordings.
+        let items = ["pencil", "candle", "key", "whistle", "shell"];
+        for text in [
+            "The item in box 5 is the key.",
+            "The item that is in box 5 is the key.",
+        ] {
+            let s = one_of("feather", &items, text);
+            assert_eq!(
+                (s.correct, s.extracted.as_deref(), s.as_written.as_deref()),
+                (Some(false), Some("key"), Some("key"))
+            );
+        }
+        assert_eq!(
+            one_of("feather", &items, "The item in box 5 is the feather.").correct,
+            Some(true)
+        );
+        // gen.weekdays.0005 and 0007: no day named on either side.
+        let days = [
+            "Monday",
+            "Tuesday",
+            "Wednesday",
+            "Thursday",
+            "Friday",
+            "Saturday",
+        ];
+        for text in [
+            "February 13, 2000 is February 14, 2000.",
+            "February 13, 2000",
+            "The day of the week is 21.",
+        ] {
+            let s = one_of("Sunday", &days, text);
+            crate::score::testing::assert_no_answer(&s, "no answer: names none of the answers");
+        }
+        let s = one_of("Sunday", &days, "April 16, 2030 was a Tuesday.");
+        assert_eq!(s.extracted.as_deref(), Some("tuesday"));
+        // gen.logic.0004: the person named; two named is a statement, not a pick.
+        let people = ["Mateo", "Jana", "Chen"];
+        assert_eq!(
+            one_of("Ivo", &people, "Mateo is the oldest.")
+                .extracted
+                .as_deref(),
+            Some("mateo")
+        );
+        let s = one_of("Ivo", &people, "Chen is shorter than Mateo.");
+        assert_eq!(s.extracted.as_deref(), Some("chen is shorter than mateo"));
+        assert!(
+            s.evidence.starts_with("names several answers"),
+            "{}",
+            s.evidence
+        );
+        crate::score::testing::assert_no_answer(
+            &one_of("Ivo", &people, "It is either Mateo or Jana."),
+            "no answer: hedged between Mateo and Jana",
+        );
+        // Open sets keep reading a wrong answer whole.
+        let s = score(
+            "Leonardo da Vinci",
+            &[],
+            &aliases(&["Michelangelo"]),
+            "It was Botticelli.",
+        );
+        assert_eq!(s.extracted.as_deref(), Some("it was botticelli"));
+    }
 
     fn aliases(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()

@@ -69,6 +69,11 @@ pub enum ScorerSpec {
         /// is not negated or corrected, names two answers and is wrong.
         #[serde(default)]
         distractors: Vec<String>,
+        /// `expected` and the `distractors` are every answer there is (a day of the week, an item
+        /// in the boxes, a person of the puzzle): a wrong answer is read as the one candidate it
+        /// names, and one that names none gives no answer.
+        #[serde(default, skip_serializing_if = "is_false")]
+        closed: bool,
     },
     /// The answer must pick the option labelled `expected`, and only it:
     /// `options = { A = "Paris", B = ["London", "..."] }` or `options = ["yes", "no"]`.
@@ -131,8 +136,14 @@ impl ScorerSpec {
                 expected,
                 aliases,
                 distractors,
-            } => exact::validate(expected, aliases)
-                .and_then(|()| exact::validate(expected, distractors)),
+                closed,
+            } => {
+                if *closed && distractors.is_empty() {
+                    return Err("closed = true needs the other answers as distractors".into());
+                }
+                exact::validate(expected, aliases)
+                    .and_then(|()| exact::validate(expected, distractors))
+            }
             ScorerSpec::Choice { expected, options } => choice::validate(expected, options),
             ScorerSpec::Output { expected } => output::validate(expected),
             ScorerSpec::Json { required, values } => {
@@ -232,6 +243,10 @@ impl ScorerSpec {
             }
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// What a JSON answer must be: the expected values as JSON (`{"city":"Bergen","items":12}`),
@@ -407,7 +422,7 @@ pub fn score_completion(spec: &ScorerSpec, answer: &str, cut: bool, ctx: &ScoreC
     let answer = &*channels::answer_of(answer);
     let scored = score_text(spec, answer, ctx);
     if cut {
-        cut_off(answer, scored)
+        cut_off(answer, scored, |earlier| score_text(spec, earlier, ctx))
     } else {
         scored
     }
@@ -424,7 +439,16 @@ fn score_text(spec: &ScorerSpec, answer: &str, ctx: &ScoreContext) -> Score {
             expected,
             aliases,
             distractors,
-        } => exact::score(expected, aliases, distractors, answer),
+            closed,
+        } => exact::score(
+            &exact::Phrases {
+                expected,
+                aliases,
+                distractors,
+                closed: *closed,
+            },
+            answer,
+        ),
         ScorerSpec::Choice { expected, options } => choice::score(expected, options, answer),
         ScorerSpec::Output { expected } => output::score(expected, answer),
         ScorerSpec::Json { required, values } => json::score(required, values, answer),
@@ -456,6 +480,7 @@ pub(crate) mod testing {
             expected: expected.into(),
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
             distractors: Vec::new(),
+            closed: false,
         }
     }
 

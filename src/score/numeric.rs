@@ -13,8 +13,9 @@
 //!    reference points, transition levels); in it, the last clause holding one (clauses break at
 //!    ";", ":", "so", "therefore", "thus", "hence", "then", "but", "and", "which is", "that is",
 //!    "i.e.", "making", "giving"); in that clause, the first such number after its last `=`, `≈`,
-//!    `→`, "equals" or "becomes" (or "is" after an operator: "three plus five is eight"), else the first one
-//!    after a leading premise ("After selling 9 eggs at $2 each, she
+//!    `→`, "equals" or "becomes" (or "is" after an operator: "three plus five is eight"), else
+//!    the one a copula states ("the probability of a sum of 7 is 1 / 6" is 1/6), else the first
+//!    one after a leading premise ("After selling 9 eggs at $2 each, she
 //!    makes $18"), else its first one. So asides after the stated answer never override it
 //!    ("1969, during the Apollo 11 mission" is 1969; "5 km (3.1 miles)" is 5);
 //! 6. the last number at all, when every number is an aside.
@@ -214,7 +215,14 @@ fn stated_answer<'a>(answer: &str, all: &'a [Token]) -> Option<&'a Token> {
         .rev()
         .find(|&(a, b)| main(a, b).next().is_some())?;
     let clause = &answer[c_start..c_end];
-    let operator = OPERATOR.find(clause).map_or(usize::MAX, |m| m.end());
+    // An operator inside a number ("1 / 6" is one fraction) is not one.
+    let operator = OPERATOR
+        .find_iter(clause)
+        .find(|m| {
+            let at = c_start + m.start();
+            !all.iter().any(|t| t.start <= at && at < t.end)
+        })
+        .map_or(usize::MAX, |m| m.end());
     let last_eq = EQUALS
         .captures_iter(clause)
         .filter(|c| c.name("copula").is_none_or(|m| m.start() >= operator))
@@ -223,6 +231,14 @@ fn stated_answer<'a>(answer: &str, all: &'a [Token]) -> Option<&'a Token> {
         .last()
         .map(|m| c_start + m.start());
     if let Some(t) = last_eq.and_then(|eq| main(eq, c_end).next()) {
+        return Some(t);
+    }
+    // "the probability of a sum of 7 … is 1 / 6": the value a copula states, not the subject's.
+    let stated = COPULA_VALUE
+        .find_iter(clause)
+        .filter_map(|m| main(c_start + m.end(), c_end).find(|t| t.start == c_start + m.end()))
+        .last();
+    if let Some(t) = stated {
         return Some(t);
     }
     if let Some(premise) = PREMISE.find(clause) {
@@ -402,6 +418,16 @@ static OPERATOR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)[+×*÷]|\s[-−/]\s|\b(?:plus|minus|times|divided\s+by|multiplied\s+by)\b")
         .unwrap()
 });
+/// A copula right before a number ("is 1 / 6", "are about 3", "was exactly 12"): the number it
+/// states.
+static COPULA_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:is|are|was|were|equals?|makes|gives)\s+",
+        r"(?:(?:about|approximately|roughly|around|nearly|exactly|just|only|now|then|still|also",
+        r"|equal\s+to)\s+)*[$€£*_(\[]*",
+    ))
+    .unwrap()
+});
 /// A clause opening with a premise that a comma closes ("After selling 9 eggs at $2 each, ...").
 static PREMISE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -505,6 +531,22 @@ mod tests {
             ],
             &["1/36", "0.2", "6/11", "\\frac{1}{36}", "1 in 36", "0.16"],
         );
+    }
+
+    #[test]
+    fn a_fraction_with_spaces_is_no_division() {
+        // runs/example-smollm2-kv-demo-catalogue, math_prob_dice on kv-f16: read as 7 (the sum),
+        // the " / " of "1 / 6" taken for an operator that put "is" before the expression.
+        let text =
+            "The probability of rolling a sum of 7 on two dice is calculated as (1 + 2) / 2 \
+                    = 3 / 2 = 1.\n\nSo, the probability of rolling a sum of 7 on two fair \
+                    six-sided dice is 1 / 6.";
+        let s = score("1/6", None, None, text);
+        assert_eq!(
+            (s.correct, s.as_written.as_deref()),
+            (Some(true), Some("1 / 6"))
+        );
+        assert!(ok("8", "Three plus five is eight."));
     }
 
     #[test]

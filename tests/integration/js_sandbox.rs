@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use coherence::score::{score, Score, ScoreContext, ScorerSpec};
+use coherence::score::{score, Detail, Score, ScoreContext, ScorerSpec};
 
 /// Generous: the sandbox deadline is 4 s; this only catches a hang.
 const UPPER_BOUND: Duration = Duration::from_secs(10);
@@ -216,7 +216,10 @@ fn answers_without_code_or_without_the_function_fail_clearly() {
     let fx = Fixture::new(&["f() === 1"]);
     let none = fx.run_answer("I cannot write code, sorry.");
     assert_eq!(none.correct, Some(false));
-    assert_eq!(none.extracted.as_deref(), Some("no code"));
+    assert_eq!(
+        (none.extracted.as_deref(), none.detail),
+        (None, Detail::NotFound)
+    );
     let other = fx.run("function g() { return 1; }");
     assert!(
         other.evidence.contains("does not define `f`"),

@@ -3,7 +3,7 @@
 
 use fastrand::Rng;
 
-use super::{exact, pick, Item};
+use super::{one_of, pick, Item};
 
 const NAMES: &[&str] = &[
     "Amara", "Bruno", "Chen", "Dalia", "Emil", "Farah", "Goran", "Hana", "Ivo", "Jana", "Kofi",
@@ -51,7 +51,7 @@ pub(super) fn make(rng: &mut Rng) -> Item {
         ),
         reference: format!("The answer is {answer}."),
         wrong: format!("The answer is {wrong}."),
-        score: exact(
+        score: one_of(
             answer,
             ranked
                 .iter()

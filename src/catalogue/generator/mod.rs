@@ -236,10 +236,21 @@ fn numeric(expected: impl ToString) -> ScorerSpec {
 
 /// Shared by the families: an exact score that credits none of `distractors`.
 fn exact(expected: &str, distractors: Vec<String>) -> ScorerSpec {
+    exact_among(expected, distractors, false)
+}
+
+/// Shared by the families: an exact score among a closed set, `expected` and `others` being
+/// every answer there is (a wrong answer reads as the one it names; naming none is no answer).
+fn one_of(expected: &str, others: Vec<String>) -> ScorerSpec {
+    exact_among(expected, others, true)
+}
+
+fn exact_among(expected: &str, distractors: Vec<String>, closed: bool) -> ScorerSpec {
     ScorerSpec::Exact {
         expected: expected.to_string(),
         aliases: Vec::new(),
         distractors,
+        closed,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use fastrand::Rng;
 
-use super::{exact, Item};
+use super::{one_of, Item};
 
 const THINGS: &[&str] = &[
     "key", "coin", "ring", "apple", "pencil", "marble", "stamp", "button", "shell", "feather",
@@ -53,7 +53,7 @@ pub(super) fn make(rng: &mut Rng) -> Item {
         ),
         reference: format!("Box {} holds the {answer}.", asked + 1),
         wrong: format!("Box {} holds the {wrong}.", asked + 1),
-        score: exact(
+        score: one_of(
             answer,
             state
                 .iter()

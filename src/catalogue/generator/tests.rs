@@ -42,7 +42,9 @@ fn digest(version: Version) -> String {
 
 /// Changing what a family generates for a seed must come with a new version (a saved run is
 /// re-scored by regenerating its items): this pins the items of every version, version 1's
-/// still those the runs it made were sent.
+/// still those the runs it made were sent. (The digests changed when the weekday, box and
+/// puzzle families' exact scores were marked `closed`, issue 48: how an answer is read, not what
+/// is sent or expected.)
 #[test]
 fn the_items_of_every_generator_version_are_pinned() {
     assert_eq!(
@@ -51,11 +53,11 @@ fn the_items_of_every_generator_version_are_pinned() {
     );
     assert_eq!(
         digest(Version::V1),
-        "0247a6dcf8c046bdbc5c13880aee6f8e58ad89148372630b21c437e47d466b5c"
+        "79ebfd4e972913ffa0a53fd1205bb5e503e65e28717416bb603010edec396781"
     );
     assert_eq!(
         digest(Version::V2),
-        "56a697022c3273406b4e9ff77617c786a341bc903bc1987e8093a5b744abf576"
+        "120f602f079a7ca1deee9b43212411e7eb88243db76f97c1652db36cb0d3d293"
     );
     assert_eq!(Version::from_number(1), Some(Version::V1));
     assert_eq!(Version::from_number(3), None);

@@ -4,7 +4,7 @@
 use chrono::{Datelike, Days, NaiveDate, Weekday};
 use fastrand::Rng;
 
-use super::{exact, Item};
+use super::{one_of, Item};
 
 const WEEKDAYS: [Weekday; 7] = [
     Weekday::Mon,
@@ -40,7 +40,7 @@ pub(super) fn make(rng: &mut Rng) -> Item {
             later % 7
         ),
         wrong: format!("It was a {wrong}."),
-        score: exact(
+        score: one_of(
             answer,
             WEEKDAYS
                 .iter()

@@ -179,6 +179,7 @@ fn make(seed: u64, at: LongId, texts: Texts) -> Prompt {
             expected: value.clone(),
             aliases: Vec::new(),
             distractors: values[1..].to_vec(),
+            closed: false,
         },
         tool_use: None,
         source: SourceLocation {

@@ -120,14 +120,14 @@ pub fn score(suite: &str, function: &str, answer: &str, ctx: &ScoreContext) -> S
     }
 }
 
-/// The score of an answer with no code to run: `reason` says why.
+/// The score of an answer with no code to run: `reason` says why. Nothing is read (two such
+/// answers are `no_answer`, not the same answer).
 fn no_answer(reason: String) -> Score {
     Score::new(
         Some(false),
         Detail::NotFound,
         format!("no answer: {reason}"),
     )
-    .keyed("no code")
     .weakly(format!("code did not run: {reason}"))
 }
 
