@@ -6,8 +6,9 @@
 //!   … and counts as one occurrence", "12.57 is a decimal, and 12.9 is also a decimal" say
 //!   something of a number, not that it is the answer (unless the sentence stated the same value
 //!   before: "occurs 1 time … and is counted as 1 time");
-//! - not an operand: a number an operator and another number follow ("= 187 + 66 × 18") is part
-//!   of an expression, not its result;
+//! - not an operand: a number an operator and another number follow ("= 187 + 66 × 18"), or an
+//!   operator precedes ("the largest integer that can be multiplied by 2"), is part of an
+//!   expression, not its result;
 //! - for the last number (every number an aside), the only number or alone on the last line.
 //!
 //! A committed read is still a weak one (no answer phrase ties it to the question): its reason
@@ -45,7 +46,9 @@ pub fn commitment(read: &Read) -> Result<Option<&'static str>, String> {
     if let Some(phrase) = property(read).filter(|_| !restated(read, &all)) {
         return Err(format!("{phrase} describes it"));
     }
-    if OPERAND.is_match(&read.answer[read.end..]) {
+    if OPERAND.is_match(&read.answer[read.end..])
+        || OPERAND_BEFORE.is_match(&read.answer[..read.start])
+    {
         return Err("it is an operand of an expression, not its result".into());
     }
     if all.len() == 1 {
@@ -104,6 +107,16 @@ fn alone_on_last_line(read: &Read) -> bool {
 /// ("= 187 + 66 × 18 - 224" states no result).
 static OPERAND: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*(?:[+×*÷/^]|\s[-−]\s)\s*[$(]?\d").unwrap());
+
+/// An operator right before a number: an operand ("can be multiplied by 2", "+ 3"); a minus glued
+/// to the number is its sign ("x = -4") and an asterisk after no number emphasis ("*3*").
+static OPERAND_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)(?:[+×÷^]|[\d)\]]\s*\*|\s[-−]\s|\b(?:plus|minus|times|multiplied\s+by|divided\s+by",
+        r"|added\s+to|subtracted\s+from))\s*[$€£]?$",
+    ))
+    .unwrap()
+});
 
 /// Written right before a number that describes a thing: "with a length of", "counts as".
 static PROPERTY_BEFORE: LazyLock<Regex> = LazyLock::new(|| {

@@ -1001,6 +1001,14 @@ mod tests {
         // Every number an aside, none alone on the last line.
         assert_not_stated("2", "See steps (1) and (2) above.", "aside");
         assert_not_stated("12", "Apollo 11\n\nApollo 12", "aside");
+        // runs/example-smollm2-kv-demo-catalogue, math_word_consec on kv-f16: its answer is
+        // "6A"; the 2 is what it "can be multiplied by".
+        assert_not_stated(
+            "13",
+            "So, the largest possible integer is 6A, which is the largest possible integer that \
+             can be multiplied by 2.",
+            "operand",
+        );
     }
 
     #[test]
