@@ -19,8 +19,9 @@
 //! mid-list (the read is a list) or mid-working; and what was read there, not taken. A wrong text
 //! answer (`exact` reads it whole) is committed only where it is marked: its own opening may be
 //! working ("To solve this problem, …"). The scorers that judge the text as a whole (text checks,
-//! code, tool calls) set no [`ReadAt`] and keep their score. Every score of a cut-off completion
-//! is marked as a weak read (`Score::weak`).
+//! code, tool calls) set no [`ReadAt`] and keep their score; a score that read no answer says the
+//! completion was cut off ("cut off at the token limit: no number found"). Every score of a
+//! cut-off completion is marked as a weak read (`Score::weak`).
 
 use std::sync::LazyLock;
 
