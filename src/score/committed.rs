@@ -46,8 +46,9 @@ pub fn commitment(read: &Read) -> Result<Option<&'static str>, String> {
     if let Some(phrase) = property(read).filter(|_| !restated(read, &all)) {
         return Err(format!("{phrase} describes it"));
     }
+    let line_start = read.answer[..read.start].rfind('\n').map_or(0, |i| i + 1);
     if OPERAND.is_match(&read.answer[read.end..])
-        || OPERAND_BEFORE.is_match(&read.answer[..read.start])
+        || OPERAND_BEFORE.is_match(&read.answer[line_start..read.start])
     {
         return Err("it is an operand of an expression, not its result".into());
     }

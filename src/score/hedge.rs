@@ -58,13 +58,15 @@ pub fn alternative_phrase(answer: &str, start: usize, end: usize) -> Option<(usi
             return Some((end + m.start(), end + m.end()));
         }
     }
-    let before = &answer[..start];
+    // The phrase lies on the mention's own line.
+    let line_start = answer[..start].rfind('\n').map_or(0, |i| i + 1);
+    let before = &answer[line_start..start];
     let m = PHRASE_BEFORE
         .captures(before)
         .and_then(|c| c.name("other"))?;
     // Only the words after the sentence's own ("It's either Sydney" offers "Sydney").
     let lead = LEAD_IN.find_iter(m.as_str()).last().map_or(0, |l| l.end());
-    let (a, b) = (m.start() + lead, m.end());
+    let (a, b) = (line_start + m.start() + lead, line_start + m.end());
     (a < b && !NOT_AN_ANSWER.is_match(&answer[a..b])).then_some((a, b))
 }
 

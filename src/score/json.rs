@@ -72,8 +72,7 @@ fn extract_json(answer: &str) -> Option<(Value, &str, JsonPlace)> {
             .any(|f| !f.json && f.whole.0 <= i && i < f.whole.1)
     };
     let mut i = 0;
-    while let Some(offset) = answer[i..].find(['{', '[']) {
-        let at = i + offset;
+    while let Some(at) = OPENER.find_at(answer, i).map(|m| m.start()) {
         i = at + 1;
         if in_code(at) || glued_to_code(&answer[..at]) {
             continue;
@@ -126,6 +125,8 @@ fn fences(answer: &str) -> Vec<Fence> {
 /// What comes right before a `{` or `[` makes it part of code: a name or a closing bracket (a
 /// subscript), an opening bracket of a call, `=`, `:` after a name in code, or `return`.
 fn glued_to_code(before: &str) -> bool {
+    // Only the value's own line says whether it is code.
+    let before = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
     let last = before.trim_end_matches([' ', '\t']);
     let glued = before.len() == last.len();
     match last.chars().last() {
@@ -135,10 +136,12 @@ fn glued_to_code(before: &str) -> bool {
     }
 }
 
+/// Where a JSON array or object may open.
+static OPENER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[{\[]").unwrap());
 /// A line of code before a value: an identifier call or assignment on it (`print(`,
 /// `data = `, `f(a, `).
 static CODE_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?:^|\n)[^\n]*[\w\]\)]\s*(?:\(|=|\([^\n]*,)$").unwrap());
+    LazyLock::new(|| Regex::new(r"[\w\]\)]\s*(?:\(|=|\([^\n]*,)$").unwrap());
 static RETURN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(?:return|yield|=>)$").unwrap());
 
 /// The length of the bracketed span opening `s` (through its matching bracket, strings

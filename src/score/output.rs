@@ -197,6 +197,8 @@ fn is_list(want: &str) -> bool {
 
 /// Characters no list item of words or numbers holds, but code and printed arrays do.
 const CODE_CHARS: [char; 8] = ['=', '[', ']', '(', ')', '{', '}', ';'];
+/// One of [`CODE_CHARS`] (a search that stays fast over a long answer).
+static CODE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[=\[\](){};]").unwrap());
 
 /// The last list in the answer: a line that holds one (label and bullet aside), or a run of two
 /// or more bullet lines of one item each.
@@ -228,7 +230,8 @@ fn last_list(answer: &str, want: &str) -> Option<Prediction> {
             continue;
         }
         let line = lines[i];
-        if is_list(&clean(line, want)) {
+        // Only a line with a comma can hold a list: the others are not cleaned.
+        if line.contains(',') && is_list(&clean(line, want)) {
             found = Some(Prediction::of(answer, line, want, "last list", false));
         }
         i += 1;
@@ -297,7 +300,7 @@ fn clean(s: &str, want: &str) -> String {
 /// does not have, its items joined as the expected list joins them. None when `want` is not a
 /// list, or `s` is not one line or holds code or a printed array.
 fn as_list(s: &str, want: &str) -> Option<String> {
-    if !is_list(want) || s.contains('\n') || s.contains(CODE_CHARS) {
+    if !is_list(want) || s.contains('\n') || CODE.is_match(s) {
         return None;
     }
     let mut body = s.trim();
@@ -311,6 +314,9 @@ fn as_list(s: &str, want: &str) -> Option<String> {
         if body[m.end()..].contains(',') {
             body = &body[m.end()..];
         }
+    }
+    if !body.contains(',') {
+        return Some(body.to_string());
     }
     let numbered = |item: &str| BULLET.is_match(item);
     let strip_numbers = !want.split(',').any(numbered);
