@@ -1,6 +1,8 @@
-//! End to end against llama.cpp's own server (`llama-server`, from the prebuilt xllamacpp wheel:
-//! 8 parallel slots, continuous batching), started by `scripts/ci-real-endpoints.sh`: `determinism --under-load` and `--cache-states`,
-//! `contract`, and a short `--suite long` ladder (the server against itself).
+//! End to end against llama.cpp's own server (from the prebuilt xllamacpp wheel, continuous
+//! batching), started by `scripts/ci-real-endpoints.sh`: `determinism --under-load` and
+//! `--cache-states` (on a server with 8 parallel slots, which the load levels need), `contract`,
+//! and a short `--suite long` ladder (the server against itself; CI runs these two on the demo
+//! pair's f16 server, 4 slots).
 //! Asserts the contract of what is measured and that the verdicts follow from the rows, never
 //! which verdict the server earns: that is the finding, printed for CI's log (`--nocapture`).
 //!
