@@ -3,90 +3,56 @@
 //! no printing. [`Inputs`] reads a run folder once; [`analyze`] builds the whole `Results` from it,
 //! completeness included.
 
-mod cache_state;
-mod decision;
-mod determinism;
-mod divergence;
-pub mod families;
-mod figures;
-pub mod fingerprint;
-mod gate_check;
-mod inputs;
-mod kind;
-mod load;
-pub mod long_context;
-mod long_figures;
-mod long_tokens;
-mod noise;
-pub mod numerics;
-mod overview;
-mod parity;
-mod per_prompt;
-mod probe;
-mod quality;
-pub mod quote;
-mod results;
-mod rollup;
-mod rounds;
-mod run_figures;
-mod same_model;
-mod samples;
-mod selection;
-pub mod sequential;
-mod similarity;
-pub(crate) mod stats;
-mod token_agreement;
-mod token_divergence;
-pub mod tool_calls;
-mod under_load;
-mod verdict;
-mod weak_reads;
+pub mod answers;
+pub mod assembly;
+pub mod behaviour;
+pub mod identity;
+pub mod long;
+pub mod stability;
 
 use chrono::Utc;
 
-pub use determinism::{Class, Determinism, RepeatDivergence, FAILED_KEY};
-pub use divergence::Divergence;
-pub use figures::*;
-pub use inputs::Inputs;
-pub use kind::DivergenceKind;
-use load::{analyze_load, LoadResults};
-pub use noise::Difference;
-pub use quality::{
-    Interval, McNemarCounts, Paired, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS,
-};
-pub use results::*;
-pub use rounds::Rounds;
-use same_model::Behaviour;
-pub use same_model::{headline as same_model_headline, BehaviourVerdict, SameModel};
-pub use samples::DivergenceUnit;
-use sequential::SequentialVerdict;
-pub use similarity::SAME_SIMILARITY;
-pub use stats::{format_p, mcnemar_exact, wilson, Proportion};
-use token_agreement::analyze_forcing;
-pub use token_agreement::TeacherForcing;
-pub use under_load::UnderLoad;
-pub use verdict::Verdict;
-pub use weak_reads::{weak_reads, PairWeakReads};
+pub use answers::determinism::{Class, Determinism, RepeatDivergence, FAILED_KEY};
+pub use answers::divergence::Divergence;
+pub use answers::figures::*;
+pub use answers::inputs::Inputs;
+pub use answers::kind::DivergenceKind;
+pub use answers::noise::Difference;
+pub use answers::similarity::SAME_SIMILARITY;
+pub use answers::stats::{format_p, mcnemar_exact, wilson, McNemarCounts, Paired, Proportion};
+pub use answers::verdict::Verdict;
+pub use assembly::results::*;
+pub use behaviour::quality::{Interval, Quality, QualityVerdict, DEFAULT_MARGIN_POINTS};
+pub use behaviour::rounds::Rounds;
+use behaviour::same_model::Behaviour;
+pub use behaviour::same_model::{headline as same_model_headline, BehaviourVerdict, SameModel};
+use behaviour::sequential::SequentialVerdict;
+pub use behaviour::weak_reads::{weak_reads, PairWeakReads};
+use identity::token_agreement::analyze_forcing;
+pub use identity::token_agreement::TeacherForcing;
+use stability::load::{analyze_load, LoadResults};
+pub use stability::samples::DivergenceUnit;
+pub use stability::under_load::UnderLoad;
 
 use crate::catalogue::Suite;
 use crate::gate::Gate;
 use crate::run::Manifest;
 use crate::score::ScoreContext;
-use families::PairFamilies;
-use per_prompt::prompt_results;
-pub use run_figures::pair_families;
-use run_figures::{back_to_back_warning, other_budgets, roll_up};
-use tool_calls::ToolCalls;
+use answers::per_prompt::prompt_results;
+pub use assembly::run_figures::pair_families;
+use assembly::run_figures::{back_to_back_warning, other_budgets, roll_up};
+use assembly::tool_calls::ToolCalls;
+use behaviour::families::PairFamilies;
 
 /// "Same model?" from the pairs' figures; the sequential decisions count only in an
 /// `--until-decided` run (stopping on a look would invalidate the fixed-sample verdict there).
 fn same_model_answer(
     manifest: &Manifest,
-    figures: &run_figures::RunFigures,
+    figures: &assembly::run_figures::RunFigures,
     families: &[PairFamilies],
-    sequential: &[decision::PairSequential],
-) -> same_model::Answer {
-    same_model::decide(same_model::Evidence {
+    sequential: &[behaviour::decision::PairSequential],
+) -> behaviour::same_model::Answer {
+    behaviour::same_model::decide(behaviour::same_model::Evidence {
         quality: &figures.quality,
         sequential: if manifest.until_decided.is_some() {
             sequential
@@ -100,19 +66,19 @@ fn same_model_answer(
 /// Failed requests and missing answers over every phase: the answers, the probes, teacher
 /// forcing and the long suite's token agreement.
 fn failed_and_missing(
-    answers: &per_prompt::PromptResults,
+    answers: &answers::per_prompt::PromptResults,
     inputs: &Inputs,
     load: &LoadResults,
     teacher_forcing: Option<&TeacherForcing>,
-    long: &long_figures::LongContext,
+    long: &long::long_figures::LongContext,
 ) -> (usize, usize) {
     let long_tokens = long.token_agreement.as_ref();
     let (control_failed, control_missing) =
-        numerics::control_gaps(&inputs.records, inputs.manifest);
+        identity::numerics::control_gaps(&inputs.records, inputs.manifest);
     let failed = answers.request_failures
         + load.probe_failures
         + teacher_forcing.map_or(0, TeacherForcing::request_failures)
-        + long_tokens.map_or(0, long_tokens::LongTokens::request_failures)
+        + long_tokens.map_or(0, long::long_tokens::LongTokens::request_failures)
         + control_failed;
     let missing = answers.missing
         + inputs.probes_missing
@@ -124,9 +90,9 @@ fn failed_and_missing(
 /// The behaviour axis from the quality answer: refuted where the tool calls or the long suite
 /// part, and, for a selected sample, saying so second.
 fn behaviour_of(
-    mut answer: same_model::Answer,
+    mut answer: behaviour::same_model::Answer,
     tool_calls: Option<&ToolCalls>,
-    long: &long_figures::LongContext,
+    long: &long::long_figures::LongContext,
     manifest: &Manifest,
     prompts: &[PromptResult],
     generated: &dyn Fn(&str) -> bool,
@@ -134,11 +100,12 @@ fn behaviour_of(
     if let Some(t) = tool_calls {
         answer.refuted_by(t.reasons());
     }
-    long_context::amend(&mut answer, long);
+    long::long_context::amend(&mut answer, long);
     let names = manifest.endpoint_names();
-    if selection::is_selected(manifest) && names.len() > 1 {
+    if behaviour::selection::is_selected(manifest) && names.len() > 1 {
         let at = answer.because.len().min(1);
-        let reason = selection::selected_reason(prompts, generated, &names[0], &names[1..]);
+        let reason =
+            behaviour::selection::selected_reason(prompts, generated, &names[0], &names[1..]);
         answer.because.insert(at, reason);
     }
     Behaviour::of(&answer)
@@ -186,7 +153,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         .map(|s| pair_families(s, &answers.prompts, expected))
         .collect();
     let generated = |id: &str| catalogue.suite_of(id) == Some(Suite::Generated);
-    let sequential = decision::decide_pairs(
+    let sequential = behaviour::decision::decide_pairs(
         &answers.prompts,
         &generated,
         &names,
@@ -201,15 +168,15 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
             q.project_sequentially(s.decision.more_items_to_decide);
         }
     }
-    let tool_calls = tool_calls::analyze(&answers.tool_items, &names);
+    let tool_calls = assembly::tool_calls::analyze(&answers.tool_items, &names);
     let clipped = answers.clipped + tool_calls.as_ref().map_or(0, ToolCalls::clipped_texts);
-    warnings.extend(quote::warning(clipped));
-    let mut long = long_context::analyze(&answers.prompts, &names);
+    warnings.extend(answers::quote::warning(clipped));
+    let mut long = long::long_context::analyze(&answers.prompts, &names);
     let long_items: Vec<String> = (manifest.prompts.iter())
         .filter(|id| catalogue.suite_of(id) == Some(Suite::Long))
         .cloned()
         .collect();
-    long.token_agreement = long_tokens::analyze(&names, &long_items, &inputs.forcing);
+    long.token_agreement = long::long_tokens::analyze(&names, &long_items, &inputs.forcing);
     let (request_failures, missing) =
         failed_and_missing(&answers, inputs, &load, teacher_forcing.as_ref(), &long);
     let behaviour = behaviour_of(
@@ -220,23 +187,23 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         &answers.prompts,
         &generated,
     );
-    let identity = numerics::decide(
+    let identity = identity::numerics::decide(
         &inputs.records,
         &names,
         &manifest.prompts,
         &figures.parity,
-        numerics::setting_of(manifest),
+        identity::numerics::setting_of(manifest),
     )
     .map(|mut i| {
-        i.control_growth = numerics::growth_of(manifest);
+        i.control_growth = identity::numerics::growth_of(manifest);
         i
     });
-    let answer = same_model::combine(identity.as_ref(), &behaviour);
-    let gate = gate_check::evaluate(
+    let answer = behaviour::same_model::combine(identity.as_ref(), &behaviour);
+    let gate = assembly::gate_check::evaluate(
         gate,
         &figures,
         &load,
-        &gate_check::SameModelFigures {
+        &assembly::gate_check::SameModelFigures {
             answer: &answer,
             families: &families,
             tool_calls: tool_calls.as_ref(),
@@ -249,8 +216,13 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     figures.summary.identity = identity;
     figures.summary.behaviour = Some(behaviour);
     let complete = request_failures == 0 && missing == 0;
-    let until_decided =
-        decision::until_decided(manifest, &generated, &sequential, &figures.parity, complete);
+    let until_decided = behaviour::decision::until_decided(
+        manifest,
+        &generated,
+        &sequential,
+        &figures.parity,
+        complete,
+    );
     Results {
         schema_version: SCHEMA_VERSION,
         tool: crate::run_folder::tool_version(),

@@ -13,7 +13,7 @@ use super::flags::{client_options, with_keys};
 use super::saved_run::SavedRun;
 use super::score::catalogue_for_run;
 use super::stdout;
-use crate::analysis::numerics::IdentityVerdict;
+use crate::analysis::identity::numerics::IdentityVerdict;
 use crate::analysis::BehaviourVerdict;
 use crate::analysis::Results;
 use crate::cli::WatchArgs;

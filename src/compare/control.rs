@@ -2,11 +2,11 @@
 //! [`START`] prompts a second time, and after each look at the identity tests that leaves a pair
 //! undecided, more of the scope's prompts, until every pair reads `identical`, `perturbed` or
 //! `different`, or the control holds `--control-max` prompts (never more than the run's). Both
-//! tests are anytime-valid (`analysis/numerics.rs`), so looking after every round costs no error
+//! tests are anytime-valid (`analysis/identity/numerics.rs`), so looking after every round costs no error
 //! rate. Each look is recorded in the manifest (`control_looks`); a resumed run goes on from the
 //! control it had.
 
-use crate::analysis::numerics::{self, IdentitySummary};
+use crate::analysis::identity::numerics::{self, IdentitySummary};
 use crate::run::{Answered, Manifest, RunPlan};
 
 /// The control's first size: enough for a pair that never parts from the reference to read

@@ -1,6 +1,6 @@
 //! A run sent in rounds until it is decided, on either axis. `compare --until-decided` sends the
 //! generated items in rounds and stops growing them as soon as every endpoint pair's
-//! anytime-valid verdict (`analysis/decision.rs`) is `equivalent` or `different` (or the pair
+//! anytime-valid verdict (`analysis/behaviour/decision.rs`) is `equivalent` or `different` (or the pair
 //! serves another tokenizer), or when the cap is reached (the verdict then stays `undecided`).
 //! `--control auto` grows the reference's A-vs-A control the same way until identity is decided
 //! (`control.rs`); a round sends whatever either axis still asks for, interleaved. Looking after

@@ -1,7 +1,7 @@
 //! Batch invariance and cache state: the probe phases `coherence determinism` runs after its
 //! repeats when asked (`--under-load`, `--cache-states`, `--samples`). Probes go to `load.jsonl`
 //! (resumable like `records.jsonl`); fillers and cache primers are never journalled.
-//! The analysis of what they found is `analysis::load`.
+//! The analysis of what they found is `analysis::stability::load`.
 
 mod cache;
 pub mod fillers;

@@ -39,7 +39,7 @@ pub struct Manifest {
     pub repeats: u32,
     /// The A-vs-A control: the first this many prompts of the scope are answered a second time
     /// by the reference (repeat 1), interleaved with the pair's requests, so the identity axis
-    /// is judged against the reference's own nondeterminism (`analysis/numerics.rs`). 0: none
+    /// is judged against the reference's own nondeterminism (`analysis/identity/numerics.rs`). 0: none
     /// (runs made before it, or `--control 0`; with `--repeats 2` or more every prompt has one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub control: usize,
@@ -58,7 +58,7 @@ pub struct Manifest {
     #[serde(default)]
     pub margin: Option<f64>,
     /// The identity test's level when the run chose its own (`watch --alpha`); absent: the
-    /// default, `analysis::numerics::ALPHA`.
+    /// default, `analysis::identity::numerics::ALPHA`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity_alpha: Option<f64>,
     /// `--until-decided`: the generated items are sent in rounds until every pair's sequential

@@ -117,7 +117,7 @@ pub fn choose<L: Line>(
             controlled.len()
         ));
     }
-    let fewest = crate::analysis::numerics::fewest_prompts_for_identical();
+    let fewest = crate::analysis::identity::numerics::fewest_prompts_for_identical();
     if identity < fewest {
         notes.push(format!(
             "{identity} probe prompts carry the baseline's control; {fewest} at least are needed before a check can read `identical`"

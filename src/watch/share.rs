@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::stats::wilson_at;
+use crate::analysis::answers::stats::wilson_at;
 
 /// z for a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;

@@ -3,7 +3,7 @@
 //! mismatch flagged, the sampling every endpoint got, each endpoint's scores with accuracy and
 //! its Wilson 95% interval, and how many of its code answers ran their tests.
 
-use crate::analysis::fingerprint::{self, FingerprintDifference};
+use crate::analysis::assembly::fingerprint::{self, FingerprintDifference};
 use crate::analysis::{Parity, Results};
 use crate::doc::{code, span, t, text, Block, Line, Part, Table};
 

@@ -3,7 +3,7 @@
 //! endpoint's most common answer, the flips each way, the exact McNemar p-value and its Holm
 //! adjustment across families; the families named different first.
 
-use crate::analysis::families::{FamilyAccuracy, FamilyVerdict, PairFamilies};
+use crate::analysis::behaviour::families::{FamilyAccuracy, FamilyVerdict, PairFamilies};
 use crate::analysis::{format_p, Results};
 use crate::doc::{para, strong, t, text, Block, Inline, Part, Table};
 use crate::text::clip;

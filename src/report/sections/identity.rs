@@ -2,9 +2,9 @@
 //! text alone), the A-vs-A control beside the pair (prompts, identical texts, where the answers
 //! part, tokens compared, equal logprobs, mean and max |Δ logprob|), the method (the distance and
 //! the two tests by betting), what decided the verdict and when, and how a growing control grew
-//! (`analysis/numerics.rs`).
+//! (`analysis/identity/numerics.rs`).
 
-use crate::analysis::numerics::{
+use crate::analysis::identity::numerics::{
     e_text, Closeness, ControlGrowth, IdentityTest, Level, PairIdentity,
 };
 use crate::analysis::Results;

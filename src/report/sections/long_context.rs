@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::analysis::long_context::{LongCell, LongContext};
+use crate::analysis::long::long_context::{LongCell, LongContext};
 use crate::analysis::{format_p, Results};
 use crate::doc::{para, t, text, Block, Part, Table};
 
@@ -115,7 +115,7 @@ fn heat_table(long: &LongContext, endpoint: &str) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::long_context::{LongBucket, LongPair};
+    use crate::analysis::long::long_context::{LongBucket, LongPair};
     use crate::analysis::wilson;
     use crate::analysis::McNemarCounts;
     use crate::doc::to_markdown;

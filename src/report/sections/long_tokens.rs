@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::analysis::long_context::{LongTokens, PositionBucket, PositionPair};
+use crate::analysis::long::long_context::{LongTokens, PositionBucket, PositionPair};
 use crate::doc::{para, t, text, Block, Table};
 
 /// The blocks that follow the long-context section's needle tables.

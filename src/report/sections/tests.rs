@@ -387,7 +387,7 @@ fn empty_results_still_render() {
 
 #[test]
 fn families_name_the_family_that_differs_and_say_so_for_none() {
-    use crate::analysis::families::{family_verdicts, GradedItem};
+    use crate::analysis::behaviour::families::{family_verdicts, GradedItem};
     use crate::analysis::Paired;
     let mut results = fixture::results();
     let quiet = render(families::render, &results);

@@ -2,7 +2,7 @@
 //! flips, and the failing calls quoted side by side with the reference's reply to the same item.
 
 use super::cells::anchor;
-use crate::analysis::tool_calls::ToolCalls;
+use crate::analysis::assembly::tool_calls::ToolCalls;
 use crate::analysis::{format_p, Results};
 use crate::doc::{code, link, para, text, Block, Part, Table};
 use crate::text::clip;
@@ -101,7 +101,7 @@ fn side_by_side(results: &Results, t: &ToolCalls, reference: &str, other: &str) 
             .and_then(|a| a.as_written.clone().or_else(|| a.answer.clone()))
             .unwrap_or_default()
     };
-    let why = |list: &[&crate::analysis::tool_calls::FailingItem], id: &str| {
+    let why = |list: &[&crate::analysis::assembly::tool_calls::FailingItem], id: &str| {
         list.iter()
             .find(|f| f.prompt == id)
             .map(|f| f.evidence.clone())

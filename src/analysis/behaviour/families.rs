@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::quality::Paired;
-use super::stats::{mcnemar_exact, wilson};
+use crate::analysis::answers::stats::Paired;
+use crate::analysis::answers::stats::{mcnemar_exact, wilson};
 
 /// The method, as results.json names it.
 pub const METHOD: &str = "exact McNemar test per family, Holm step-down adjustment across families";

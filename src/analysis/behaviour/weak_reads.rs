@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::figures::PromptResult;
-use super::kind::DivergenceKind;
+use crate::analysis::answers::figures::PromptResult;
+use crate::analysis::answers::kind::DivergenceKind;
 
 /// One pair's flips that rest on a weak read, in prompt order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

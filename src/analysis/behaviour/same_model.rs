@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 
 use super::decision::PairSequential;
 use super::families::PairFamilies;
-use super::numerics::{IdentitySummary, IdentityVerdict};
 use super::quality::{Quality, QualityVerdict};
 use super::sequential::{SequentialDecision, SequentialVerdict};
-use super::stats::format_p;
+use crate::analysis::answers::stats::format_p;
+use crate::analysis::identity::numerics::{IdentitySummary, IdentityVerdict};
 
 /// The answer of the first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -343,8 +343,9 @@ fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::families::family_verdicts;
-    use crate::analysis::quality::{assess, Paired};
+    use crate::analysis::answers::stats::Paired;
+    use crate::analysis::behaviour::families::family_verdicts;
+    use crate::analysis::behaviour::quality::assess;
 
     fn quality(
         both_correct: u64,

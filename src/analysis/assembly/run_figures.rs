@@ -4,17 +4,19 @@
 
 use std::collections::BTreeMap;
 
-use super::determinism::Class;
-use super::families::{self, family_verdicts, GradedItem, PairFamilies};
-use super::figures::{
+use super::results::{CategoryRollup, Summary};
+use super::rollup::{endpoint_summary, pair_statistics, rollup};
+use crate::analysis::answers::determinism::Class;
+use crate::analysis::answers::figures::{
     EndpointSummary, Identity, PairStatistics, Parity, PromptResult, Stability,
     TokenDivergenceCounts,
 };
-use super::noise::Difference;
-use super::quality::{self, Quality};
-use super::results::{CategoryRollup, Summary};
-use super::rollup::{endpoint_summary, pair_statistics, rollup};
-use super::{overview, parity, token_divergence};
+use crate::analysis::answers::noise::Difference;
+use crate::analysis::answers::token_divergence;
+use crate::analysis::behaviour::families::{self, family_verdicts, GradedItem, PairFamilies};
+use crate::analysis::behaviour::quality::{self, Quality};
+use crate::analysis::identity::parity;
+use crate::analysis::stability::overview;
 use crate::catalogue::Catalogue;
 use crate::run::record::Answered;
 use crate::run::Manifest;

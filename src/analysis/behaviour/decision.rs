@@ -5,10 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Parity, PromptResult};
 use super::sequential::{
     GradedPair, PairedDifferenceSequence, SequentialDecision, SequentialVerdict,
 };
+use crate::analysis::answers::figures::{Parity, PromptResult};
 use crate::run::Manifest;
 use crate::run_folder::RunStatus;
 

@@ -41,7 +41,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::figures::Parity;
+use crate::analysis::answers::figures::Parity;
 use crate::endpoint::Completion;
 use crate::run::{Line, Manifest, CONTROL_REPEAT};
 

@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::figures::{
+use crate::analysis::answers::figures::{
     EndpointSummary, GateResult, Identity, PairStatistics, Parity, PromptResult, RunSampling,
     Stability, TokenDivergenceCounts,
 };
-use super::kind::DivergenceKind;
-use super::quality::Quality;
-use super::verdict::Verdict;
+use crate::analysis::answers::kind::DivergenceKind;
+use crate::analysis::answers::verdict::Verdict;
+use crate::analysis::behaviour::quality::Quality;
 
 /// The version of the `results.json` layout (see `src/report/results.schema.json`).
 pub const SCHEMA_VERSION: u32 = 4;
@@ -60,32 +60,32 @@ pub struct Results {
     pub token_agreement: Vec<crate::logprobs::run::PairFigures>,
     /// How the run was teacher-forced: modes, offsets, self-consistency and what was not scored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub teacher_forcing: Option<super::token_agreement::TeacherForcing>,
+    pub teacher_forcing: Option<crate::analysis::identity::token_agreement::TeacherForcing>,
     /// Paired statistics of each other endpoint against the reference.
     pub statistics: Vec<PairStatistics>,
     /// Per pair, each family's (category's) accuracies, flips and Holm-adjusted exact McNemar
-    /// verdict (`analysis/families.rs`).
+    /// verdict (`analysis/behaviour/families.rs`).
     #[serde(default)]
-    pub families: Vec<super::families::PairFamilies>,
+    pub families: Vec<crate::analysis::behaviour::families::PairFamilies>,
     /// Per pair, the anytime-valid decision over the generated items in item order
-    /// (`analysis/decision.rs`); empty without generated items.
+    /// (`analysis/behaviour/decision.rs`); empty without generated items.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sequential: Vec<super::decision::PairSequential>,
+    pub sequential: Vec<crate::analysis::behaviour::decision::PairSequential>,
     /// `--until-decided`: the rule, the looks taken and why the run stopped; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until_decided: Option<super::decision::UntilDecided>,
+    pub until_decided: Option<crate::analysis::behaviour::decision::UntilDecided>,
     /// Per pair, the flips that rest on a weak read on either side (`weak_reads.rs`); absent when
     /// none does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub weak_reads: Vec<super::weak_reads::PairWeakReads>,
-    /// Tool items' calls per endpoint and per pair (`analysis/tool_calls.rs`); absent without
+    pub weak_reads: Vec<crate::analysis::behaviour::weak_reads::PairWeakReads>,
+    /// Tool items' calls per endpoint and per pair (`analysis/assembly/tool_calls.rs`); absent without
     /// tool items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<super::tool_calls::ToolCalls>,
     /// `--suite long`: accuracy per endpoint, length and depth, and where each pair parts
-    /// (`analysis/long_context.rs`); absent without long items.
+    /// (`analysis/long/long_context.rs`); absent without long items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub long_context: Option<super::long_figures::LongContext>,
+    pub long_context: Option<crate::analysis::long::long_figures::LongContext>,
     pub gate: GateResult,
     pub prompts: Vec<PromptResult>,
     /// Problems met while analysing (prompts no longer in the catalogue, unreadable lines).
@@ -93,7 +93,7 @@ pub struct Results {
     /// `determinism --under-load/--cache-states/--samples`: `under_load`, `load_verdicts`,
     /// `cache_states`, `cache_verdicts`, `samples` (each absent when empty).
     #[serde(flatten)]
-    pub load: super::load::LoadResults,
+    pub load: crate::analysis::stability::load::LoadResults,
 }
 
 impl Results {
@@ -130,19 +130,19 @@ pub struct Summary {
     /// same numbers as above, kept where older readers look for them).
     #[serde(default)]
     pub kinds: KindCounts,
-    /// The run's answer to "same model?" (`analysis/same_model.rs`); only on the run's summary,
+    /// The run's answer to "same model?" (`analysis/behaviour/same_model.rs`); only on the run's summary,
     /// not on a category's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub same_model: Option<super::same_model::SameModel>,
+    pub same_model: Option<crate::analysis::behaviour::same_model::SameModel>,
     /// The short reasons behind `same_model`, most decisive first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub same_model_because: Vec<String>,
-    /// "Does B compute what A computes?" (`analysis/numerics.rs`); run summary only.
+    /// "Does B compute what A computes?" (`analysis/identity/numerics.rs`); run summary only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identity: Option<super::numerics::IdentitySummary>,
-    /// "Does it matter?": the quality decision (`analysis/same_model.rs`); run summary only.
+    pub identity: Option<crate::analysis::identity::numerics::IdentitySummary>,
+    /// "Does it matter?": the quality decision (`analysis/behaviour/same_model.rs`); run summary only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub behaviour: Option<super::same_model::Behaviour>,
+    pub behaviour: Option<crate::analysis::behaviour::same_model::Behaviour>,
 }
 
 /// Diverging prompts per divergence kind.

@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn the_schema_states_the_bound() {
-        let schema = include_str!("../report/results.schema.json");
+        let schema = include_str!("../../report/results.schema.json");
         assert!(schema.contains(&format!("longer than {QUOTE_BYTES} bytes")));
     }
 

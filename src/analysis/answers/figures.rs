@@ -12,8 +12,7 @@ use super::determinism::Determinism;
 use super::divergence::Divergence;
 use super::kind::DivergenceKind;
 use super::noise::Difference;
-use super::quality::{McNemarCounts, Paired};
-use super::stats::Proportion;
+use super::stats::{McNemarCounts, Paired, Proportion};
 use super::verdict::Verdict;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::long_tokens::LongTokens;
-use super::quality::McNemarCounts;
-use super::stats::Proportion;
+use crate::analysis::answers::stats::McNemarCounts;
+use crate::analysis::answers::stats::Proportion;
 
 /// The long suite's figures (empty when the run sent no long item).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

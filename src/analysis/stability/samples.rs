@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::divergence::first_divergence;
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
+use crate::analysis::answers::divergence::first_divergence;
 use crate::probes::journal::ProbeCondition;
 
 /// What the divergence points count.

@@ -1,8 +1,8 @@
 //! Which deployment fingerprints (served model, system_fingerprint, max_model_len, server) of each
 //! compared endpoint differ from the reference's.
 
-use super::figures::EndpointSummary;
 use super::results::Results;
+use crate::analysis::answers::figures::EndpointSummary;
 
 /// One fingerprint field that differs between the reference and another endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::divergence::{first_divergence, Divergence};
 use super::probe::{histogram, unique_completions, ByCondition, Probe};
+use crate::analysis::answers::divergence::{first_divergence, Divergence};
 use crate::probes::journal::ProbeCondition;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::determinism::FAILED_KEY;
-use super::quote::quote;
+use crate::analysis::answers::determinism::FAILED_KEY;
+use crate::analysis::answers::quote::quote;
 use crate::probes::journal::ProbeCondition;
 
 /// One probe as the analysis sees it.

@@ -1,13 +1,13 @@
 //! The `--fail-on` gate applied to a run: each gate metric's value, then the conditions that hold.
 
-use super::families::PairFamilies;
-use super::figures::GateResult;
-use super::load::LoadResults;
-use super::numerics::{IdentitySummary, IdentityVerdict};
-use super::quality::QualityVerdict;
 use super::run_figures::RunFigures;
-use super::same_model::{Answer, SameModel};
 use super::tool_calls::ToolCalls;
+use crate::analysis::answers::figures::GateResult;
+use crate::analysis::behaviour::families::PairFamilies;
+use crate::analysis::behaviour::quality::QualityVerdict;
+use crate::analysis::behaviour::same_model::{Answer, SameModel};
+use crate::analysis::identity::numerics::{IdentitySummary, IdentityVerdict};
+use crate::analysis::stability::load::LoadResults;
 use crate::gate::{Gate, Metric};
 
 /// The value of one gate metric for this run; None when the run did not measure it (no pair
@@ -75,7 +75,7 @@ pub struct SameModelFigures<'a> {
     /// The run's tool-call figures, when it has tool items.
     pub tool_calls: Option<&'a ToolCalls>,
     /// The long items' figures (`long_different`).
-    pub long: &'a super::long_figures::LongContext,
+    pub long: &'a crate::analysis::long::long_figures::LongContext,
     /// The identity axis (`identity_*`), when the run has a pair.
     pub identity: Option<&'a IdentitySummary>,
 }

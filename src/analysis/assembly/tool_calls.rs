@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::per_prompt::ToolItem;
-use super::quote::Quoter;
-use super::stats::mcnemar_exact;
+use crate::analysis::answers::per_prompt::ToolItem;
+use crate::analysis::answers::quote::Quoter;
+use crate::analysis::answers::stats::mcnemar_exact;
 use crate::score::tool_call::ToolCallFound;
 use crate::score::Detail;
 

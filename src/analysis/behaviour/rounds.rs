@@ -6,11 +6,11 @@
 use std::collections::HashSet;
 
 use super::decision::{decide_pairs, PairSequential};
-use super::figures::PromptResult;
-use super::inputs::Inputs;
-use super::parity::parity;
-use super::per_prompt::prompt_results;
 use super::sequential::SequentialVerdict;
+use crate::analysis::answers::figures::PromptResult;
+use crate::analysis::answers::inputs::Inputs;
+use crate::analysis::answers::per_prompt::prompt_results;
+use crate::analysis::identity::parity::parity;
 use crate::catalogue::{Catalogue, Suite};
 use crate::run::record::Answered;
 use crate::run::Manifest;

@@ -3,7 +3,7 @@
 //! explains everything downstream. Also `finish_reason` parity and reasoning-length deltas (a
 //! degraded deployment often thinks longer).
 
-use super::figures::{Parity, PromptResult};
+use crate::analysis::answers::figures::{Parity, PromptResult};
 
 const EXAMPLES: usize = 10;
 

@@ -393,7 +393,7 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::stats::mcnemar_exact;
+    use crate::analysis::answers::stats::mcnemar_exact;
 
     const ALPHA: f64 = 0.05;
     /// Items between two looks in the simulations.

@@ -1,4 +1,4 @@
-//! Paired statistics: exact McNemar test and Wilson score intervals.
+//! Paired statistics: paired right/wrong counts, the exact McNemar test and Wilson score intervals.
 
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +81,70 @@ pub fn format_p(p: f64) -> String {
         format!("{p:.1e}")
     } else {
         format!("{p:.3}")
+    }
+}
+
+/// Paired right/wrong counts of two endpoints over the same graded prompts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Paired {
+    pub both_correct: u64,
+    pub reference_only: u64,
+    pub other_only: u64,
+    pub both_wrong: u64,
+}
+
+impl Paired {
+    /// Count one graded prompt: right or wrong at the reference and at the other endpoint.
+    pub fn add(&mut self, reference: bool, other: bool) {
+        match (reference, other) {
+            (true, true) => self.both_correct += 1,
+            (true, false) => self.reference_only += 1,
+            (false, true) => self.other_only += 1,
+            (false, false) => self.both_wrong += 1,
+        }
+    }
+
+    pub fn graded(&self) -> u64 {
+        self.both_correct + self.reference_only + self.other_only + self.both_wrong
+    }
+}
+
+/// Paired counts as results.json writes them: the graded items split by who was right, with the
+/// exact McNemar p of the flips. `PairedCounts` (per category) and `LongBucket` (per length)
+/// flatten it into their own fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McNemarCounts {
+    pub graded: u64,
+    pub both_correct: u64,
+    pub both_wrong: u64,
+    /// Reference right, other wrong.
+    pub reference_only: u64,
+    /// Reference wrong, other right.
+    pub other_only: u64,
+    /// Exact McNemar test of reference_only vs other_only.
+    pub p_value: f64,
+}
+
+impl McNemarCounts {
+    pub fn of(paired: Paired) -> McNemarCounts {
+        McNemarCounts {
+            graded: paired.graded(),
+            both_correct: paired.both_correct,
+            both_wrong: paired.both_wrong,
+            reference_only: paired.reference_only,
+            other_only: paired.other_only,
+            p_value: mcnemar_exact(paired.reference_only, paired.other_only),
+        }
+    }
+
+    /// The counts alone.
+    pub fn paired(&self) -> Paired {
+        Paired {
+            both_correct: self.both_correct,
+            reference_only: self.reference_only,
+            other_only: self.other_only,
+            both_wrong: self.both_wrong,
+        }
     }
 }
 

@@ -6,13 +6,13 @@
 
 use std::collections::BTreeMap;
 
-use super::families::{holm_adjusted, ALPHA};
-use super::figures::{AnswerResult, PromptResult};
 pub use super::long_figures::{LongBucket, LongCell, LongContext, LongPair};
 pub use super::long_tokens::{LongTokens, PositionBucket, PositionPair};
-use super::quality::{McNemarCounts, Paired};
-use super::same_model::{Answer, SameModel};
-use super::stats::{format_p, wilson};
+use crate::analysis::answers::figures::{AnswerResult, PromptResult};
+use crate::analysis::answers::stats::{format_p, wilson};
+use crate::analysis::answers::stats::{McNemarCounts, Paired};
+use crate::analysis::behaviour::families::{holm_adjusted, ALPHA};
+use crate::analysis::behaviour::same_model::{Answer, SameModel};
 use crate::catalogue::long::LongId;
 
 /// The long items of `prompts`, each with where it sits in the ladder.

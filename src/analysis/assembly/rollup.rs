@@ -2,12 +2,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::figures::{
+use super::results::{CategoryRollup, Summary};
+use crate::analysis::answers::figures::{
     AnswerResult, CodeAnswers, EndpointSummary, PairStatistics, PairedCounts, PromptResult,
 };
-use super::quality::Paired;
-use super::results::{CategoryRollup, Summary};
-use super::stats::{format_p, wilson};
+use crate::analysis::answers::stats::Paired;
+use crate::analysis::answers::stats::{format_p, wilson};
 use crate::catalogue::CATEGORIES;
 use crate::run::record::Answered;
 use crate::run::EndpointInfo;

@@ -2,11 +2,11 @@
 //! repeats (and whether its instability follows the prompt-cache state), and how often two
 //! endpoints' texts are identical, the same answer in other words, or diverged.
 
-use super::determinism::Class;
+use crate::analysis::answers::determinism::Class;
 use std::collections::BTreeSet;
 
-use super::figures::{AnswerResult, Identity, PromptResult, Stability};
-use super::verdict::Verdict;
+use crate::analysis::answers::figures::{AnswerResult, Identity, PromptResult, Stability};
+use crate::analysis::answers::verdict::Verdict;
 
 pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stability {
     let mut s = Stability {
@@ -29,7 +29,7 @@ pub fn stability(prompts: &[PromptResult], endpoint: &str, repeats: u32) -> Stab
         }
         let usable = d.repeats
             - d.histogram
-                .get(super::determinism::FAILED_KEY)
+                .get(crate::analysis::answers::determinism::FAILED_KEY)
                 .copied()
                 .unwrap_or(0);
         if usable < 2 {

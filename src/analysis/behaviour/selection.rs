@@ -3,8 +3,8 @@
 //! is inflated by that choice and is no estimate for the catalogue. The behaviour reasons then
 //! say the sample is selected and give the catalogue's and the generated items' figures apart.
 
-use super::figures::PromptResult;
-use super::quality::Paired;
+use crate::analysis::answers::figures::PromptResult;
+use crate::analysis::answers::stats::Paired;
 use crate::run::Manifest;
 
 /// The flags that choose the prompts of a run.
