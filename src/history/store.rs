@@ -110,10 +110,11 @@ impl History {
 
     /// [`History::open`] for the one process that writes: holds `PATH.lock` for the rest of the
     /// process first, and is refused ([`HeldByAnotherProcess`], naming the database and the
-    /// holder's pid) while another process holds it. Readers need no lock.
+    /// holder's pid) while another process holds it, and ([`crate::run_folder::UnsafeLockFile`])
+    /// when `PATH.lock` is a link, a directory or another file. Readers need no lock.
     pub fn open_for_writing(path: &Path) -> anyhow::Result<History> {
         create_folder_of(path)?;
-        if let Hold::Busy(pid) = hold_file(&lock_path(path)) {
+        if let Hold::Busy(pid) = hold_file(&lock_path(path))? {
             return Err(HeldByAnotherProcess {
                 what: "the history database",
                 path: path.to_path_buf(),

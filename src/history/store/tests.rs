@@ -160,6 +160,26 @@ fn a_second_writer_is_refused_naming_the_database_and_the_holder() {
     History::open_for_writing(&path).unwrap();
 }
 
+#[cfg(unix)]
+#[test]
+fn a_lock_file_that_is_a_link_or_a_directory_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_in(&dir);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let precious = dir.path().join("passwd");
+    std::fs::write(&precious, "root:x:0:0\n").unwrap();
+    std::os::unix::fs::symlink(&precious, lock_path(&path)).unwrap();
+    let refused = format!("{:#}", History::open_for_writing(&path).err().unwrap());
+    assert!(refused.contains("is a symbolic link"), "{refused}");
+    assert!(refused.contains("history.sqlite.lock"), "{refused}");
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "root:x:0:0\n");
+    assert!(!path.exists(), "no database was created");
+    std::fs::remove_file(lock_path(&path)).unwrap();
+    std::fs::create_dir(lock_path(&path)).unwrap();
+    let refused = format!("{:#}", History::open_for_writing(&path).err().unwrap());
+    assert!(refused.contains("is a directory"), "{refused}");
+}
+
 #[test]
 fn a_file_that_is_not_a_history_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
