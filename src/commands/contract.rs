@@ -21,7 +21,7 @@ pub fn contract(args: &ContractArgs) -> Result<Exit, CliError> {
     let opts = client_options(&args.client).usage_err()?;
     let rt = super::runtime()?;
     let results: Vec<EndpointContract> = rt.block_on(futures::future::join_all(
-        endpoints.iter().map(|e| check(e, &opts)),
+        endpoints.iter().map(|e| check(e, &opts, args.deadline)),
     ));
     if args.json {
         let out = json!({"endpoints": results});

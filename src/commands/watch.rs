@@ -80,10 +80,10 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
         if interrupted || args.once || args.checks.is_some_and(|n| done >= n) {
             break;
         }
-        let next = started + chrono::Duration::from_std(every).unwrap_or(chrono::Duration::MAX);
-        let wait = (next - chrono::Utc::now())
+        let elapsed = (chrono::Utc::now() - started)
             .to_std()
             .unwrap_or(Duration::ZERO);
+        let wait = every.saturating_sub(elapsed);
         if interrupted_while_waiting(wait)? {
             break;
         }

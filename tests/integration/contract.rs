@@ -439,9 +439,9 @@ fn an_endpoint_that_answers_no_probe_could_not_be_probed() {
     );
 }
 
-#[test]
-fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
-    let s = FakeServer::start("m", |r| {
+/// A fake whose streamed replies never end (a word every 50 ms); the others keep every promise.
+fn endless_streams() -> FakeServer {
+    FakeServer::start("m", |r| {
         if r.body["stream"] == true {
             let event = format!(
                 "data: {}\n\n",
@@ -450,7 +450,12 @@ fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
             return Reply::endless_stream(&event, std::time::Duration::from_millis(50));
         }
         model(r, Fault::None)
-    });
+    })
+}
+
+#[test]
+fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
+    let s = endless_streams();
     let started = std::time::Instant::now();
     let out = contract(&[("s", s.url())], &["--json", "--timeout", "2"]);
     let took = started.elapsed();
@@ -510,4 +515,25 @@ fn evidence_prints_plain_values_not_rust_debug_text() {
         "{text}"
     );
     assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
+}
+
+/// Streams that never end, each allowed a long `--timeout`: the endpoint is reported as not
+/// probed once `--deadline` is past (exit 3), instead of staying silent for probes × timeout.
+#[test]
+fn endless_streams_are_cut_at_the_deadline_whatever_the_timeout() {
+    let s = endless_streams();
+    let started = std::time::Instant::now();
+    let out = contract(
+        &[("s", s.url())],
+        &["--json", "--timeout", "60", "--deadline", "3s"],
+    );
+    let took = started.elapsed();
+    assert_eq!(exit_code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert!(took.as_secs_f64() < 10.0, "{took:?}");
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let error = v["endpoints"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("did not end within the deadline of 3s"),
+        "{error}"
+    );
 }
