@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail};
 
 use super::baseline_plan::{plan_against, AgainstBaselines};
-use super::flags::{client_options, with_keys};
+use super::flags::{checked_base_url, client_options, with_keys};
 use super::saved_run::SavedRun;
 use super::score::catalogue_for_run;
 use super::stdout;
@@ -37,12 +37,12 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
         .map_err(|e| CliError::unreadable(anyhow!("--baseline: {e:#}")))?;
     let watched = Watched::of(args, &baseline).usage_err()?;
     let probe = choose_probe(&baseline, args.probe).usage_err()?;
+    // Planned once (the baseline read, its catalogue made, its answers checked, a key in the
+    // URL refused before anything prints it); each check only gets its own folder.
+    let mut plan = check_plan(args, &baseline, &watched, &probe, &db).usage_err()?;
     let mut history = History::open_for_writing(&db).usage_err()?;
     announce(args, &probe, &watched, &db);
     let every = args.every.unwrap_or(DEFAULT_EVERY);
-    // Planned once (the baseline read, its catalogue made, its answers checked); each check
-    // only gets its own folder.
-    let mut plan = check_plan(args, &baseline, &watched, &probe, &db).usage_err()?;
     let mut exit = Exit::Success;
     let mut done = 0;
     loop {
@@ -118,6 +118,13 @@ impl Watched {
         } else {
             args.name.clone()
         };
+        // Checked as compare checks it: no credentials (never printed), query or fragment.
+        let base_url = match &args.endpoint {
+            Some(url) => {
+                checked_base_url(&format!("--endpoint `{url}`"), "--api-key-env ENVVAR", url)?
+            }
+            None => reference.spec.base_url.clone(),
+        };
         let model = args.model.clone().or_else(|| {
             reference.spec.model.clone().or_else(|| {
                 reference
@@ -129,10 +136,7 @@ impl Watched {
         Ok(Watched {
             spec: EndpointSpec {
                 name,
-                base_url: args
-                    .endpoint
-                    .clone()
-                    .unwrap_or_else(|| reference.spec.base_url.clone()),
+                base_url,
                 model,
                 api_key_env: args
                     .api_key_env

@@ -353,7 +353,19 @@ impl Client {
                 Err(e) => return Err(self.transport_failure(&e, resp.url().as_str())),
             }
         }
-        Ok(self.redact(&String::from_utf8_lossy(&buf)))
+        Ok(self.redact_body(&String::from_utf8_lossy(&buf)))
+    }
+
+    /// A response body with the key redacted ([`Client::redact`]), also where it is split
+    /// across the body's logprob tokens (`split_secret`).
+    fn redact_body(&self, body: &str) -> String {
+        let redacted = self.redact(body);
+        match &self.key {
+            Some(k) => {
+                super::split_secret::redact_tokens(k.expose(), &redacted).unwrap_or(redacted)
+            }
+            None => redacted,
+        }
     }
 
     /// `text` with this endpoint's key redacted ([`ApiKey::redact`]). Every body, header and

@@ -6,6 +6,7 @@ mod pace;
 mod response;
 mod retry;
 mod secret;
+mod split_secret;
 
 pub use client::{Client, ClientOptions, EndpointSpec, Exchange, ModelsInfo};
 pub(crate) use logprobs::{logprob_value, short, sort_best_first};
