@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::stdout;
 use crate::cli::HistoryArgs;
+use crate::doc::visible;
 use crate::error::{CliError, Exit};
 use crate::history::{default_db, page, Check, History};
 use crate::report::markdown_table;
@@ -62,8 +63,9 @@ fn no_checks(history: &History, name: Option<&str>) -> Result<String, CliError> 
         format!("No checks yet in {db}.\n")
     } else {
         format!(
-            "No checks of the watch {name} in {db} (it has checks of: {}).\n",
-            names.join(", ")
+            "No checks of the watch {} in {db} (it has checks of: {}).\n",
+            visible(name),
+            visible(&names.join(", "))
         )
     })
 }

@@ -99,6 +99,17 @@ pub fn correct_answer(question: &str) -> &'static str {
     }
 }
 
+/// That `text`, printed on a terminal, holds none of the characters that would drive it: ESC
+/// (and so CSI and OSC sequences), BEL, the C1 CSI, a bidi override.
+pub fn assert_no_terminal_controls(text: &str) {
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(
+            !text.contains(raw),
+            "{raw:?} reaches the terminal: {text:?}"
+        );
+    }
+}
+
 /// A fake endpoint that answers every question correctly.
 pub fn correct_server() -> FakeServer {
     FakeServer::start("test-model", |req| {

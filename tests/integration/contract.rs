@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use crate::common::{
+    assert_no_terminal_controls, coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply,
+};
 
 /// How a fake breaks the contract.
 #[derive(Clone, Copy, PartialEq)]
@@ -536,4 +538,20 @@ fn endless_streams_are_cut_at_the_deadline_whatever_the_timeout() {
         error.contains("did not end within the deadline of 3s"),
         "{error}"
     );
+}
+
+/// A server's text quoted by `contract` (its model name, its error bodies) cannot drive the
+/// terminal: ESC, OSC, BEL, C1 and bidi overrides are shown visible, as the reports show them.
+#[test]
+fn server_text_with_terminal_controls_is_quoted_visible() {
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}gnp";
+    let s = FakeServer::start(&format!("m{evil}"), move |_| {
+        Reply::text(500, &format!("boom {evil}"))
+    });
+    let out = contract(&[("s", s.url())], &["--retries", "0"]);
+    assert_eq!(exit_code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert_no_terminal_controls(&text);
+    assert!(text.contains("boom ␛]0;pwned␇␛[2J"), "{text}");
+    assert!(text.contains("model m␛]0;pwned␇"), "{text}");
 }
