@@ -121,11 +121,8 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
             raw,
             "NAME=URL, e.g. spark=http://10.0.0.1:8000/v1",
         )?;
-        if !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            bail!("--endpoint `{raw}`: NAME may use letters, digits, '-', '_' and '.' only");
+        if !crate::endpoint::is_endpoint_name(name) {
+            bail!("--endpoint `{raw}`: NAME may use letters, digits, '-', '_' and '.' only (not `.` or `..` alone)");
         }
         if flagged.contains(&name) {
             bail!("--endpoint `{raw}`: the name `{name}` is used twice");
