@@ -19,10 +19,13 @@ pub fn history(args: &HistoryArgs) -> Result<Exit, CliError> {
             db.display()
         )));
     }
-    let history = History::open(&db).map_err(CliError::usage)?;
-    let checks = history
-        .checks(args.name.as_deref())
+    let history = History::open_for_reading(&db).map_err(CliError::usage)?;
+    let (checks, skipped) = history
+        .checks_and_skipped(args.name.as_deref())
         .map_err(CliError::usage)?;
+    for warning in skipped {
+        eprintln!("warning: {}", visible(&warning));
+    }
     if let Some(file) = &args.html {
         write_page(file, &checks)?;
         stdout::print(&format!("{}\n", file.display()))?;

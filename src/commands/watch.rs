@@ -48,7 +48,10 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
     loop {
         let started = chrono::Utc::now();
         plan.dir = check_dir(&db, &args.name, started);
-        let (check, interrupted) =
+        let (check, interrupted) = if let Some(gone) = baseline_gone(&args.baseline) {
+            // Its answers are replayed from the folder: without them nothing can be compared.
+            (not_run(args, &watched, &plan, started, gone), false)
+        } else {
             match run_and_score(&plan, &LoadPlan::default(), None, argv.clone()) {
                 Ok((results, interrupted)) => (
                     check_of(args, &watched, &plan, &results, interrupted, started),
@@ -62,7 +65,8 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
                     // An endpoint down for one check is that check's finding, not the watch's end.
                     (not_run(args, &watched, &plan, started, &e), false)
                 }
-            };
+            }
+        };
         history
             .insert(&check)
             .map_err(|e| CliError::incomplete(anyhow!("{}: {e:#}", db.display())))?;
@@ -146,6 +150,20 @@ impl Watched {
             },
         })
     }
+}
+
+/// Why the baseline can no longer be replayed, when its folder or its answers are gone
+/// (deleted or moved since the watch started).
+fn baseline_gone(baseline: &Path) -> Option<String> {
+    let records =
+        crate::run_folder::compare::folder(baseline).file(crate::run_folder::compare::RECORDS);
+    (!records.is_file()).then(|| {
+        format!(
+            "the baseline {} is gone ({} is missing: deleted or moved since the watch started); nothing decided",
+            baseline.display(),
+            records.display()
+        )
+    })
 }
 
 /// A name the history and a folder can both carry.

@@ -508,3 +508,51 @@ fn on_alert_runs_the_command_after_a_flagged_check_only() {
         stderr(&out)
     );
 }
+
+/// A baseline deleted (or moved) while the watch runs: the next check says the baseline is
+/// gone, not that "0 of N requests failed".
+#[test]
+fn a_baseline_deleted_during_the_watch_is_said_to_be_gone() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let server = model_server(Arc::new(AtomicU8::new(SAME)));
+    let base = baseline(dir.path(), &server, 10);
+    let db = dir.path().join("history.sqlite");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args([
+            "watch",
+            "prod",
+            "--baseline",
+            base.to_str().unwrap(),
+            "--endpoint",
+            &server.url(),
+            "--db",
+            db.to_str().unwrap(),
+            "--every",
+            "2s",
+            "--checks",
+            "2",
+            "--json",
+            "--quiet",
+        ])
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_ne!(first["status"], json!("incomplete"), "{first}");
+    std::fs::rename(&base, dir.path().join("moved")).unwrap();
+    let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+    assert_eq!(second["status"], json!("incomplete"), "{second}");
+    let because = second["because"].as_str().unwrap();
+    assert!(
+        because.contains("the baseline") && because.contains("is gone"),
+        "{because}"
+    );
+    assert!(!because.contains("requests failed"), "{because}");
+}
