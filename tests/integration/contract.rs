@@ -555,3 +555,39 @@ fn server_text_with_terminal_controls_is_quoted_visible() {
     assert!(text.contains("boom ␛]0;pwned␇␛[2J"), "{text}");
     assert!(text.contains("model m␛]0;pwned␇"), "{text}");
 }
+
+/// A server that lists thousands of alternatives per token fails `logprobs_shape` saying how
+/// many it listed, though coherence keeps only the best 100 of them once read.
+#[test]
+fn thousands_of_alternatives_per_token_are_counted_as_listed() {
+    let s = FakeServer::start("m", |r| {
+        if r.body["logprobs"] == true {
+            let alts: Vec<Value> = (0..5000)
+                .map(|k| json!({"token": format!("w{k}"), "logprob": -(k as f64) - 0.1}))
+                .collect();
+            let content = json!([{"token": "w", "logprob": -0.1, "top_logprobs": alts}]);
+            return Reply::json(
+                200,
+                json!({"model": "m", "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": {"content": content},
+                        "message": {"role": "assistant", "content": "w"}}]}),
+            );
+        }
+        model(r, Fault::None)
+    });
+    let out = contract(&[("s", s.url())], &["--json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let probes = v["endpoints"][0]["probes"].as_array().unwrap();
+    let shape = probes
+        .iter()
+        .find(|p| p["probe"] == "logprobs_shape")
+        .unwrap();
+    assert_eq!(shape["status"], "fail", "{shape}");
+    assert!(
+        shape["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("lists 5000 alternatives, not 3"),
+        "{shape}"
+    );
+}
