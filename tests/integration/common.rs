@@ -110,6 +110,39 @@ pub fn assert_no_terminal_controls(text: &str) {
     }
 }
 
+/// A baseline a watch can use, in `dir/baseline`: `items` generated items answered twice by
+/// `server` (`determinism --repeats 2 --logprobs`: the second answer is the control), with
+/// `env` set.
+pub fn watch_baseline(
+    dir: &Path,
+    server: &FakeServer,
+    items: usize,
+    env: &[(&str, &str)],
+) -> PathBuf {
+    let run = dir.join("baseline");
+    let out = coherence(
+        &[
+            "determinism",
+            "--repeats",
+            "2",
+            "--suite",
+            "generated",
+            "--items",
+            &items.to_string(),
+            "--endpoint",
+            &format!("prod={}", server.url()),
+            "--logprobs",
+            "--out",
+            run.to_str().unwrap(),
+            "--quiet",
+        ],
+        dir,
+        env,
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    run
+}
+
 /// A fake endpoint that answers every question correctly.
 pub fn correct_server() -> FakeServer {
     FakeServer::start("test-model", |req| {

@@ -505,28 +505,7 @@ fn a_key_split_across_logprob_tokens_or_deep_in_an_error_reaches_no_file_of_comp
     assert!(records.contains("[REDACTED]"), "{records}");
     assert_no_key("compare", dir.path(), &out);
 
-    let base = dir.path().join("baseline");
-    let url = format!("prod={}", s.url());
-    let out = coherence(
-        &[
-            "determinism",
-            "--repeats",
-            "2",
-            "--suite",
-            "generated",
-            "--items",
-            "10",
-            "--endpoint",
-            &url,
-            "--out",
-            base.to_str().unwrap(),
-            "--quiet",
-        ],
-        dir.path(),
-        &env,
-    );
-    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
-    assert_no_key("determinism", dir.path(), &out);
+    let base = watch_baseline(dir.path(), &s, 10, &env);
     let db = dir.path().join("data").join("history.sqlite");
     let watch = |endpoint: &str| {
         coherence(

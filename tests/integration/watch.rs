@@ -64,31 +64,9 @@ fn model_server(mode: Arc<AtomicU8>) -> FakeServer {
     })
 }
 
-/// A baseline of `items` generated items made against `server` by `determinism --repeats 2`
-/// (every item answered twice: the second is the control).
+/// A baseline of `items` generated items made against `server` ([`watch_baseline`]).
 fn baseline(dir: &std::path::Path, server: &FakeServer, items: usize) -> std::path::PathBuf {
-    let run = dir.join("baseline");
-    let out = coherence(
-        &[
-            "determinism",
-            "--repeats",
-            "2",
-            "--suite",
-            "generated",
-            "--items",
-            &items.to_string(),
-            "--endpoint",
-            &format!("prod={}", server.url()),
-            "--logprobs",
-            "--out",
-            run.to_str().unwrap(),
-            "--quiet",
-        ],
-        dir,
-        &[],
-    );
-    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
-    run
+    watch_baseline(dir, server, items, &[])
 }
 
 /// One `watch --once --json` of `server`; its exit code and the check it printed.
