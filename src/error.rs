@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::run::RunError;
-use crate::run_folder::{HeldByAnotherProcess, WriteFailed};
+use crate::run_folder::{HeldByAnotherProcess, UnsafeLockFile, WriteFailed};
 
 /// The documented process exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,11 +97,12 @@ pub enum Failure {
 
 impl Failure {
     /// The failure a run-folder error is wherever it arises, whatever the call site said: a
-    /// folder another process holds is a usage error (nothing was written), a file that could
-    /// not be written is an output failure (a full disk reads the same for every file).
+    /// folder another process holds, or whose lock path is not a lock file, is a usage error
+    /// (nothing was written), a file that could not be written is an output failure (a full
+    /// disk reads the same for every file).
     fn forced_by(error: &anyhow::Error) -> Option<Failure> {
         error.chain().find_map(|e| {
-            if e.is::<HeldByAnotherProcess>() {
+            if e.is::<HeldByAnotherProcess>() || e.is::<UnsafeLockFile>() {
                 Some(Failure::Usage)
             } else if e.is::<WriteFailed>() {
                 Some(Failure::Output)

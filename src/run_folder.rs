@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use header::{tool_version, RunHeader, RunStatus};
-pub use lock::{hold_file, HeldByAnotherProcess, Hold};
+pub use lock::{hold_file, HeldByAnotherProcess, Hold, UnsafeLockFile};
 
 /// A run folder or one of its files could not be written (a full disk, no permission, a path
 /// that is a file): the results are not all out, whichever file it was (exit 3, `crate::error`).

@@ -137,12 +137,8 @@ fn named_endpoint(
         "{shown}:{}",
         line_of_key(text, &format!("endpoint.{name}"), first.unwrap_or(1))
     );
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    {
-        bail!("{here}: endpoint name `{name}`: use letters, digits, '-', '_' and '.' only");
+    if !crate::endpoint::is_endpoint_name(&name) {
+        bail!("{here}: endpoint name `{name}`: use letters, digits, '-', '_' and '.' only (not `.` or `..` alone)");
     }
     let mut endpoint = NamedEndpoint {
         name: name.clone(),

@@ -6,6 +6,7 @@ use super::flags::{client_options, endpoint_specs, with_keys};
 use super::stdout;
 use crate::cli::ContractArgs;
 use crate::contract::{check, EndpointContract, Status, PROBES};
+use crate::doc::visible;
 use crate::error::{CliError, Exit, UsageContext};
 use crate::report::markdown_table;
 
@@ -21,7 +22,7 @@ pub fn contract(args: &ContractArgs) -> Result<Exit, CliError> {
     let opts = client_options(&args.client).usage_err()?;
     let rt = super::runtime()?;
     let results: Vec<EndpointContract> = rt.block_on(futures::future::join_all(
-        endpoints.iter().map(|e| check(e, &opts)),
+        endpoints.iter().map(|e| check(e, &opts, args.deadline)),
     ));
     if args.json {
         let out = json!({"endpoints": results});
@@ -58,10 +59,16 @@ fn describe(results: &[EndpointContract]) -> String {
         .collect();
     let mut text = markdown_table(&headers, &rows);
     for r in results {
-        let model = r.model.as_deref().unwrap_or("?");
-        text.push_str(&format!("\n{} ({}, model {model}):\n", r.name, r.base_url));
+        // The model, the error and the evidence quote the server: shown visible, so that none
+        // of its bytes drives the terminal.
+        let model = visible(r.model.as_deref().unwrap_or("?"));
+        text.push_str(&format!(
+            "\n{} ({}, model {model}):\n",
+            visible(&r.name),
+            visible(&r.base_url)
+        ));
         if let Some(e) = &r.error {
-            text.push_str(&format!("  not probed: {e}\n"));
+            text.push_str(&format!("  not probed: {}\n", visible(e)));
             continue;
         }
         let (passed, total) = (
@@ -74,7 +81,7 @@ fn describe(results: &[EndpointContract]) -> String {
                 "  {} {}: {}\n",
                 p.status.label(),
                 p.probe,
-                p.evidence
+                visible(&p.evidence)
             ));
         }
     }

@@ -121,11 +121,8 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
             raw,
             "NAME=URL, e.g. spark=http://10.0.0.1:8000/v1",
         )?;
-        if !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            bail!("--endpoint `{raw}`: NAME may use letters, digits, '-', '_' and '.' only");
+        if !crate::endpoint::is_endpoint_name(name) {
+            bail!("--endpoint `{raw}`: NAME may use letters, digits, '-', '_' and '.' only (not `.` or `..` alone)");
         }
         if flagged.contains(&name) {
             bail!("--endpoint `{raw}`: the name `{name}` is used twice");
@@ -192,6 +189,12 @@ fn key_env_pair(raw: &str) -> anyhow::Result<(&str, &str)> {
 /// An `http(s)://` base URL without credentials, query or fragment, its trailing `/` dropped;
 /// errors start with `context`, in which any credentials or query of `url` are masked.
 fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
+    checked_base_url(context, &format!("--api-key-env {name}=ENVVAR"), url)
+}
+
+/// [`checked_url`] with the flag that takes the key instead said in full (`key_flag`, e.g.
+/// `--api-key-env ENVVAR` for `watch`).
+pub fn checked_base_url(context: &str, key_flag: &str, url: &str) -> anyhow::Result<String> {
     let context = context.replace(url, &masked_url(url));
     if let Some(why) = crate::cli::url_blemish(url) {
         bail!("{context}: {why}");
@@ -201,7 +204,7 @@ fn checked_url(context: &str, name: &str, url: &str) -> anyhow::Result<String> {
         bail!("{context}: the URL must start with http:// or https://");
     }
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        bail!("{context}: do not put credentials in the URL; pass the key with --api-key-env {name}=ENVVAR");
+        bail!("{context}: do not put credentials in the URL; pass the key with {key_flag}");
     }
     if parsed.query().is_some() || parsed.fragment().is_some() {
         bail!(

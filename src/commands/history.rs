@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::stdout;
 use crate::cli::HistoryArgs;
+use crate::doc::visible;
 use crate::error::{CliError, Exit};
 use crate::history::{default_db, page, Check, History};
 use crate::report::markdown_table;
@@ -18,10 +19,13 @@ pub fn history(args: &HistoryArgs) -> Result<Exit, CliError> {
             db.display()
         )));
     }
-    let history = History::open(&db).map_err(CliError::usage)?;
-    let checks = history
-        .checks(args.name.as_deref())
+    let history = History::open_for_reading(&db).map_err(CliError::usage)?;
+    let (checks, skipped) = history
+        .checks_and_skipped(args.name.as_deref())
         .map_err(CliError::usage)?;
+    for warning in skipped {
+        eprintln!("warning: {}", visible(&warning));
+    }
     if let Some(file) = &args.html {
         write_page(file, &checks)?;
         stdout::print(&format!("{}\n", file.display()))?;
@@ -62,8 +66,9 @@ fn no_checks(history: &History, name: Option<&str>) -> Result<String, CliError> 
         format!("No checks yet in {db}.\n")
     } else {
         format!(
-            "No checks of the watch {name} in {db} (it has checks of: {}).\n",
-            names.join(", ")
+            "No checks of the watch {} in {db} (it has checks of: {}).\n",
+            visible(name),
+            visible(&names.join(", "))
         )
     })
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail};
 
 use super::baseline_plan::{plan_against, AgainstBaselines};
-use super::flags::{client_options, with_keys};
+use super::flags::{checked_base_url, client_options, with_keys};
 use super::saved_run::SavedRun;
 use super::score::catalogue_for_run;
 use super::stdout;
@@ -37,18 +37,21 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
         .map_err(|e| CliError::unreadable(anyhow!("--baseline: {e:#}")))?;
     let watched = Watched::of(args, &baseline).usage_err()?;
     let probe = choose_probe(&baseline, args.probe).usage_err()?;
+    // Planned once (the baseline read, its catalogue made, its answers checked, a key in the
+    // URL refused before anything prints it); each check only gets its own folder.
+    let mut plan = check_plan(args, &baseline, &watched, &probe, &db).usage_err()?;
     let mut history = History::open_for_writing(&db).usage_err()?;
     announce(args, &probe, &watched, &db);
     let every = args.every.unwrap_or(DEFAULT_EVERY);
-    // Planned once (the baseline read, its catalogue made, its answers checked); each check
-    // only gets its own folder.
-    let mut plan = check_plan(args, &baseline, &watched, &probe, &db).usage_err()?;
     let mut exit = Exit::Success;
     let mut done = 0;
     loop {
         let started = chrono::Utc::now();
         plan.dir = check_dir(&db, &args.name, started);
-        let (check, interrupted) =
+        let (check, interrupted) = if let Some(gone) = baseline_gone(&args.baseline) {
+            // Its answers are replayed from the folder: without them nothing can be compared.
+            (not_run(args, &watched, &plan, started, gone), false)
+        } else {
             match run_and_score(&plan, &LoadPlan::default(), None, argv.clone()) {
                 Ok((results, interrupted)) => (
                     check_of(args, &watched, &plan, &results, interrupted, started),
@@ -62,7 +65,8 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
                     // An endpoint down for one check is that check's finding, not the watch's end.
                     (not_run(args, &watched, &plan, started, &e), false)
                 }
-            };
+            }
+        };
         history
             .insert(&check)
             .map_err(|e| CliError::incomplete(anyhow!("{}: {e:#}", db.display())))?;
@@ -80,10 +84,10 @@ pub fn watch(args: &WatchArgs, argv: Vec<String>) -> Result<Exit, CliError> {
         if interrupted || args.once || args.checks.is_some_and(|n| done >= n) {
             break;
         }
-        let next = started + chrono::Duration::from_std(every).unwrap_or(chrono::Duration::MAX);
-        let wait = (next - chrono::Utc::now())
+        let elapsed = (chrono::Utc::now() - started)
             .to_std()
             .unwrap_or(Duration::ZERO);
+        let wait = every.saturating_sub(elapsed);
         if interrupted_while_waiting(wait)? {
             break;
         }
@@ -118,6 +122,13 @@ impl Watched {
         } else {
             args.name.clone()
         };
+        // Checked as compare checks it: no credentials (never printed), query or fragment.
+        let base_url = match &args.endpoint {
+            Some(url) => {
+                checked_base_url(&format!("--endpoint `{url}`"), "--api-key-env ENVVAR", url)?
+            }
+            None => reference.spec.base_url.clone(),
+        };
         let model = args.model.clone().or_else(|| {
             reference.spec.model.clone().or_else(|| {
                 reference
@@ -129,10 +140,7 @@ impl Watched {
         Ok(Watched {
             spec: EndpointSpec {
                 name,
-                base_url: args
-                    .endpoint
-                    .clone()
-                    .unwrap_or_else(|| reference.spec.base_url.clone()),
+                base_url,
                 model,
                 api_key_env: args
                     .api_key_env
@@ -142,6 +150,20 @@ impl Watched {
             },
         })
     }
+}
+
+/// Why the baseline can no longer be replayed, when its folder or its answers are gone
+/// (deleted or moved since the watch started).
+fn baseline_gone(baseline: &Path) -> Option<String> {
+    let records =
+        crate::run_folder::compare::folder(baseline).file(crate::run_folder::compare::RECORDS);
+    (!records.is_file()).then(|| {
+        format!(
+            "the baseline {} is gone ({} is missing: deleted or moved since the watch started); nothing decided",
+            baseline.display(),
+            records.display()
+        )
+    })
 }
 
 /// A name the history and a folder can both carry.

@@ -5,6 +5,8 @@ mod ask;
 mod probes;
 mod sse;
 
+use std::time::Duration;
+
 use serde::Serialize;
 
 use crate::endpoint::{Client, ClientOptions};
@@ -70,15 +72,40 @@ impl EndpointContract {
 /// The probes, in the order they run and are listed.
 pub const PROBES: &[(&str, &str)] = probes::PROBES;
 
-/// Probe one endpoint: resolve its model (`GET /models` unless named), then run every probe.
-pub async fn check(e: &PlannedEndpoint, opts: &ClientOptions) -> EndpointContract {
-    let mut out = EndpointContract {
+/// Probe one endpoint: resolve its model (`GET /models` unless named), then run every probe,
+/// all within `deadline`: an endpoint whose replies never end (or come too slowly) is reported
+/// as not probed once it is past, whatever the per-request timeout would allow.
+pub async fn check(
+    e: &PlannedEndpoint,
+    opts: &ClientOptions,
+    deadline: Duration,
+) -> EndpointContract {
+    let out = EndpointContract {
         name: e.spec.name.clone(),
         base_url: e.spec.base_url.clone(),
         model: e.spec.model.clone(),
         error: None,
         probes: Vec::new(),
     };
+    match tokio::time::timeout(deadline, probe_all(e, opts, out.clone())).await {
+        Ok(done) => done,
+        Err(_) => EndpointContract {
+            error: Some(format!(
+                "the probes did not end within the deadline of {} (replies that never end, or \
+                 a server too slow for it: give a longer deadline)",
+                humantime::format_duration(deadline)
+            )),
+            ..out
+        },
+    }
+}
+
+/// [`check`] without its deadline, filling `out`.
+async fn probe_all(
+    e: &PlannedEndpoint,
+    opts: &ClientOptions,
+    mut out: EndpointContract,
+) -> EndpointContract {
     let client = match Client::new(&e.spec.base_url, e.key.clone(), opts.clone()) {
         Ok(c) => c,
         Err(err) => {

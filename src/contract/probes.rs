@@ -537,13 +537,24 @@ async fn logprobs_shape(ask: &Asker<'_>) -> ProbeResult {
             format!("{} logprob entries for {c} completion tokens", tokens.len()),
         );
     }
-    if let Some((i, t)) = tokens.iter().enumerate().find(|(_, t)| t.top.len() != TOP) {
+    // Counted as the server listed them: parsing keeps at most the best 100.
+    let listed = |i: usize, kept: usize| {
+        choice
+            .pointer(&format!("/logprobs/content/{i}/top_logprobs"))
+            .and_then(Value::as_array)
+            .map_or(kept, Vec::len)
+    };
+    let wrong = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i, t, listed(i, t.top.len())))
+        .find(|(_, _, n)| *n != TOP);
+    if let Some((i, t, n)) = wrong {
         return fail(
             P,
             format!(
-                "token {i} ({}) lists {} alternatives, not {TOP}",
-                quote(&t.token),
-                t.top.len()
+                "token {i} ({}) lists {n} alternatives, not {TOP}",
+                quote(&t.token)
             ),
         );
     }

@@ -6,9 +6,11 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// `s` with `\r\n` as `\n` and every other control character but `\n` and `\t` shown as a
-/// visible symbol: C0 as its Control Pictures sign (ESC as ␛), DEL as ␡, C1 as �.
-pub(super) fn visible(s: &str) -> Cow<'_, str> {
-    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+/// visible symbol: C0 as its Control Pictures sign (ESC as ␛), DEL as ␡, C1 and the bidi
+/// controls that reorder text on screen (U+202E and its kin) as �. What every report, table and
+/// quote of a server's text passes through before a terminal or a browser shows it.
+pub(crate) fn visible(s: &str) -> Cow<'_, str> {
+    let control = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
     if !s.chars().any(control) {
         return Cow::Borrowed(s);
     }
@@ -19,11 +21,17 @@ pub(super) fn visible(s: &str) -> Cow<'_, str> {
                 '\n' | '\t' => c,
                 '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
                 '\u{7f}' => '\u{2421}',
-                c if c.is_control() => '\u{fffd}',
+                c if c.is_control() || is_bidi_control(c) => '\u{fffd}',
                 c => c,
             })
             .collect(),
     )
+}
+
+/// The invisible characters that change the order text is shown in: marks, embeddings,
+/// overrides and isolates (the "Trojan Source" characters).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Text made safe for HTML element content and quoted attribute values.
@@ -113,6 +121,10 @@ mod tests {
             "a␛[31mred\nb␡�\tc"
         );
         assert!(matches!(visible("plain\ntext"), Cow::Borrowed(_)));
+        assert_eq!(
+            visible("a\u{202e}cba\u{2066}\u{200f}\u{9b}31m\u{7}"),
+            "a\u{fffd}cba\u{fffd}\u{fffd}\u{fffd}31m\u{2407}"
+        );
         assert_eq!(esc("\u{1b}<").to_string(), "␛&lt;");
     }
 

@@ -14,6 +14,7 @@ mod template;
 mod terminal;
 
 pub use chart::{fmt_num, fmt_signed, quartiles};
+pub(crate) use escape::visible;
 #[cfg(test)]
 pub use html::to_html;
 pub use html::{html_text, HtmlWriter};

@@ -11,6 +11,17 @@ use super::response::{parse_completion, snippet, Completion, Failure, FailureKin
 use super::retry::{parse_retry_after, RetryPolicy};
 use super::secret::ApiKey;
 
+/// Whether `name` can name an endpoint: letters, digits, `-`, `_` and `.`, not `.` or `..`
+/// alone (a name goes into reports and file names, so it must never be a path).
+pub fn is_endpoint_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
 /// One endpoint as the user named it. Serialised into the manifest: it never holds the key,
 /// only the name of the environment variable the key is read from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -353,7 +364,19 @@ impl Client {
                 Err(e) => return Err(self.transport_failure(&e, resp.url().as_str())),
             }
         }
-        Ok(self.redact(&String::from_utf8_lossy(&buf)))
+        Ok(self.redact_body(&String::from_utf8_lossy(&buf)))
+    }
+
+    /// A response body with the key redacted ([`Client::redact`]), also where it is split
+    /// across the body's logprob tokens (`split_secret`).
+    fn redact_body(&self, body: &str) -> String {
+        let redacted = self.redact(body);
+        match &self.key {
+            Some(k) => {
+                super::split_secret::redact_tokens(k.expose(), &redacted).unwrap_or(redacted)
+            }
+            None => redacted,
+        }
     }
 
     /// `text` with this endpoint's key redacted ([`ApiKey::redact`]). Every body, header and

@@ -16,6 +16,11 @@ pub struct LogprobToken {
     pub top: Vec<(String, f64)>,
 }
 
+/// The most alternatives read per token, the best kept: the most any command asks (`logprobs
+/// --top-k` up to 100; a compare asks `run::request::TOP_LOGPROBS`), so a server that lists
+/// 10^5 per token costs no more memory once read than one that lists 100.
+pub const MAX_TOP_LOGPROBS: usize = 100;
+
 /// Logprobs above this are not log-probabilities (allows for rounding of a certain token).
 const MAX_LOGPROB: f64 = 1e-3;
 
@@ -63,6 +68,7 @@ fn chat_format(content: &Value) -> Result<Vec<LogprobToken>, String> {
                     top.push((alt_token.to_string(), logprob_value(alt_logprob, &what)?));
                 }
                 sort_best_first(&mut top);
+                top.truncate(MAX_TOP_LOGPROBS);
                 top
             }
             Some(other) => {
@@ -146,6 +152,7 @@ fn top_map(map: &Map<String, Value>, what: &str) -> Result<Vec<(String, f64)>, S
         .map(|(k, v)| Ok((k.clone(), logprob_value(v, what)?)))
         .collect::<Result<Vec<_>, String>>()?;
     sort_best_first(&mut top);
+    top.truncate(MAX_TOP_LOGPROBS);
     Ok(top)
 }
 
@@ -191,6 +198,23 @@ mod tests {
         assert_eq!(p[0].logprob, Some(-0.1));
         assert_eq!(p[0].top, vec![("The".into(), -0.1), ("A".into(), -2.5)]);
         assert_eq!((p[1].logprob, p[1].top.len()), (None, 0));
+    }
+
+    #[test]
+    fn at_most_the_best_hundred_alternatives_are_kept_in_either_format() {
+        let alts: Vec<serde_json::Value> = (0..1000)
+            .map(|k| serde_json::json!({"token": format!("t{k}"), "logprob": -(k as f64) / 10.0}))
+            .collect();
+        let chat = serde_json::json!({"logprobs": {"content": [{"token": "t0", "logprob": 0.0, "top_logprobs": alts}]}});
+        let map: serde_json::Map<String, Value> = (0..1000)
+            .map(|k| (format!("t{k}"), serde_json::json!(-(k as f64) / 10.0)))
+            .collect();
+        let completions = serde_json::json!({"logprobs": {"tokens": ["t0"], "token_logprobs": [0.0], "top_logprobs": [map]}});
+        for choice in [chat, completions] {
+            let top = &parse_logprobs(&choice).unwrap()[0].top;
+            assert_eq!(top.len(), MAX_TOP_LOGPROBS);
+            assert_eq!((top[0].0.as_str(), top[99].0.as_str()), ("t0", "t99"));
+        }
     }
 
     #[test]

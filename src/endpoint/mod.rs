@@ -6,8 +6,9 @@ mod pace;
 mod response;
 mod retry;
 mod secret;
+mod split_secret;
 
-pub use client::{Client, ClientOptions, EndpointSpec, Exchange, ModelsInfo};
+pub use client::{is_endpoint_name, Client, ClientOptions, EndpointSpec, Exchange, ModelsInfo};
 pub(crate) use logprobs::{logprob_value, short, sort_best_first};
 pub use logprobs::{parse_logprobs, LogprobToken};
 pub use response::{parse_completion, Completion, Failure, FailureKind, Text, ToolCall};

@@ -67,7 +67,7 @@ impl ApiKey {
     }
 }
 
-const REDACTED: &str = "[REDACTED]";
+pub(super) const REDACTED: &str = "[REDACTED]";
 
 /// How many layers of escaping [`ApiKey::redact`] looks through: far more than any server
 /// nests (tool-call arguments are two), and a bound on the work a hostile body can cause.

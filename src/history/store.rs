@@ -75,6 +75,20 @@ pub fn lock_path(db: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// `path` as an SQLite `file:` URI (`?` and `#` escaped, so the caller may add parameters).
+fn sqlite_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            '%' => uri.push_str("%25"),
+            c => uri.push(c),
+        }
+    }
+    uri
+}
+
 /// Create the folder `path` is in, when missing.
 fn create_folder_of(path: &Path) -> anyhow::Result<()> {
     match path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -84,10 +98,15 @@ fn create_folder_of(path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Checks as the history lists them: each with its id, oldest first.
+pub type Listed = Vec<(i64, Check)>;
+
 /// An open history database.
 pub struct History {
     path: PathBuf,
     db: Connection,
+    /// Opened for reading, an empty file (no table yet): no checks, nothing to read.
+    empty: bool,
 }
 
 impl History {
@@ -103,17 +122,47 @@ impl History {
         let mut history = History {
             path: path.to_path_buf(),
             db,
+            empty: false,
         };
         history.prepare()?;
         Ok(history)
     }
 
+    /// Open the history at `path` for reading only, as `coherence history` does: nothing is
+    /// created or written, so a database on read-only storage (or one beside which SQLite can
+    /// make no file) is read too, as an immutable file when the shared-memory file of its
+    /// journal cannot be made. A file that is not a coherence history is refused as by
+    /// [`History::open`].
+    pub fn open_for_reading(path: &Path) -> anyhow::Result<History> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |uri: &str| -> anyhow::Result<History> {
+            let db = Connection::open_with_flags(uri, flags)
+                .with_context(|| format!("cannot open the history {}", path.display()))?;
+            let mut history = History {
+                path: path.to_path_buf(),
+                db,
+                empty: false,
+            };
+            history
+                .db
+                .busy_timeout(std::time::Duration::from_secs(10))
+                .with_context(|| format!("cannot open the history {}", path.display()))?;
+            history.empty = history.identify()? == Identity::Empty;
+            Ok(history)
+        };
+        let uri = sqlite_uri(path);
+        open(&uri).or_else(|first| open(&format!("{uri}?immutable=1")).map_err(|_| first))
+    }
+
     /// [`History::open`] for the one process that writes: holds `PATH.lock` for the rest of the
     /// process first, and is refused ([`HeldByAnotherProcess`], naming the database and the
-    /// holder's pid) while another process holds it. Readers need no lock.
+    /// holder's pid) while another process holds it, and ([`crate::run_folder::UnsafeLockFile`])
+    /// when `PATH.lock` is a link, a directory or another file. Readers need no lock.
     pub fn open_for_writing(path: &Path) -> anyhow::Result<History> {
         create_folder_of(path)?;
-        if let Hold::Busy(pid) = hold_file(&lock_path(path)) {
+        if let Hold::Busy(pid) = hold_file(&lock_path(path))? {
             return Err(HeldByAnotherProcess {
                 what: "the history database",
                 path: path.to_path_buf(),
@@ -253,23 +302,48 @@ impl History {
         Ok(id)
     }
 
-    /// Every check, or those of the watch `name`, oldest first, each with its id.
+    /// Every check, or those of the watch `name`, oldest first, each with its id; a row that
+    /// cannot be read as a check is left out ([`History::checks_and_skipped`] says which).
     pub fn checks(&self, name: Option<&str>) -> anyhow::Result<Vec<(i64, Check)>> {
+        Ok(self.checks_and_skipped(name)?.0)
+    }
+
+    /// [`History::checks`], and a warning for each row that cannot be read as a check (a
+    /// tampered or damaged one, naming its id and what is wrong), so one bad row does not hide
+    /// every other check.
+    pub fn checks_and_skipped(&self, name: Option<&str>) -> anyhow::Result<(Listed, Vec<String>)> {
         let names: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).collect();
         let sql = format!(
             "SELECT id, {} FROM checks WHERE ?1 IS NULL OR name = ?1 ORDER BY started_at, id",
             names.join(", ")
         );
-        let read = || -> rusqlite::Result<Vec<(i64, Check)>> {
+        if self.empty {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let read = || -> rusqlite::Result<(Listed, Vec<String>)> {
             let mut statement = self.db.prepare(&sql)?;
-            let rows = statement.query_map([name], check_from_row)?;
-            rows.collect()
+            let mut rows = statement.query([name])?;
+            let (mut checks, mut skipped) = (Vec::new(), Vec::new());
+            while let Some(row) = rows.next()? {
+                match check_from_row(row) {
+                    Ok(check) => checks.push(check),
+                    Err(e) => skipped.push(format!(
+                        "{}: check {} skipped, it cannot be read: {e}",
+                        self.path.display(),
+                        row.get::<_, i64>(0).map_or("?".into(), |id| id.to_string())
+                    )),
+                }
+            }
+            Ok((checks, skipped))
         };
         read().with_context(|| format!("cannot read the checks in {}", self.path.display()))
     }
 
     /// The names of the watches with checks, in alphabetical order.
     pub fn names(&self) -> anyhow::Result<Vec<String>> {
+        if self.empty {
+            return Ok(Vec::new());
+        }
         let read = || -> rusqlite::Result<Vec<String>> {
             let mut statement = self
                 .db

@@ -51,7 +51,8 @@ pub(super) fn prompt_table(results: &Results, linked: bool) -> Table {
 }
 
 /// A Markdown table of cells that are Markdown already (stdout listings build their own);
-/// pipes and newlines inside cells are escaped so that no cell can break its row.
+/// pipes and newlines inside cells are escaped so that no cell can break its row, and control
+/// and bidi characters shown visible ([`crate::doc::visible`]) so that none drives a terminal.
 pub fn markdown_table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     out.push_str(&row_line(headers.iter().map(|h| h.to_string())));
@@ -68,7 +69,8 @@ fn row_line(cells: impl Iterator<Item = String>) -> String {
 }
 
 fn escape(cell: &str) -> String {
-    cell.replace('\\', "\\\\")
+    crate::doc::visible(cell)
+        .replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace("\r\n", " ")
         .replace('\n', " ")
@@ -82,6 +84,12 @@ mod tests {
     fn cells_cannot_break_the_table() {
         let t = markdown_table(&["a", "b"], &[vec!["x|y".into(), "two\nlines".into()]]);
         assert_eq!(t, "| a | b |\n| --- | --- |\n| x\\|y | two lines |\n");
+        // Nor drive the terminal that shows it: ESC, OSC and BEL, a bidi override.
+        let t = markdown_table(
+            &["a"],
+            &[vec!["\u{1b}]0;title\u{7}\u{1b}[2J\u{202e}x".into()]],
+        );
+        assert_eq!(t, "| a |\n| --- |\n| ␛]0;title␇␛[2J\u{fffd}x |\n");
     }
 
     #[test]

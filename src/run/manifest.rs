@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::catalogue::generator::{Version, GENERATOR_VERSION};
 use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
-use crate::endpoint::{EndpointSpec, ModelsInfo};
+use crate::endpoint::{is_endpoint_name, EndpointSpec, ModelsInfo};
 use crate::gate::Gate;
 use crate::run_folder::{compare, Checked, RunHeader};
 
@@ -285,6 +285,22 @@ pub(crate) fn check_base_url(url: &str) -> Result<(), String> {
     }
 }
 
+/// Why `hash` is not a catalogue's sha256 as a run records it (64 lower-case hex digits, not
+/// all zeros), if it is not.
+fn check_catalogue_hash(hash: &str) -> Result<(), String> {
+    let hex = hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !hex {
+        return Err(format!(
+            "`{}` is not a sha256 (64 lower-case hex digits)",
+            crate::text::clip(&hash.escape_debug().to_string(), 80)
+        ));
+    }
+    if hash.bytes().all(|b| b == b'0') {
+        return Err("is all zeros, not the hash of a catalogue".into());
+    }
+    Ok(())
+}
+
 impl Checked for Manifest {
     /// What serde cannot check: at least one endpoint with an http(s) URL, unique names, at
     /// least one prompt, each once, a repeat count within [`MAX_REPEATS`], a margin between 0
@@ -297,8 +313,33 @@ impl Checked for Manifest {
             return Err(format!("endpoint name `{name}` appears twice"));
         }
         for e in &self.endpoints {
+            if !is_endpoint_name(&e.spec.name) {
+                return Err(format!(
+                    "endpoint `name` `{}` is not a name a run gives (letters, digits, `-`, `_` and `.`, not `.` or `..` alone)",
+                    e.spec.name.escape_debug()
+                ));
+            }
             check_base_url(&e.spec.base_url)
                 .map_err(|why| format!("endpoint `{}`: `base_url` {why}", e.spec.name))?;
+        }
+        let sampling = &self.sampling;
+        if sampling.default_max_tokens == 0 || sampling.max_tokens_override == Some(0) {
+            return Err(
+                "`sampling.default_max_tokens` or `sampling.max_tokens_override` is 0; a budget is at least 1 token"
+                    .into(),
+            );
+        }
+        check_catalogue_hash(&self.catalogue.hash)
+            .map_err(|why| format!("`catalogue.hash` {why}"))?;
+        for e in &self.endpoints {
+            for source in &e.replayed_from {
+                check_catalogue_hash(&source.catalogue_hash).map_err(|why| {
+                    format!(
+                        "endpoint `{}`: `replayed_from[].catalogue_hash` {why}",
+                        e.spec.name
+                    )
+                })?;
+            }
         }
         if self.prompts.is_empty() {
             return Err("`prompts` is empty; a run covers at least one prompt".into());

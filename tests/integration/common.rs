@@ -99,6 +99,50 @@ pub fn correct_answer(question: &str) -> &'static str {
     }
 }
 
+/// That `text`, printed on a terminal, holds none of the characters that would drive it: ESC
+/// (and so CSI and OSC sequences), BEL, the C1 CSI, a bidi override.
+pub fn assert_no_terminal_controls(text: &str) {
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(
+            !text.contains(raw),
+            "{raw:?} reaches the terminal: {text:?}"
+        );
+    }
+}
+
+/// A baseline a watch can use, in `dir/baseline`: `items` generated items answered twice by
+/// `server` (`determinism --repeats 2 --logprobs`: the second answer is the control), with
+/// `env` set.
+pub fn watch_baseline(
+    dir: &Path,
+    server: &FakeServer,
+    items: usize,
+    env: &[(&str, &str)],
+) -> PathBuf {
+    let run = dir.join("baseline");
+    let out = coherence(
+        &[
+            "determinism",
+            "--repeats",
+            "2",
+            "--suite",
+            "generated",
+            "--items",
+            &items.to_string(),
+            "--endpoint",
+            &format!("prod={}", server.url()),
+            "--logprobs",
+            "--out",
+            run.to_str().unwrap(),
+            "--quiet",
+        ],
+        dir,
+        env,
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    run
+}
+
 /// A fake endpoint that answers every question correctly.
 pub fn correct_server() -> FakeServer {
     FakeServer::start("test-model", |req| {

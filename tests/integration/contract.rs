@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::common::{coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply};
+use crate::common::{
+    assert_no_terminal_controls, coherence, exit_code, stderr, stdout, FakeServer, Incoming, Reply,
+};
 
 /// How a fake breaks the contract.
 #[derive(Clone, Copy, PartialEq)]
@@ -439,9 +441,9 @@ fn an_endpoint_that_answers_no_probe_could_not_be_probed() {
     );
 }
 
-#[test]
-fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
-    let s = FakeServer::start("m", |r| {
+/// A fake whose streamed replies never end (a word every 50 ms); the others keep every promise.
+fn endless_streams() -> FakeServer {
+    FakeServer::start("m", |r| {
         if r.body["stream"] == true {
             let event = format!(
                 "data: {}\n\n",
@@ -450,7 +452,12 @@ fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
             return Reply::endless_stream(&event, std::time::Duration::from_millis(50));
         }
         model(r, Fault::None)
-    });
+    })
+}
+
+#[test]
+fn a_stream_that_never_ends_fails_its_probes_within_one_timeout() {
+    let s = endless_streams();
     let started = std::time::Instant::now();
     let out = contract(&[("s", s.url())], &["--json", "--timeout", "2"]);
     let took = started.elapsed();
@@ -510,4 +517,77 @@ fn evidence_prints_plain_values_not_rust_debug_text() {
         "{text}"
     );
     assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
+}
+
+/// Streams that never end, each allowed a long `--timeout`: the endpoint is reported as not
+/// probed once `--deadline` is past (exit 3), instead of staying silent for probes × timeout.
+#[test]
+fn endless_streams_are_cut_at_the_deadline_whatever_the_timeout() {
+    let s = endless_streams();
+    let started = std::time::Instant::now();
+    let out = contract(
+        &[("s", s.url())],
+        &["--json", "--timeout", "60", "--deadline", "3s"],
+    );
+    let took = started.elapsed();
+    assert_eq!(exit_code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert!(took.as_secs_f64() < 10.0, "{took:?}");
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let error = v["endpoints"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("did not end within the deadline of 3s"),
+        "{error}"
+    );
+}
+
+/// A server's text quoted by `contract` (its model name, its error bodies) cannot drive the
+/// terminal: ESC, OSC, BEL, C1 and bidi overrides are shown visible, as the reports show them.
+#[test]
+fn server_text_with_terminal_controls_is_quoted_visible() {
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}gnp";
+    let s = FakeServer::start(&format!("m{evil}"), move |_| {
+        Reply::text(500, &format!("boom {evil}"))
+    });
+    let out = contract(&[("s", s.url())], &["--retries", "0"]);
+    assert_eq!(exit_code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert_no_terminal_controls(&text);
+    assert!(text.contains("boom ␛]0;pwned␇␛[2J"), "{text}");
+    assert!(text.contains("model m␛]0;pwned␇"), "{text}");
+}
+
+/// A server that lists thousands of alternatives per token fails `logprobs_shape` saying how
+/// many it listed, though coherence keeps only the best 100 of them once read.
+#[test]
+fn thousands_of_alternatives_per_token_are_counted_as_listed() {
+    let s = FakeServer::start("m", |r| {
+        if r.body["logprobs"] == true {
+            let alts: Vec<Value> = (0..5000)
+                .map(|k| json!({"token": format!("w{k}"), "logprob": -(k as f64) - 0.1}))
+                .collect();
+            let content = json!([{"token": "w", "logprob": -0.1, "top_logprobs": alts}]);
+            return Reply::json(
+                200,
+                json!({"model": "m", "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": {"content": content},
+                        "message": {"role": "assistant", "content": "w"}}]}),
+            );
+        }
+        model(r, Fault::None)
+    });
+    let out = contract(&[("s", s.url())], &["--json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let probes = v["endpoints"][0]["probes"].as_array().unwrap();
+    let shape = probes
+        .iter()
+        .find(|p| p["probe"] == "logprobs_shape")
+        .unwrap();
+    assert_eq!(shape["status"], "fail", "{shape}");
+    assert!(
+        shape["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("lists 5000 alternatives, not 3"),
+        "{shape}"
+    );
 }

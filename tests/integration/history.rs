@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use coherence::history::{Check, CheckStatus, History};
 
-use crate::common::{coherence, exit_code, stderr, stdout};
+use crate::common::{assert_no_terminal_controls, coherence, exit_code, stderr, stdout};
 
 /// The library's sample check, as `status`, linking `run_dir`.
 fn check(name: &str, started_at: &str, status: CheckStatus, run_dir: &Path) -> Check {
@@ -219,4 +219,36 @@ fn the_default_database_is_found_in_the_data_folder() {
         "{}",
         stdout(&out)
     );
+}
+
+/// Text from the database (a tampered row, a hostile run folder's name) cannot drive the
+/// terminal the table is printed on: ESC, OSC, BEL, C1 and bidi overrides are shown visible.
+#[test]
+fn control_characters_in_the_database_are_shown_visible_in_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.sqlite");
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}gnp.exe";
+    let mut history = History::open_for_writing(&db).unwrap();
+    history
+        .insert(&Check {
+            identity: evil.into(),
+            run_dir: evil.into(),
+            ..check(
+                "prod",
+                "2026-12-03T09:00:00Z",
+                CheckStatus::Unchanged,
+                dir.path(),
+            )
+        })
+        .unwrap();
+    drop(history);
+    let out = coherence(
+        &["history", "--db", &db.display().to_string()],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_no_terminal_controls(&text);
+    assert!(text.contains("␛]0;pwned␇␛[2J"), "{text}");
 }

@@ -237,14 +237,18 @@ fn score_refuses_a_manifest_without_endpoints_naming_the_file() {
 }
 
 #[test]
-fn score_survives_a_hand_edited_non_ascii_catalogue_hash() {
+fn score_refuses_a_hand_edited_non_ascii_catalogue_hash_without_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (correct_server(), correct_server());
     let (out, run) = compare(dir.path(), &[("a", &a), ("b", &b)], &["--only", "capital"]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     edit_manifest(&run, |m| m["catalogue"]["hash"] = json!("ééééééééééééé"));
     let out = coherence(&["score", &run.display().to_string()], dir.path(), &[]);
-    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
-    let warnings = results(&run)["warnings"].to_string();
-    assert!(warnings.contains("hash éééééééééééé then"), "{warnings}");
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`catalogue.hash` `ééééééééééééé` is not a sha256"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -219,6 +219,78 @@ fn flags_that_would_silently_change_a_run_are_refused_naming_the_flag() {
     assert!(!e.contains("sk-live-secret"), "the key is printed: {e}");
 }
 
+/// Every duration and rate flag is bounded when it is parsed: a value past its bounds is exit 2
+/// naming the flag and the range, never a panic in a schedule's arithmetic later (`watch
+/// --every 300000y` panicked after its first check), and never a pacer of one request in years.
+#[test]
+fn durations_and_rates_past_their_bounds_are_refused_naming_the_flag_and_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let watch = ["watch", "w", "--baseline", "missing-run"];
+    let compare = [
+        "compare",
+        "--endpoint",
+        "a=http://127.0.0.1:9/v1",
+        "--dry-run",
+    ];
+    let cases: [(&[&str], &[&str], &str, &str); 9] = [
+        (
+            &watch,
+            &["--every", "300000y"],
+            "--every",
+            "from 100ms to 1year",
+        ),
+        (&watch, &["--every", "0"], "--every", "from 100ms to 1year"),
+        (
+            &watch,
+            &["--max-rps", "1e-9"],
+            "--max-rps",
+            "from 0.001 to 1000",
+        ),
+        (
+            &compare,
+            &["--max-rps", "1e-300"],
+            "--max-rps",
+            "from 0.001 to 1000",
+        ),
+        (
+            &compare,
+            &["--timeout", "100000000000"],
+            "--timeout",
+            "86400",
+        ),
+        (
+            &compare,
+            &["--backoff-ms", "18446744073709551615"],
+            "--backoff-ms",
+            "30000",
+        ),
+        (
+            &["soak", "--endpoint", "a=http://127.0.0.1:9/v1"],
+            &["--duration", "300000y"],
+            "--duration",
+            "from 1s to 30days",
+        ),
+        (
+            &["contract", "--endpoint", "a=http://127.0.0.1:9/v1"],
+            &["--deadline", "0"],
+            "--deadline",
+            "from 1s to 1day",
+        ),
+        (
+            &["contract", "--endpoint", "a=http://127.0.0.1:9/v1"],
+            &["--deadline", "1e40"],
+            "--deadline",
+            "from 1s to 1day",
+        ),
+    ];
+    for (command, flag_value, flag, range) in cases {
+        let args: Vec<&str> = command.iter().chain(flag_value).copied().collect();
+        let e = refused(&args, dir.path(), flag);
+        assert!(e.contains(range), "{args:?} should say {range}: {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+}
+
 #[test]
 fn a_config_file_url_error_names_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();

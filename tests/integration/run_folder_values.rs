@@ -173,3 +173,56 @@ fn a_dry_run_counts_without_listing() {
         "{plan}"
     );
 }
+
+/// Rewrite the value at a JSON pointer of the run's manifest.json.
+fn set_manifest_at(run: &Path, pointer: &str, value: Value) {
+    let path = run.join("manifest.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    *manifest.pointer_mut(pointer).unwrap() = value;
+    std::fs::write(&path, manifest.to_string()).unwrap();
+}
+
+/// Values a tampered manifest could smuggle into a resumed run: an endpoint named as a path
+/// (sent and written under that name), a budget of 0 tokens (every request resent with
+/// `max_tokens` 0), a catalogue hash zeroed or not a hash at all (so a changed catalogue went
+/// unnoticed). Each is refused on load, naming the field.
+#[test]
+fn a_path_for_a_name_a_zero_budget_or_a_forged_catalogue_hash_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = finished_run(dir.path());
+    let original = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    let cases = [
+        (
+            "/endpoints/1/name",
+            json!("../../x"),
+            "endpoint `name` `../../x`",
+        ),
+        ("/endpoints/1/name", json!(".."), "endpoint `name` `..`"),
+        (
+            "/sampling/default_max_tokens",
+            json!(0),
+            "`sampling.default_max_tokens`",
+        ),
+        (
+            "/catalogue/hash",
+            json!("0".repeat(64)),
+            "`catalogue.hash` is all zeros",
+        ),
+        (
+            "/catalogue/hash",
+            json!(""),
+            "`catalogue.hash` `` is not a sha256",
+        ),
+        (
+            "/catalogue/hash",
+            json!("ééé"),
+            "`catalogue.hash` `ééé` is not a sha256",
+        ),
+    ];
+    for (pointer, value, expect) in cases {
+        std::fs::write(run.join("manifest.json"), &original).unwrap();
+        set_manifest_at(&run, pointer, value);
+        refused(dir.path(), &run, expect);
+    }
+}

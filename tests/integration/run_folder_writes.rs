@@ -56,3 +56,54 @@ fn the_temp_files_of_killed_writes_are_swept_by_the_next_process() {
     }
     assert!(run.join("results.json").is_file());
 }
+
+/// A run folder from elsewhere (an archive, a CI artifact) whose lock path is a link or a
+/// folder: `score`, `report` and `compare --resume` refuse it (exit 2, naming it) and write
+/// nothing, so the file a link points to is never emptied and no folder is used unlocked.
+#[cfg(unix)]
+#[test]
+fn a_run_folder_whose_lock_file_is_a_link_or_a_folder_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = correct_server();
+    let run = dir.path().join("run");
+    assert_eq!(exit_code(&compare_into(dir.path(), &server, &run)), 0);
+    let lock = run.join(".coherence.lock");
+    let precious = dir.path().join("passwd");
+    std::fs::write(&precious, "root:x:0:0\n").unwrap();
+    let results = std::fs::read(run.join("results.json")).unwrap();
+    let run_s = run.display().to_string();
+    for what in ["a link", "a dangling link", "a folder"] {
+        let _ = std::fs::remove_file(&lock);
+        let _ = std::fs::remove_dir(&lock);
+        match what {
+            "a link" => std::os::unix::fs::symlink(&precious, &lock).unwrap(),
+            "a dangling link" => {
+                std::os::unix::fs::symlink(dir.path().join("made"), &lock).unwrap()
+            }
+            _ => std::fs::create_dir(&lock).unwrap(),
+        }
+        for args in [
+            vec!["score", run_s.as_str()],
+            vec!["report", run_s.as_str()],
+            vec!["compare", "--resume", run_s.as_str(), "--quiet"],
+        ] {
+            let out = coherence(&args, dir.path(), &[]);
+            assert_eq!(exit_code(&out), 2, "{what} {args:?}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains(".coherence.lock"),
+                "{what} {args:?}: {}",
+                stderr(&out)
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "root:x:0:0\n");
+        assert!(
+            !dir.path().join("made").exists(),
+            "{what}: a link's target was created"
+        );
+        assert_eq!(
+            std::fs::read(run.join("results.json")).unwrap(),
+            results,
+            "{what}"
+        );
+    }
+}

@@ -432,3 +432,142 @@ fn a_key_given_where_its_variable_name_goes_is_never_printed() {
     assert!(stderr(&out).contains("(not shown)"), "{}", stderr(&out));
     assert!(!stderr(&out).contains(KEY_TAIL) && !stdout(&out).contains(KEY_TAIL));
 }
+
+/// A chat server that echoes the key in every form a logprobs-era server can: whole in the text
+/// (with the numbers `watch`'s baseline needs), split across two logprob tokens (and their
+/// alternatives and bytes), JSON-escaped in the text, and deep in a 500's nested error body for
+/// one question.
+fn token_echoing_server() -> FakeServer {
+    FakeServer::start("m", |req| {
+        let auth = req.header("authorization").unwrap_or("none").to_string();
+        let key = auth.trim_start_matches("Bearer ").to_string();
+        let q = req.question();
+        if q == CAPITAL_Q {
+            let inner = json!({"trace": ["auth", {"header": auth, "escaped": key.replace('-', r"\u002d")}]});
+            return Reply::json(
+                500,
+                json!({"error": {"message": "boom", "details": inner.to_string()}}),
+            );
+        }
+        let h = q
+            .bytes()
+            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+        let (head, tail) = key.split_at(8);
+        let words = [
+            correct_answer(&q).to_string(),
+            " ".into(),
+            head.to_string(),
+            tail.to_string(),
+            format!(" {}", h % 97),
+        ];
+        let positions: Vec<Value> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let lp = -(((h >> (i * 8)) % 50) as f64) / 100.0;
+                json!({"token": w, "logprob": lp, "bytes": w.as_bytes(),
+                       "top_logprobs": [{"token": w, "logprob": lp, "bytes": w.as_bytes()},
+                                        {"token": " no", "logprob": lp - 1.0}]})
+            })
+            .collect();
+        Reply::json(
+            200,
+            json!({"choices": [{"index": 0, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": words.concat()},
+                                "logprobs": {"content": positions}}],
+                   "usage": {"prompt_tokens": 20, "completion_tokens": 5}}),
+        )
+        .header("Server", &format!("fake/1.0 ({auth})"))
+    })
+}
+
+/// The done-when of issue 51: no form of the key in any file, stdout or stderr after
+/// `compare`, `watch` and `history --html` against a server that echoes it whole, split across
+/// logprob tokens, escaped and deep in an error body (`contract`: the test above); and a
+/// password in `watch --endpoint`'s URL refused as `compare` refuses it, never printed.
+#[test]
+fn a_key_split_across_logprob_tokens_or_deep_in_an_error_reaches_no_file_of_compare_watch_or_history(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = token_echoing_server();
+    let env = [("OPENAI_API_KEY", KEY)];
+    let cat = write_catalogue(dir.path());
+    let run = dir.path().join("run");
+    let mut compare = compare_args(&cat, &[("a", &s), ("b", &s)], &run);
+    compare.extend(["--retries", "0", "--quiet"].map(String::from));
+    let out = coherence(&compare, dir.path(), &env);
+    let records = std::fs::read_to_string(run.join("records.jsonl")).unwrap();
+    assert!(
+        records.contains("top_logprobs"),
+        "logprobs were kept: {}",
+        stderr(&out)
+    );
+    assert!(records.contains("[REDACTED]"), "{records}");
+    assert_no_key("compare", dir.path(), &out);
+
+    let base = watch_baseline(dir.path(), &s, 10, &env);
+    let db = dir.path().join("data").join("history.sqlite");
+    let watch = |endpoint: &str| {
+        coherence(
+            &[
+                "watch",
+                "prod",
+                "--baseline",
+                base.to_str().unwrap(),
+                "--endpoint",
+                endpoint,
+                "--db",
+                db.to_str().unwrap(),
+                "--once",
+                "--json",
+                "--retries",
+                "0",
+                "--on-alert",
+                "cat",
+            ],
+            dir.path(),
+            &env,
+        )
+    };
+    let out = watch(&s.url());
+    assert!(db.exists(), "{}", stderr(&out));
+    assert_no_key("watch", dir.path(), &out);
+    let page = dir.path().join("trend.html");
+    let out = coherence(
+        &[
+            "history",
+            "--db",
+            db.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(page.exists());
+    assert_no_key("history --html", dir.path(), &out);
+
+    // A password in the URL: refused before anything is sent, stored or printed.
+    let with_password = s
+        .url()
+        .replacen("http://", "http://user:sk-watch-password@", 1);
+    let out = watch(&with_password);
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("credentials"), "{}", stderr(&out));
+    let sent = s.requests().len();
+    for (name, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {
+        assert!(
+            !text.contains("sk-watch-password") && !text.contains("user:"),
+            "{name}: {text}"
+        );
+    }
+    let out = watch(&format!("{}?key={KEY}", s.url()));
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert_no_key("watch --endpoint URL?key", dir.path(), &out);
+    assert_eq!(s.requests().len(), sent, "a refused watch sent nothing");
+    let all = files(dir.path());
+    assert!(all.iter().all(|f| {
+        !String::from_utf8_lossy(&std::fs::read(f).unwrap()).contains("sk-watch-password")
+    }));
+}

@@ -64,31 +64,9 @@ fn model_server(mode: Arc<AtomicU8>) -> FakeServer {
     })
 }
 
-/// A baseline of `items` generated items made against `server` by `determinism --repeats 2`
-/// (every item answered twice: the second is the control).
+/// A baseline of `items` generated items made against `server` ([`watch_baseline`]).
 fn baseline(dir: &std::path::Path, server: &FakeServer, items: usize) -> std::path::PathBuf {
-    let run = dir.join("baseline");
-    let out = coherence(
-        &[
-            "determinism",
-            "--repeats",
-            "2",
-            "--suite",
-            "generated",
-            "--items",
-            &items.to_string(),
-            "--endpoint",
-            &format!("prod={}", server.url()),
-            "--logprobs",
-            "--out",
-            run.to_str().unwrap(),
-            "--quiet",
-        ],
-        dir,
-        &[],
-    );
-    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
-    run
+    watch_baseline(dir, server, items, &[])
 }
 
 /// One `watch --once --json` of `server`; its exit code and the check it printed.
@@ -201,7 +179,7 @@ fn an_unchanged_jittery_deployment_is_not_flagged_over_a_hundred_checks() {
             "--db",
             db.to_str().unwrap(),
             "--every",
-            "0s",
+            "100ms",
             "--checks",
             "100",
             "--probe",
@@ -393,7 +371,7 @@ fn keep_runs_removes_old_unchanged_run_folders_and_keeps_flagged_ones() {
             "--db",
             db.to_str().unwrap(),
             "--every",
-            "0s",
+            "100ms",
             "--checks",
             "3",
             "--probe",
@@ -446,7 +424,7 @@ fn an_unreachable_endpoint_is_an_incomplete_check_and_the_watch_goes_on() {
             "--db",
             db.to_str().unwrap(),
             "--every",
-            "0s",
+            "100ms",
             "--checks",
             "2",
             "--retries",
@@ -507,4 +485,52 @@ fn on_alert_runs_the_command_after_a_flagged_check_only() {
         "{}",
         stderr(&out)
     );
+}
+
+/// A baseline deleted (or moved) while the watch runs: the next check says the baseline is
+/// gone, not that "0 of N requests failed".
+#[test]
+fn a_baseline_deleted_during_the_watch_is_said_to_be_gone() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let server = model_server(Arc::new(AtomicU8::new(SAME)));
+    let base = baseline(dir.path(), &server, 10);
+    let db = dir.path().join("history.sqlite");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_coherence"))
+        .args([
+            "watch",
+            "prod",
+            "--baseline",
+            base.to_str().unwrap(),
+            "--endpoint",
+            &server.url(),
+            "--db",
+            db.to_str().unwrap(),
+            "--every",
+            "2s",
+            "--checks",
+            "2",
+            "--json",
+            "--quiet",
+        ])
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_ne!(first["status"], json!("incomplete"), "{first}");
+    std::fs::rename(&base, dir.path().join("moved")).unwrap();
+    let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+    assert_eq!(second["status"], json!("incomplete"), "{second}");
+    let because = second["because"].as_str().unwrap();
+    assert!(
+        because.contains("the baseline") && because.contains("is gone"),
+        "{because}"
+    );
+    assert!(!because.contains("requests failed"), "{because}");
 }

@@ -160,6 +160,26 @@ fn a_second_writer_is_refused_naming_the_database_and_the_holder() {
     History::open_for_writing(&path).unwrap();
 }
 
+#[cfg(unix)]
+#[test]
+fn a_lock_file_that_is_a_link_or_a_directory_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_in(&dir);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let precious = dir.path().join("passwd");
+    std::fs::write(&precious, "root:x:0:0\n").unwrap();
+    std::os::unix::fs::symlink(&precious, lock_path(&path)).unwrap();
+    let refused = format!("{:#}", History::open_for_writing(&path).err().unwrap());
+    assert!(refused.contains("is a symbolic link"), "{refused}");
+    assert!(refused.contains("history.sqlite.lock"), "{refused}");
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "root:x:0:0\n");
+    assert!(!path.exists(), "no database was created");
+    std::fs::remove_file(lock_path(&path)).unwrap();
+    std::fs::create_dir(lock_path(&path)).unwrap();
+    let refused = format!("{:#}", History::open_for_writing(&path).err().unwrap());
+    assert!(refused.contains("is a directory"), "{refused}");
+}
+
 #[test]
 fn a_file_that_is_not_a_history_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -233,20 +253,83 @@ fn the_default_database_follows_the_environment() {
 }
 
 #[test]
-fn a_status_no_check_has_is_an_error_naming_it() {
+fn a_tampered_row_is_skipped_with_a_warning_and_the_others_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = db_in(&dir);
-    History::open(&path)
+    let mut history = History::open(&path).unwrap();
+    for at in [
+        "2026-12-03T10:00:00Z",
+        "2026-12-03T11:00:00Z",
+        "2026-12-03T12:00:00Z",
+    ] {
+        history.insert(&Check::sample("prod", at)).unwrap();
+    }
+    // What a hand edit leaves: a status no coherence writes, text where a count goes.
+    history
+        .db
+        .execute_batch(
+            "UPDATE checks SET status = 'pwned' WHERE id = 1;
+             UPDATE checks SET graded = 'many' WHERE id = 3;",
+        )
+        .unwrap();
+    let reader = History::open_for_reading(&path).unwrap();
+    let (checks, skipped) = reader.checks_and_skipped(None).unwrap();
+    assert_eq!(checks.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [2]);
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(
+        skipped[0].contains("check 1 skipped")
+            && skipped[0].contains("`pwned` is not a check status"),
+        "{skipped:?}"
+    );
+    assert!(skipped[1].contains("check 3 skipped"), "{skipped:?}");
+    assert_eq!(reader.checks(Some("prod")).unwrap().len(), 1);
+}
+
+#[test]
+fn a_reader_writes_nothing_so_a_database_on_read_only_storage_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_in(&dir);
+    History::open_for_writing(&path)
         .unwrap()
         .insert(&Check::sample("prod", "2026-12-03T10:00:00Z"))
         .unwrap();
+    // A copy as an archive keeps it: its journal back in rollback mode, no `-wal` or `-shm`.
     Connection::open(&path)
         .unwrap()
-        .execute("UPDATE checks SET status = 'meh'", [])
+        .query_row("PRAGMA journal_mode = DELETE", [], |r| {
+            r.get::<_, String>(0)
+        })
         .unwrap();
-    let error = format!(
-        "{:#}",
-        History::open(&path).unwrap().checks(None).unwrap_err()
+    let files = || {
+        let mut names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let (before, listed) = (std::fs::read(&path).unwrap(), files());
+    let reader = History::open_for_reading(&path).unwrap();
+    assert_eq!(reader.checks(None).unwrap().len(), 1);
+    assert_eq!(reader.names().unwrap(), ["prod"]);
+    drop(reader);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the reader wrote the database"
     );
-    assert!(error.contains("`meh` is not a check status"), "{error}");
+    assert_eq!(
+        files(),
+        listed,
+        "the reader made a file beside the database"
+    );
+    // What the writer's open does to it (the journal mode set): what read-only storage refuses.
+    drop(History::open(&path).unwrap());
+    assert_ne!(std::fs::read(&path).unwrap(), before);
+    // An empty file reads as no checks, and stays empty.
+    let empty = dir.path().join("empty.sqlite");
+    std::fs::write(&empty, "").unwrap();
+    let reader = History::open_for_reading(&empty).unwrap();
+    assert!(reader.checks(None).unwrap().is_empty() && reader.names().unwrap().is_empty());
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
 }
