@@ -527,11 +527,18 @@ fn check_plan(
         catalogue: None,
         fresh: with_keys(vec![watched.spec.clone()])?,
         out: Some(check_dir(db, &chosen.name, chrono::Utc::now())),
-        concurrency: args
-            .concurrency
-            .or(chosen.concurrency)
-            .unwrap_or(DEFAULT_CONCURRENCY)
-            .min(args.total_concurrency),
+        concurrency: {
+            let own = args
+                .concurrency
+                .or(chosen.concurrency)
+                .unwrap_or(DEFAULT_CONCURRENCY);
+            // A fleet's round never has more than the total in flight.
+            if args.all {
+                own.min(args.total_concurrency)
+            } else {
+                own
+            }
+        },
         client: client_options(&args.client)?,
         quiet: true,
         fail_on: None,
