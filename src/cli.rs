@@ -628,21 +628,26 @@ Each check is a comparison of the probe against the baseline, written as a run f
 history (DB_DIR/checks/NAME/TIME, with report.html); the baseline's reference is replayed, only the
 watched endpoint is sent to. Identity is decided against the baseline's own repeat at --alpha per
 check (an anytime-valid test by betting: an unchanged deployment is flagged on at most that share of
-checks). Make the baseline with `coherence compare` (its default --control answers prompts twice).
-Example, for cron: coherence watch prod --baseline runs/prod-baseline --once";
+checks). Make the baseline with `coherence determinism --repeats 2` or `coherence compare` (its default
+--control answers prompts twice); decode logprobs are requested where a probe finds them harmless,
+and a watch warns when its baseline has none but the endpoint offers them.
+Example, for cron: coherence watch prod --baseline runs/prod-baseline --once
+A fleet: each [endpoint.NAME] of coherence.toml with `baseline = \"DIR\"` (relative to the file),
+checked side by side, the metrics for Prometheus written after each round:
+  coherence watch --all --once --metrics-file /var/lib/node_exporter/textfile/coherence.prom";
 
 const WATCH_EXITS: &[(Exit, &str)] = &[
     (
         Exit::GateFailed,
-        "a check was flagged: identity perturbed or different, or behaviour different",
+        "a check was flagged: identity perturbed or different, or behaviour different (with --all or several rounds: any check)",
     ),
     (
         Exit::Usage,
-        "a bad flag or name, an unreadable baseline, a baseline without a control, or a history another watch is writing",
+        "a bad flag or name, an unreadable baseline, a baseline without a control, a config file problem (or --all with no endpoint naming a baseline), or a history another watch is writing",
     ),
     (
         Exit::Incomplete,
-        "a check's requests failed after retries (nothing decided), it was interrupted, or the history cannot be written",
+        "a check's requests failed after retries (nothing decided), it was interrupted, or the history or --metrics-file cannot be written",
     ),
 ];
 
@@ -650,20 +655,31 @@ const WATCH_EXITS: &[(Exit, &str)] = &[
 #[derive(Debug, Clone, Args)]
 pub struct WatchArgs {
     /// The watch's name: the history keeps its checks under it (letters, digits, `.`, `_`, `-`).
-    #[arg(value_name = "NAME")]
-    pub name: String,
+    /// When the config file has `[endpoint.NAME]`, its URL, model, key variable, concurrency and
+    /// baseline are the watch's (the flags override them).
+    #[arg(value_name = "NAME", required_unless_present = "all")]
+    pub name: Option<String>,
+    /// Watch every `[endpoint.NAME]` of the config file that names a `baseline`, in one process
+    /// on one schedule: each round checks them side by side (one check per endpoint at a time,
+    /// at most --total-concurrency requests in flight); the exit code is the worst check's.
+    #[arg(long, conflicts_with_all = ["name", "baseline", "endpoint", "model", "api_key_env"])]
+    pub all: bool,
+    /// The config file of named endpoints (default: coherence.toml in the working directory,
+    /// when there is one).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// The pinned baseline: a compare run folder of the deployment as it should be; its
-    /// reference endpoint is the one compared with.
+    /// reference endpoint is the one compared with (default: `baseline` of [endpoint.NAME]).
     #[arg(long, value_name = "RUN_DIR")]
-    pub baseline: PathBuf,
-    /// The base URL to check (default: the baseline reference's).
+    pub baseline: Option<PathBuf>,
+    /// The base URL to check (default: [endpoint.NAME]'s, else the baseline reference's).
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
-    /// The model to request (default: the baseline's).
+    /// The model to request (default: [endpoint.NAME]'s, else the baseline's).
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
-    /// The environment variable holding the endpoint's API key (default: the baseline's, else
-    /// OPENAI_API_KEY when set). The key is never stored.
+    /// The environment variable holding the endpoint's API key (default: [endpoint.NAME]'s,
+    /// else the baseline's, else OPENAI_API_KEY when set). The key is never stored.
     #[arg(long, value_name = "ENVVAR")]
     pub api_key_env: Option<String>,
     /// One check, then exit (for cron and CI).
@@ -691,9 +707,18 @@ pub struct WatchArgs {
     /// Default: keep every run folder.
     #[arg(long, value_name = "N")]
     pub keep_runs: Option<usize>,
-    /// Requests in flight at once.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
-    pub concurrency: usize,
+    /// Requests in flight at once to each watched endpoint [default: [endpoint.NAME]'s
+    /// `concurrency`, else 2].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
+    pub concurrency: Option<usize>,
+    /// Requests in flight at once over every watch of a round (--all): checks wait for room.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = RangedU64ValueParser::<usize>::new().range(1..=crate::engine::MAX_CONCURRENCY as u64))]
+    pub total_concurrency: usize,
+    /// After every round, write the latest check of every watch in the history to PATH in the
+    /// Prometheus text format (for node_exporter's textfile collector), atomically: written
+    /// beside it, then renamed.
+    #[arg(long, value_name = "PATH")]
+    pub metrics_file: Option<PathBuf>,
     /// After a check that is flagged or incomplete, run CMD through `sh -c` with the check as
     /// one JSON object on its stdin and COHERENCE_WATCH, COHERENCE_STATUS, COHERENCE_RUN_DIR and
     /// COHERENCE_REPORT set (e.g. a curl to a webhook). Its output goes to stderr; a failure or

@@ -185,7 +185,9 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         }
     }
     let pair = mode == Mode::Compare && endpoints.len() > 1;
-    let logprobs_auto = previous.is_none() && pair && !args.logprobs && !args.no_logprobs;
+    // Decode logprobs where a probe finds them harmless, in every mode: a determinism run is
+    // the baseline a watch reads, and its identity test is sharper with them.
+    let logprobs_auto = previous.is_none() && !args.logprobs && !args.no_logprobs;
     // A resumed run keeps its control plan (and a growing one goes on from where it stopped).
     let (control, control_max) = match &previous {
         Some(m) => (m.control, m.control_max),

@@ -6,8 +6,11 @@
 //! url = "http://10.0.0.1:8000/v1"
 //! model = "Qwen/Qwen3-8B"        # optional: else the first id from GET /models
 //! api_key_env = "SPARK_KEY"      # optional: the variable holding the key, never the key
-//! concurrency = 4                # optional: requests in flight (compare, determinism)
+//! concurrency = 4                # optional: requests in flight (compare, determinism, watch)
+//! baseline = "baselines/spark"   # optional: the pinned run `coherence watch` checks it against
 //! ```
+//!
+//! `baseline` is a folder relative to the config file's own folder.
 //!
 //! Every problem names the file and line. Keys stay in the environment: a field that looks like
 //! a secret (`api_key`, `token`, ...) is refused rather than ignored.
@@ -34,6 +37,8 @@ pub struct NamedEndpoint {
     pub model: Option<String>,
     pub api_key_env: Option<String>,
     pub concurrency: Option<usize>,
+    /// `baseline`: the watch's pinned run, resolved against the config file's folder.
+    pub baseline: Option<PathBuf>,
 }
 
 /// A loaded config file.
@@ -147,6 +152,7 @@ fn named_endpoint(
         model: None,
         api_key_env: None,
         concurrency: None,
+        baseline: None,
     };
     for (field, value) in fields {
         let line = format!("{shown}:{}", line_of(text, value.span().start));
@@ -182,12 +188,16 @@ fn named_endpoint(
                     "{line}: endpoint `{name}`: `concurrency` must be a whole number from 1 to {MAX_CONCURRENCY}"
                 ),
             },
+            "baseline" => {
+                let folder = Path::new(shown).parent().unwrap_or(Path::new(""));
+                endpoint.baseline = Some(folder.join(string()?));
+            }
             f if looks_secret(f) => bail!(
                 "{line}: endpoint `{name}`: `{f}` looks like a secret; keys stay in the \
                  environment, never in the file: write api_key_env = \"VAR\" and export VAR"
             ),
             f => bail!(
-                "{line}: endpoint `{name}`: unknown field `{f}` (known: url, model, api_key_env, concurrency)"
+                "{line}: endpoint `{name}`: unknown field `{f}` (known: url, model, api_key_env, concurrency, baseline)"
             ),
         }
     }
@@ -235,6 +245,32 @@ mod tests {
         assert_eq!(c.get("alpha").unwrap().model.as_deref(), Some("m"));
         assert_eq!(c.get("alpha").unwrap().api_key_env.as_deref(), Some("K"));
         assert!(parse("").unwrap().endpoints.is_empty());
+    }
+
+    #[test]
+    fn a_baseline_is_read_relative_to_the_files_folder() {
+        let text = "[endpoint.a]\nurl = \"http://a/v1\"\nbaseline = \"runs/base\"\n\n\
+                    [endpoint.b]\nurl = \"http://b/v1\"\n";
+        let c = parse_config(Path::new("ops/fleet/c.toml"), text).unwrap();
+        assert_eq!(
+            c.get("a").unwrap().baseline.as_deref(),
+            Some(Path::new("ops/fleet/runs/base"))
+        );
+        assert_eq!(c.get("b").unwrap().baseline, None);
+        let here = parse(text).unwrap();
+        assert_eq!(
+            here.get("a").unwrap().baseline.as_deref(),
+            Some(Path::new("runs/base"))
+        );
+        let abs = parse("[endpoint.a]\nurl = \"x\"\nbaseline = \"/srv/base\"\n").unwrap();
+        assert_eq!(
+            abs.get("a").unwrap().baseline.as_deref(),
+            Some(Path::new("/srv/base"))
+        );
+        let e = parse("[endpoint.a]\nurl = \"x\"\nbaseline = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.toml:3:") && e.contains("baseline"), "{e}");
     }
 
     #[test]

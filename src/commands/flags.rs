@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{Map, Value};
 
-use super::config::{load_config, DEFAULT_CONFIG};
+use super::config::{load_config, Config, NamedEndpoint, DEFAULT_CONFIG};
 use crate::catalogue::{embedded, load_catalogue, Catalogue};
 use crate::cli::{ClientArgs, EndpointArgs};
 use crate::endpoint::{shown_var_name, ApiKey, ClientOptions, EndpointSpec, RetryPolicy};
@@ -98,18 +98,7 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
         if specs.iter().any(|s: &EndpointSpec| s.name == *name) {
             bail!("endpoint `{name}` is named twice");
         }
-        let context = format!(
-            "{}:{}: endpoint `{name}`",
-            config.file.display(),
-            entry.url_line
-        );
-        specs.push(EndpointSpec {
-            name: name.clone(),
-            base_url: checked_url(&context, name, &entry.url)?,
-            model: entry.model.clone(),
-            api_key_env: entry.api_key_env.clone(),
-            sampling_override: Map::new(),
-        });
+        specs.push(named_spec(config, entry)?);
         if let Some(n) = entry.concurrency {
             concurrency.push((name.clone(), n));
         }
@@ -159,6 +148,24 @@ pub fn resolve_endpoints(args: &EndpointArgs, base: Vec<EndpointSpec>) -> anyhow
         spec.api_key_env = Some(var.to_string());
     }
     Ok(Resolved { specs, concurrency })
+}
+
+/// The endpoint `[endpoint.NAME]` of `config` names, its URL checked (an error names the file
+/// and line).
+pub fn named_spec(config: &Config, entry: &NamedEndpoint) -> anyhow::Result<EndpointSpec> {
+    let name = &entry.name;
+    let context = format!(
+        "{}:{}: endpoint `{name}`",
+        config.file.display(),
+        entry.url_line
+    );
+    Ok(EndpointSpec {
+        name: name.clone(),
+        base_url: checked_url(&context, name, &entry.url)?,
+        model: entry.model.clone(),
+        api_key_env: entry.api_key_env.clone(),
+        sampling_override: Map::new(),
+    })
 }
 
 /// `NAME=ENVVAR` of `--api-key-env`. A key pasted in place of its variable's name (or of the

@@ -339,6 +339,24 @@ impl History {
         read().with_context(|| format!("cannot read the checks in {}", self.path.display()))
     }
 
+    /// The latest check of every watch (the last one stored under its name), by name.
+    pub fn latest(&self) -> anyhow::Result<Vec<Check>> {
+        let names: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).collect();
+        let sql = format!(
+            "SELECT id, {} FROM checks WHERE id IN (SELECT MAX(id) FROM checks GROUP BY name) \
+             ORDER BY name",
+            names.join(", ")
+        );
+        let read = || -> rusqlite::Result<Vec<(i64, Check)>> {
+            let mut statement = self.db.prepare(&sql)?;
+            let rows = statement.query_map([], check_from_row)?;
+            rows.collect()
+        };
+        let rows =
+            read().with_context(|| format!("cannot read the checks in {}", self.path.display()))?;
+        Ok(rows.into_iter().map(|(_, c)| c).collect())
+    }
+
     /// The names of the watches with checks, in alphabetical order.
     pub fn names(&self) -> anyhow::Result<Vec<String>> {
         if self.empty {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use executor::Execution;
 pub use executor::{execute, send, tally, Job, Target};
+pub use logprobs_probe::Finding as LogprobsFinding;
 pub use manifest::{CatalogueInfo, EndpointInfo, Manifest, ReplaySource, Sampling, StoppingRule};
 pub use plan::{redacted_argv, PlannedEndpoint, RepeatOrder, Replayed, RunPlan, CONTROL_REPEAT};
 use record::RecordKey;
@@ -287,6 +288,24 @@ async fn run_sampling(plan: &RunPlan, resolved: &[(Target, Option<ModelsInfo>)])
         sampling.logprobs_note = Some(finding.note);
     }
     sampling
+}
+
+/// The logprobs probe of a new run ([`logprobs_probe`]) sent to the endpoints `plan` sends to
+/// (its replayed ones left out) under the plan's sampling: for a plan whose sampling another run
+/// fixed, as a watch's check inherits its baseline's, to say what that run left out.
+pub async fn probe_logprobs(plan: &RunPlan) -> Result<LogprobsFinding, RunError> {
+    let fresh: Vec<PlannedEndpoint> = plan
+        .endpoints
+        .iter()
+        .filter(|e| e.replayed.is_none())
+        .cloned()
+        .collect();
+    let targets: Vec<Target> = resolve_targets(&fresh, &plan.client)
+        .await?
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    Ok(logprobs_probe::probe(&targets, &plan.prompts_to_send(), &plan.sampling).await)
 }
 
 /// How a kind of run sends its requests.

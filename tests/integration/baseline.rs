@@ -27,6 +27,8 @@ fn single_run(dir: &Path, catalogue: &Path, name: &str, server: &FakeServer) -> 
         &format!("{name}={}", server.url()),
         "--repeats",
         "1",
+        // The fakes answer by call count: no logprobs probe ahead of the run's own requests.
+        "--no-logprobs",
         "--quiet",
         "--out",
         &out.display().to_string(),

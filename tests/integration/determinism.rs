@@ -132,8 +132,17 @@ fn determinism_command_measures_one_endpoint() {
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         stable.completion_requests().len(),
-        25,
-        "5 prompts x 5 repeats by default"
+        25 + 4,
+        "5 prompts x 5 repeats by default, after the logprobs probe (2 prompts, without and with)"
+    );
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("stable").join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["sampling"]["logprobs"],
+        json!(true),
+        "the fake returns logprobs and the same text: requested, as compare does"
     );
     let r = results(&dir.path().join("stable"));
     assert_eq!(r["nondeterministic"], json!(0));

@@ -46,3 +46,4 @@ mod terminal;
 mod tool_calls;
 mod verdicts;
 mod watch;
+mod watch_fleet;

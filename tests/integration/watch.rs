@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use crate::common::*;
 
 /// How the fake serves.
-const SAME: u8 = 0;
+pub const SAME: u8 = 0;
 /// Every answer's logprobs moved by 0.01 nats (another KV-cache dtype, another kernel).
-const PERTURBED: u8 = 1;
+pub const PERTURBED: u8 = 1;
 /// Every fifth request perturbed, as a router sending a fifth of the traffic elsewhere would.
 const FIFTH_PERTURBED: u8 = 2;
 /// Logprobs jittered by a seeded 1e-3 on about a third of the requests, as a GPU's batch
@@ -21,7 +21,7 @@ const JITTERY: u8 = 3;
 
 /// A fake answering any question with a fixed text per question, with logprobs and top-2
 /// alternatives (a near-tie on some questions), served as `mode` says.
-fn model_server(mode: Arc<AtomicU8>) -> FakeServer {
+pub fn model_server(mode: Arc<AtomicU8>) -> FakeServer {
     let calls = Arc::new(AtomicU64::new(0));
     FakeServer::start("m", move |req| {
         let q = req.question();

@@ -88,6 +88,47 @@ fn checks_come_oldest_first_and_filter_by_name() {
 }
 
 #[test]
+fn the_latest_check_of_each_watch_is_the_last_stored_under_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&db_in(&dir)).unwrap();
+    assert!(history.latest().unwrap().is_empty());
+    for (name, at, status) in [
+        ("prod", "2026-12-03T09:00:00Z", CheckStatus::Flagged),
+        ("canary", "2026-12-03T09:00:01Z", CheckStatus::Unchanged),
+        ("prod", "2026-12-03T10:00:00Z", CheckStatus::Unchanged),
+        ("canary", "2026-12-03T10:00:01Z", CheckStatus::Flagged),
+    ] {
+        history
+            .insert(&Check {
+                status,
+                ..Check::sample(name, at)
+            })
+            .unwrap();
+    }
+    let latest: Vec<(String, String, CheckStatus)> = history
+        .latest()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.name, c.started_at, c.status))
+        .collect();
+    assert_eq!(
+        latest,
+        [
+            (
+                "canary".to_string(),
+                "2026-12-03T10:00:01Z".to_string(),
+                CheckStatus::Flagged
+            ),
+            (
+                "prod".to_string(),
+                "2026-12-03T10:00:00Z".to_string(),
+                CheckStatus::Unchanged
+            ),
+        ]
+    );
+}
+
+#[test]
 fn a_new_history_is_empty_and_journals_ahead() {
     let dir = tempfile::tempdir().unwrap();
     let path = db_in(&dir);
