@@ -16,7 +16,8 @@ pub const NOT_MEASURED: &str = "the reference answers no family above its floor"
 /// The run's families and levels: calibration's outcome, or the levels `--difficulty` fixed
 /// (version 3 runs without calibration); none for runs of versions 1 and 2.
 pub fn of(manifest: &Manifest) -> Vec<FamilyLevel> {
-    if !manifest.difficulty.is_empty() {
+    if !manifest.difficulty.is_empty() || manifest.target_accuracy.is_some() {
+        // Calibrated, or calibrating still (a run stopped before measuring): as recorded.
         return manifest.difficulty.clone();
     }
     let Some(g) = &manifest.catalogue.generated else {

@@ -49,7 +49,8 @@ impl Family {
 
 /// Calibrate `plan`'s generated families on the reference, or go on calibrating a resumed run;
 /// then remake the generated items at the chosen levels and record them. Returns whether the
-/// run was interrupted (then nothing measured is sent).
+/// run stopped before measuring (interrupted, or a calibration request failed): then nothing
+/// measured is sent and the run is incomplete.
 pub async fn calibrate(plan: &mut RunPlan, session: &mut Session) -> Result<bool, RunError> {
     let Some(target) = plan.calibrate else {
         return Ok(false);
@@ -128,6 +129,21 @@ pub async fn calibrate(plan: &mut RunPlan, session: &mut Session) -> Result<bool
             }
         }
         let merged = merge(journal.kept());
+        let failed = looks
+            .iter()
+            .flat_map(|(_, items, max_tokens)| items.iter().map(move |p| (p, *max_tokens)))
+            .filter(|(p, max_tokens)| !answered(&journal, p, *max_tokens))
+            .count();
+        if failed > 0 {
+            // A failed request says nothing of the level: calibration stops, and the run with
+            // it, before anything is measured (`--resume` sends the failed requests again).
+            if !plan.quiet {
+                eprintln!(
+                    "calibration: {failed} requests to {reference} failed; nothing measured was sent (continue with --resume)"
+                );
+            }
+            return Ok(true);
+        }
         for (i, items, max_tokens) in looks {
             let family = &mut families[i];
             for p in &items {
@@ -138,6 +154,8 @@ pub async fn calibrate(plan: &mut RunPlan, session: &mut Session) -> Result<bool
                     repeat: 0,
                 };
                 let record = merged.get(&key).map(|(_, r)| *r);
+                // Every item of the look has a response (checked above); one without an answer
+                // to score (an error the server sent back as a result) is not right.
                 let (right, cut) = match record.filter(|r| r.is_usable()) {
                     Some(r) => {
                         let cut = r.completion.finish_reason.as_deref() == Some("length");

@@ -3,6 +3,8 @@
 //! compared endpoint.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use coherence::catalogue::generator::{self, Levels, Version, HIGHEST, LOWEST};
 
@@ -47,8 +49,17 @@ fn every_question() -> HashMap<String, (u8, String, String, String)> {
 /// A model right on every generated item up to level `edge` (up to `letters_edge` for the
 /// letters family) and wrong above it: the fake computes each answer from the generator.
 fn model_with_edge(edge: u8, letters_edge: u8) -> FakeServer {
+    failing_model_with_edge(edge, letters_edge, Arc::new(AtomicBool::new(false)))
+}
+
+/// [`model_with_edge`], failing (HTTP 500) every `logic` calibration request while `failing`.
+fn failing_model_with_edge(edge: u8, letters_edge: u8, failing: Arc<AtomicBool>) -> FakeServer {
     let answers = every_question();
+    let logic_calibration = calibration_questions_of("logic");
     FakeServer::start("m", move |req| match answers.get(&req.question()) {
+        _ if failing.load(Ordering::SeqCst) && logic_calibration.contains(&req.question()) => {
+            Reply::status(500, "down")
+        }
         Some((level, family, reference, wrong)) => {
             let reach = if family == "letters" {
                 letters_edge
@@ -63,6 +74,17 @@ fn model_with_edge(edge: u8, letters_edge: u8) -> FakeServer {
 
 /// `compare --suite generated` of `a` (the reference) against `b`, calibrated (the default).
 fn calibrated_compare(dir: &std::path::Path, a: &FakeServer, b: &FakeServer) -> serde_json::Value {
+    let (out, run) = calibrated_run(dir, a, b);
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    results(&run)
+}
+
+/// The output and folder of `compare --suite generated` of `a` against `b` into `dir/run`.
+fn calibrated_run(
+    dir: &std::path::Path,
+    a: &FakeServer,
+    b: &FakeServer,
+) -> (std::process::Output, std::path::PathBuf) {
     let run = dir.join("run");
     let items = ITEMS.to_string();
     let out = coherence(
@@ -81,6 +103,8 @@ fn calibrated_compare(dir: &std::path::Path, a: &FakeServer, b: &FakeServer) -> 
             "--no-logprobs",
             "--concurrency",
             "8",
+            "--backoff-ms",
+            "1",
             "--quiet",
             "--out",
             run.to_str().unwrap(),
@@ -88,15 +112,19 @@ fn calibrated_compare(dir: &std::path::Path, a: &FakeServer, b: &FakeServer) -> 
         dir,
         &[],
     );
-    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
-    results(&run)
+    (out, run)
 }
 
 /// The questions of the calibration stream of seed [`SEED`] (every level, the first 40 items).
 fn calibration_questions() -> BTreeSet<String> {
+    calibration_questions_of("")
+}
+
+/// [`calibration_questions`] of the families whose name contains `family`.
+fn calibration_questions_of(family: &str) -> BTreeSet<String> {
     every_item()
         .iter()
-        .filter(|p| p.id.contains(".cal"))
+        .filter(|p| p.id.contains(".cal") && p.category.contains(family))
         .map(|p| p.question().to_string())
         .collect()
 }
@@ -190,4 +218,164 @@ fn a_model_right_on_nothing_is_at_the_floor_everywhere_and_not_equivalent() {
     assert_ne!(r["summary"]["same_model"], "yes");
     // Nothing measured was sent to either endpoint.
     assert!(chat_questions(&b).is_empty());
+}
+
+/// A calibration request that fails stops the run before anything is measured (exit 3); a
+/// resume sends only the failed ones again, replays the rest from calibration.jsonl and
+/// finishes with the same levels.
+#[test]
+fn a_failed_calibration_stops_the_run_and_a_resume_continues_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = Arc::new(AtomicBool::new(true));
+    let a = failing_model_with_edge(3, 3, failing.clone());
+    let b = model_with_edge(3, 3);
+    let (out, run) = calibrated_run(dir.path(), &a, &b);
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    assert!(chat_questions(&b).is_empty(), "nothing measured was sent");
+    let first: BTreeSet<String> = chat_questions(&a).into_iter().collect();
+    let sent_first = chat_questions(&a).len();
+
+    failing.store(false, Ordering::SeqCst);
+    let out = resume(dir.path(), &run, &[]);
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let r = results(&run);
+    for f in r["difficulty"].as_array().unwrap() {
+        assert_eq!(
+            (f["level"].as_u64(), f["status"].as_str()),
+            (Some(3), Some("measured")),
+            "{f}"
+        );
+    }
+    // What the first run got answered was not asked again: only logic's calibration (which
+    // failed) and the measured items.
+    let calibration = calibration_questions();
+    let logic = calibration_questions_of("logic");
+    let again: Vec<String> = chat_questions(&a)
+        .into_iter()
+        .skip(sent_first)
+        .filter(|q| calibration.contains(q) && first.contains(q))
+        .filter(|q| !logic.contains(q))
+        .collect();
+    assert!(again.is_empty(), "{again:?}");
+    assert_eq!(chat_questions(&b).len(), ITEMS);
+}
+
+/// `prompts list --difficulty N` lists exactly what a run sends at level N, each item with its
+/// level; `--calibration` lists the calibration stream, none of it a measured item.
+#[test]
+fn prompts_list_shows_each_level_and_the_calibration_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = |extra: &[&str]| {
+        let mut args = vec![
+            "prompts",
+            "list",
+            "--suite",
+            "generated",
+            "--seed",
+            "5",
+            "--json",
+        ];
+        args.extend(extra);
+        let out = coherence(&args, dir.path(), &[]);
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let listed = list(&["--difficulty", "3", "--items", "28"]);
+    let items = generator::generate_at(Version::V3, SEED, 28, &Levels::all_at(3));
+    let prompts = listed["prompts"].as_array().unwrap();
+    assert_eq!(prompts.len(), 28);
+    for (p, item) in prompts.iter().zip(&items) {
+        assert_eq!(p["prompt"], item.question());
+        assert_eq!(p["difficulty"], 3);
+    }
+    assert_eq!(listed["generated"]["levels"]["letters"], 3);
+    let calibration = list(&["--calibration", "--difficulty", "letters=2", "--items", "5"]);
+    let cal = calibration["prompts"].as_array().unwrap();
+    assert_eq!(cal.len(), 14 * 5);
+    let letters: Vec<&serde_json::Value> =
+        cal.iter().filter(|p| p["family"] == "letters").collect();
+    assert!(letters.iter().all(|p| p["difficulty"] == 2));
+    assert!(cal
+        .iter()
+        .all(|p| p["id"].as_str().unwrap().contains(".cal")));
+    let bad = coherence(
+        &[
+            "prompts",
+            "list",
+            "--suite",
+            "generated",
+            "--difficulty",
+            "9",
+        ],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&bad), 2);
+    assert!(stderr(&bad).contains("--difficulty"), "{}", stderr(&bad));
+}
+
+/// The dry run counts the calibration's requests; fixed levels have none; a baseline run keeps
+/// the baseline's levels and calibration, and its new endpoint answers measured items only.
+#[test]
+fn dry_runs_count_calibration_and_a_baseline_keeps_its_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let dry = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--endpoint",
+            "a=http://127.0.0.1:9/v1",
+            "--endpoint",
+            "b=http://127.0.0.1:9/v1",
+            "--suite",
+            "generated",
+            "--items",
+            "28",
+            "--dry-run",
+            "--json",
+        ];
+        args.extend(extra);
+        let out = coherence(&args, dir.path(), &[]);
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let auto = dry(&["--target-accuracy", "70%"]);
+    assert_eq!(auto["calibration"]["max_requests"], 14 * 24);
+    assert_eq!(auto["calibration"]["target_accuracy"], 0.7);
+    assert!(dry(&["--difficulty", "4"])["calibration"].is_null());
+
+    let (a, b) = (model_with_edge(3, 3), model_with_edge(3, 3));
+    let (out, run) = calibrated_run(dir.path(), &a, &b);
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let c = model_with_edge(3, 3);
+    let again = dir.path().join("again");
+    let out = coherence(
+        &[
+            "compare",
+            "--baseline",
+            run.to_str().unwrap(),
+            "--endpoint",
+            &format!("c={}", c.url()),
+            "--quiet",
+            "--out",
+            again.to_str().unwrap(),
+        ],
+        dir.path(),
+        &[],
+    );
+    assert!(matches!(exit_code(&out), 0 | 1), "{}", stderr(&out));
+    let manifest = |run: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap()
+    };
+    assert_eq!(
+        manifest(&again)["catalogue"]["generated"]["levels"],
+        manifest(&run)["catalogue"]["generated"]["levels"]
+    );
+    assert_eq!(results(&again)["difficulty"], results(&run)["difficulty"]);
+    let measured: BTreeSet<String> =
+        generator::generate_at(Version::V3, SEED, ITEMS, &Levels::all_at(3))
+            .iter()
+            .map(|p| p.question().to_string())
+            .collect();
+    let to_c = chat_questions(&c);
+    assert!(!to_c.is_empty() && to_c.iter().all(|q| measured.contains(q)));
 }
