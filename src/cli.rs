@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bench::sizes::token_count;
 use crate::bench::traffic::Kind;
-use crate::catalogue::generator::MAX_ITEMS;
+use crate::catalogue::generator::{Levels, MAX_ITEMS};
 use crate::catalogue::{Suite, SuiteChoice};
 use crate::distribution::limits::{MAX_PERMUTATIONS, MAX_SAMPLES, MIN_PERMUTATIONS, MIN_SAMPLES};
 use crate::error::{exit_codes_help, Exit};
@@ -221,8 +221,31 @@ pub struct SuiteArgs {
     /// --resume, the run's own].
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Level of the generated items, 1 (a three-letter word, a one-digit sum) to 8 (beyond a
+    /// frontier model): `auto` (calibrated on the reference before the measured items, the
+    /// default for a compare with the generated suite), `N` for every family, or
+    /// `family=N,family=N` (the others as `auto` would leave them) [default: auto; on
+    /// --resume and --baseline, the run's own; `prompts list`: 4].
+    #[arg(long, value_name = "auto|N|FAMILY=N,...", value_parser = parse_difficulty)]
+    pub difficulty: Option<Difficulty>,
     #[command(flatten)]
     pub long: LongArgs,
+}
+
+/// `--difficulty`: calibrated on the reference, or fixed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Difficulty {
+    Auto,
+    /// The flag's text, checked; families it does not name keep their levels.
+    Fixed(String),
+}
+
+fn parse_difficulty(raw: &str) -> Result<Difficulty, String> {
+    if raw.trim() == "auto" {
+        return Ok(Difficulty::Auto);
+    }
+    Levels::parse(raw, &Levels::default())?;
+    Ok(Difficulty::Fixed(raw.to_string()))
 }
 
 impl SuiteArgs {
@@ -241,6 +264,13 @@ impl SuiteArgs {
         )
         .map_err(|e| format!("--items: {e}"))
         .map(|choice| self.long.apply(choice, base))?;
+        let mut choice = choice;
+        choice.levels = match &self.difficulty {
+            Some(Difficulty::Fixed(raw)) => {
+                Levels::parse(raw, &base.levels).map_err(|e| format!("--difficulty: {e}"))?
+            }
+            _ => base.levels.clone(),
+        };
         if let Some(flag) = self.long.first_given() {
             if !choice.includes(Suite::Long) {
                 return Err(format!(
@@ -351,6 +381,10 @@ pub struct CompareArgs {
     /// no --suite, --items, --only or --category (`--suite core` sends the 100 prompts alone).
     #[arg(long)]
     pub until_decided: bool,
+    /// The reference's accuracy calibration aims each generated family's level at (with
+    /// `--difficulty auto`): 0.8 or 80% [default: 80%; on --resume, the run's own].
+    #[arg(long, value_name = "SHARE", value_parser = parse_target_accuracy)]
+    pub target_accuracy: Option<f64>,
     /// With --until-decided (given or by default): generated items to send at most, in all
     /// [default: 2000].
     #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_ITEMS as u64))]
@@ -581,6 +615,24 @@ pub struct GateArgs {
     /// [default: 5, or the run's own]
     #[arg(long, value_name = "POINTS", value_parser = parse_margin)]
     pub margin: Option<f64>,
+}
+
+fn parse_target_accuracy(raw: &str) -> Result<f64, String> {
+    let text = raw.trim();
+    let (number, percent) = match text.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (text, false),
+    };
+    let value = number
+        .parse::<f64>()
+        .ok()
+        .map(|v| if percent || v > 1.0 { v / 100.0 } else { v })
+        .filter(|v| (0.05..=0.95).contains(v));
+    value.ok_or_else(|| {
+        format!(
+            "`{raw}` is not a target accuracy: give a share between 5% and 95%, e.g. 0.8 or 80%"
+        )
+    })
 }
 
 fn parse_margin(raw: &str) -> Result<f64, String> {
@@ -820,6 +872,10 @@ pub struct ListArgs {
     /// Print the prompts as a JSON array instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// List the calibration items instead (generated suite): per family and level, the first
+    /// --items of the stream calibration draws from (never measured items).
+    #[arg(long)]
+    pub calibration: bool,
 }
 
 const BENCH_HELP: &str = "\

@@ -277,6 +277,9 @@ pub mod compare {
     pub const MANIFEST: &str = "manifest.json";
     /// Every answer, one flushed line each (`run::Record`).
     pub const RECORDS: &str = "records.jsonl";
+    /// The reference's calibration answers (generated suite, `--difficulty auto`): never
+    /// compared, never counted in a verdict; `--resume` continues calibration from them.
+    pub const CALIBRATION: &str = "calibration.jsonl";
     /// Every probe of the load, cache-state and samples phases (`probes::LoadRecord`).
     pub const LOAD: &str = "load.jsonl";
     /// The settings of the probe phases, so that `--resume` continues them (`probes::LoadPlan`).
@@ -794,6 +797,7 @@ mod tests {
                 &[
                     (compare::MANIFEST, "manifest.json"),
                     (compare::RECORDS, "records.jsonl"),
+                    (compare::CALIBRATION, "calibration.jsonl"),
                     (compare::LOAD, "load.jsonl"),
                     (compare::LOAD_PLAN, "load-plan.json"),
                     (compare::TEACHER_FORCING, "teacher_forcing.jsonl"),

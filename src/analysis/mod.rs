@@ -179,7 +179,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
     long.token_agreement = long::long_tokens::analyze(&names, &long_items, &inputs.forcing);
     let (request_failures, missing) =
         failed_and_missing(&answers, inputs, &load, teacher_forcing.as_ref(), &long);
-    let behaviour = behaviour_of(
+    let mut behaviour = behaviour_of(
         same_model_answer(manifest, &figures, &families, &sequential),
         tool_calls.as_ref(),
         &long,
@@ -187,6 +187,8 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         &answers.prompts,
         &generated,
     );
+    let difficulty = behaviour::difficulty::of(manifest);
+    behaviour::difficulty::amend(&mut behaviour, &difficulty, &families);
     let identity = identity::numerics::decide(
         &inputs.records,
         &names,
@@ -249,6 +251,7 @@ pub fn analyze(inputs: &Inputs, gate: &Gate, margin: f64) -> Results {
         sequential,
         until_decided,
         weak_reads: weak_reads(&answers.prompts, &names),
+        difficulty,
         tool_calls,
         long_context: (!long.cells.is_empty()).then_some(long),
         gate,

@@ -160,10 +160,11 @@ impl Catalogue {
             Vec::new()
         };
         if choice.includes(Suite::Generated) {
-            prompts.extend(generator::generate_by(
+            prompts.extend(generator::generate_at(
                 choice.generator,
                 choice.seed,
                 choice.items,
+                &choice.levels,
             ));
         }
         if choice.includes(Suite::Tools) {
@@ -201,7 +202,34 @@ impl Catalogue {
             seen += 1;
             seen <= kept
         });
-        prompts.extend((kept..items).map(|i| generator::item(choice.generator, choice.seed, i)));
+        prompts.extend(
+            (kept..items)
+                .map(|i| generator::item(choice.generator, choice.seed, i, &choice.levels)),
+        );
+        let (dir, hash) = (
+            std::mem::take(&mut self.dir),
+            std::mem::take(&mut self.hash),
+        );
+        *self = Catalogue::new(dir, prompts, hash, choice);
+    }
+}
+
+impl Catalogue {
+    /// This catalogue's generated items made again at `levels` (the same count, ids and order;
+    /// other prompts untouched): after calibration chose the levels.
+    pub fn set_levels(&mut self, levels: generator::Levels) {
+        let mut choice = self.suites.clone();
+        choice.levels = levels;
+        let mut made =
+            generator::generate_at(choice.generator, choice.seed, choice.items, &choice.levels)
+                .into_iter();
+        let prompts: Vec<Prompt> = std::mem::take(&mut self.prompts)
+            .into_iter()
+            .map(|p| match p.suite {
+                Suite::Generated => made.next().unwrap_or(p),
+                _ => p,
+            })
+            .collect();
         let (dir, hash) = (
             std::mem::take(&mut self.dir),
             std::mem::take(&mut self.hash),

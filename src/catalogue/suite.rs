@@ -2,7 +2,7 @@
 //! with exact answers, `generator/`), `long` (the long-context ladder, `long/`), and the one
 //! catalogue they make together.
 
-use super::generator::{Version, DEFAULT_SEED, MAX_ITEMS};
+use super::generator::{Levels, Version, DEFAULT_SEED, MAX_ITEMS};
 use super::long::LongChoice;
 pub use super::spec::Suite;
 
@@ -20,6 +20,9 @@ pub struct SuiteChoice {
     /// The generator version that makes the generated items: the current one, or a resumed or
     /// re-scored run's own.
     pub generator: Version,
+    /// Each generated family's level (version 3 on; a family not named is at the default
+    /// level): fixed by `--difficulty`, or chosen by calibration on the reference.
+    pub levels: Levels,
     /// The long suite's lengths, depths and context (used when `long` is chosen).
     pub long: LongChoice,
 }
@@ -32,6 +35,7 @@ impl Default for SuiteChoice {
             seed: DEFAULT_SEED,
             items: DEFAULT_ITEMS,
             generator: Version::CURRENT,
+            levels: Levels::default(),
             long: LongChoice::default(),
         }
     }
@@ -55,6 +59,7 @@ impl SuiteChoice {
             seed,
             items,
             generator: Version::CURRENT,
+            levels: Levels::default(),
             long: LongChoice::default(),
         })
     }

@@ -152,6 +152,8 @@ pub(super) fn plan_against(args: AgainstBaselines) -> anyhow::Result<RunPlan> {
         identity_alpha: None,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided: None,
+        calibrate: None,
+        difficulty: m.difficulty.clone(),
         notes,
         endpoints,
     };

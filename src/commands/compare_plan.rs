@@ -12,10 +12,12 @@ use super::flags::{
 };
 use super::long_plan::plan_long;
 use super::saved_run::keep_replayed;
+use crate::analysis::behaviour::calibration::DEFAULT_TARGET;
 use crate::analysis::DEFAULT_MARGIN_POINTS;
+use crate::catalogue::generator::Version;
 use crate::catalogue::long::Texts;
 use crate::catalogue::{Suite, SuiteChoice};
-use crate::cli::{CompareArgs, ControlArg, RepeatOrderArg};
+use crate::cli::{CompareArgs, ControlArg, Difficulty, RepeatOrderArg};
 use crate::compare::control;
 use crate::gate::Gate;
 use crate::run::manifest::{Manifest, Sampling, StoppingRule, MAX_REPEATS};
@@ -200,6 +202,7 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         },
         None => (0, None),
     };
+    let calibrate = calibration_target(args, mode, &catalogue, previous.as_ref())?;
     let mut plan = RunPlan {
         fail_on: resolve_gate(
             args.gate.fail_on.as_ref(),
@@ -233,6 +236,8 @@ pub fn plan_compare(args: &CompareArgs, mode: Mode) -> anyhow::Result<RunPlan> {
         identity_alpha: None,
         reasoning_retry_budget: args.reasoning_retry_budget,
         until_decided,
+        calibrate,
+        difficulty: Vec::new(),
         notes: long_notes,
     };
     // A resumed baseline or diff made before its unanswered prompts were left out.
@@ -351,6 +356,35 @@ const DEFAULT_ROUND_ITEMS: usize = 200;
 /// until every pair is decided or --max-items is reached. The core prompts alone cannot prove
 /// equivalence within ±5 points when a few percent of answers flip; rounds of generated items
 /// can, and stop as soon as they do. Choosing any of those flags sends exactly what was chosen.
+/// The target accuracy to calibrate the generated families at (`--difficulty auto`, the
+/// default for a compare that sends generated items of version 3), or None: levels fixed by
+/// `--difficulty N`, kept from the resumed run (which calibrated already, or fixed them), or no
+/// generated suite. A resumed run whose calibration was stopped goes on with its target.
+fn calibration_target(
+    args: &CompareArgs,
+    mode: Mode,
+    catalogue: &crate::catalogue::Catalogue,
+    previous: Option<&Manifest>,
+) -> anyhow::Result<Option<f64>> {
+    let fixed = matches!(args.suite.difficulty, Some(Difficulty::Fixed(_)));
+    if fixed && args.target_accuracy.is_some() {
+        bail!("--target-accuracy aims the calibration of --difficulty auto: leave out one or the other");
+    }
+    let choice = &catalogue.suites;
+    let generated = choice.includes(Suite::Generated) && choice.generator == Version::V3;
+    if !generated || fixed || mode != Mode::Compare {
+        if args.target_accuracy.is_some() && !generated {
+            bail!("--target-accuracy calibrates the generated suite: add --suite generated");
+        }
+        return Ok(None);
+    }
+    Ok(match previous {
+        Some(m) if !m.difficulty.is_empty() || !choice.levels.is_empty() => None,
+        Some(m) => m.target_accuracy.map(|t| args.target_accuracy.unwrap_or(t)),
+        None => Some(args.target_accuracy.unwrap_or(DEFAULT_TARGET)),
+    })
+}
+
 fn decides_by_default(args: &CompareArgs, mode: Mode) -> bool {
     mode == Mode::Compare
         && args.catalogue.catalogue.is_none()

@@ -140,6 +140,8 @@ fn plan_diff(args: &DiffArgs, a: &SavedRun, b: &SavedRun) -> anyhow::Result<RunP
         identity_alpha: None,
         reasoning_retry_budget: 0,
         until_decided: None,
+        calibrate: None,
+        difficulty: a.manifest.difficulty.clone(),
         notes,
     };
     leave_out_unanswered(&mut plan)?;

@@ -44,8 +44,49 @@ fn expected_call(p: &Prompt) -> Option<&crate::score::ExpectedCall> {
     }
 }
 
+/// The calibration items `prompts list --calibration` shows: per family, at its level when
+/// `--difficulty` fixes one (else at every level), the first `--items` (default: the most one
+/// family's calibration asks) of the calibration stream.
+fn calibration_catalogue(args: &ListArgs) -> Result<Catalogue, CliError> {
+    let mut catalogue = catalogue_with_suites(&args.catalogue, &args.suite)?;
+    if !catalogue.suites.includes(Suite::Generated) {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--calibration lists generated items: add --suite generated"
+        )));
+    }
+    let choice = catalogue.suites.clone();
+    let count = args
+        .suite
+        .items
+        .unwrap_or(crate::analysis::behaviour::calibration::MOST_REQUESTS);
+    let fixed = matches!(
+        args.suite.difficulty,
+        Some(crate::cli::Difficulty::Fixed(_))
+    );
+    let mut prompts = Vec::new();
+    for family in generator::families() {
+        let levels: Vec<u8> = if fixed {
+            vec![choice.levels.of(family)]
+        } else {
+            (generator::LOWEST..=generator::HIGHEST).collect()
+        };
+        for level in levels {
+            prompts.extend(
+                (0..count)
+                    .filter_map(|k| generator::calibration_item(choice.seed, family, level, k)),
+            );
+        }
+    }
+    catalogue.prompts = prompts;
+    Ok(catalogue)
+}
+
 pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
-    let catalogue = catalogue_with_suites(&args.catalogue, &args.suite)?;
+    let catalogue = if args.calibration {
+        calibration_catalogue(args)?
+    } else {
+        catalogue_with_suites(&args.catalogue, &args.suite)?
+    };
     if args.json {
         let prompts: Vec<serde_json::Value> = catalogue
             .prompts
@@ -65,6 +106,7 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
                     "wrong": p.wrong,
                     "tools": p.tool_use.as_ref().map(|t| &t.tools),
                     "expected_call": expected_call(p),
+                    "difficulty": generator::difficulty(p),
                 });
                 if let Some(at) = LongId::parse(&p.id) {
                     listed["context_tokens"] = at.tokens.into();
@@ -81,6 +123,8 @@ pub fn list(args: &ListArgs) -> Result<Exit, CliError> {
                 "seed": choice.seed,
                 "items": choice.items,
                 "generator_version": choice.generator_version(),
+                "levels": generator::families().map(|f| (f, choice.levels.of(f))).collect::<std::collections::BTreeMap<_, _>>(),
+                "calibration": args.calibration,
             })),
             "long": choice.includes(Suite::Long).then(|| serde_json::json!({
                 "seed": choice.seed,

@@ -28,6 +28,12 @@ use crate::catalogue::Suite;
 use crate::logprobs::passages::planned;
 use crate::run::{journal, pending_jobs, RunPlan};
 
+/// The most calibration requests a run sends (every family's most).
+fn calibration_ceiling() -> usize {
+    crate::catalogue::generator::families().count()
+        * crate::analysis::behaviour::calibration::MOST_REQUESTS
+}
+
 /// With `--logprobs`, at most this many teacher-forcing requests follow the answers: one per
 /// prompt per endpoint (the reference's completion scored), and per endpoint and condition a mode
 /// probe and three self-consistency checks (a decode and a re-score each).
@@ -233,6 +239,12 @@ impl DryRun {
                 "more_token_ceiling_at_cap": c.more_tokens,
                 "estimated_seconds_at_cap": c.seconds.ceil(),
             })),
+            "calibration": plan.calibrate.map(|target| json!({
+                "endpoint": plan.endpoints.first().map(|e| e.spec.name.clone()),
+                "target_accuracy": target,
+                "families": crate::catalogue::generator::families().count(),
+                "max_requests": calibration_ceiling(),
+            })),
             "notes": plan.notes,
             "resume": self.resume.as_ref().map(|(planned, missing)| json!({
                 "planned": planned,
@@ -251,6 +263,18 @@ impl DryRun {
         let mut out = self.header(plan);
         for note in &plan.notes {
             let _ = writeln!(out, "note: {note}");
+        }
+        if let Some(target) = plan.calibrate {
+            let _ = writeln!(
+                out,
+                "first, calibration: at most {} requests to the reference {} only ({} generated families, at most {} each, adaptive, stopping early once a family's level is settled), choosing each family's level nearest {:.0}% accuracy; never sent to the other endpoints, never counted in a verdict (the measured items below are counted at level {}, before calibration chooses)",
+                calibration_ceiling(),
+                plan.endpoints.first().map_or("", |e| e.spec.name.as_str()),
+                crate::catalogue::generator::families().count(),
+                crate::analysis::behaviour::calibration::MOST_REQUESTS,
+                target * 100.0,
+                crate::catalogue::generator::DEFAULT_LEVEL
+            );
         }
         let _ = writeln!(out, "{} requests", self.requests());
         let forcing = teacher_forcing_ceiling(plan);

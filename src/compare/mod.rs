@@ -2,6 +2,7 @@
 //! after sending (teacher forcing, load probes), then score the run folder (`analysis/`) and write
 //! its reports (`report/`). `compare`, `determinism`, `selftest` and `score` all end here.
 
+pub mod calibrate;
 pub mod control;
 pub mod dry_run;
 pub mod score;
@@ -12,7 +13,7 @@ use crate::analysis::Results;
 use crate::logprobs::forced;
 use crate::logprobs::template::ChatTemplate;
 use crate::probes::LoadPlan;
-use crate::run::{run_plan, RunError, RunOutcome, RunPlan};
+use crate::run::{run_plan, Execution, RunError, RunOutcome, RunPlan, Session};
 
 pub use score::score_run;
 
@@ -48,8 +49,22 @@ pub fn run_and_score(
     argv: Vec<String>,
 ) -> Result<(Results, bool), PipelineError> {
     let rt = runtime().map_err(PipelineError::Input)?;
-    let outcome = rt.block_on(run_plan(plan, argv))?;
-    after_sending(&rt, plan, outcome, load, template)
+    if plan.calibrate.is_none() {
+        let outcome = rt.block_on(run_plan(plan, argv))?;
+        return after_sending(&rt, plan, outcome, load, template);
+    }
+    let mut plan = plan.clone();
+    let mut session = rt.block_on(Session::open(&plan, argv))?;
+    let execution = if rt.block_on(calibrate::calibrate(&mut plan, &mut session))? {
+        Execution {
+            sent: 0,
+            interrupted: true,
+        }
+    } else {
+        rt.block_on(session.send_missing(&plan))?
+    };
+    let outcome = session.finish(execution)?;
+    after_sending(&rt, &plan, outcome, load, template)
 }
 
 /// The phases after sending (teacher forcing, the load phases), then the run scored and its

@@ -125,6 +125,8 @@ fn control_plan(base: &RunPlan, label: &str, endpoints: [PlannedEndpoint; 2]) ->
         identity_alpha: base.identity_alpha,
         reasoning_retry_budget: base.reasoning_retry_budget,
         until_decided: None,
+        calibrate: base.calibrate,
+        difficulty: Vec::new(),
         notes: base.notes.clone(),
     }
 }

@@ -10,11 +10,12 @@
 //! when it ends or is stopped.
 
 use crate::analysis::{Results, Rounds};
+use crate::catalogue::generator::FamilyLevel;
 use crate::logprobs::template::ChatTemplate;
 use crate::probes::LoadPlan;
-use crate::run::{pending_jobs, RunPlan, Session};
+use crate::run::{pending_jobs, Execution, RunPlan, Session};
 
-use super::{after_sending, control, runtime, PipelineError};
+use super::{after_sending, calibrate, control, runtime, PipelineError};
 
 /// Run `plan` round after round (its `--until-decided` rule and growing control); returns the
 /// results and whether sending was interrupted.
@@ -26,6 +27,13 @@ pub fn run_until_decided(
 ) -> Result<(Results, bool), PipelineError> {
     let rt = runtime().map_err(PipelineError::Input)?;
     let mut session = rt.block_on(Session::open(&plan, argv))?;
+    if rt.block_on(calibrate::calibrate(&mut plan, &mut session))? {
+        let outcome = session.finish(Execution {
+            sent: 0,
+            interrupted: true,
+        })?;
+        return after_sending(&rt, &plan, outcome, load, template);
+    }
     let mut rounds = Rounds::new(session.manifest.endpoint_names(), plan.margin);
     let mut round = plan.scope.clone();
     let execution = loop {
@@ -64,7 +72,7 @@ pub fn run_until_decided(
             break execution;
         }
         round = match more_items {
-            Some(items) => grow(&mut plan, items),
+            Some(items) => grow(&mut plan, items, &session.manifest.difficulty),
             None => Vec::new(),
         };
         plan.send = round.clone();
@@ -77,12 +85,14 @@ pub fn run_until_decided(
     after_sending(&rt, &plan, outcome, load, template)
 }
 
-/// Grow the run's generated suite to `items`: the scope takes the new items, which it returns.
-fn grow(plan: &mut RunPlan, items: usize) -> Vec<String> {
+/// Grow the run's generated suite to `items` (at its calibrated levels): the scope takes the new
+/// items of the families calibration did not put at the floor, which it returns.
+fn grow(plan: &mut RunPlan, items: usize, difficulty: &[FamilyLevel]) -> Vec<String> {
     let before = plan.catalogue.prompts.len();
     plan.catalogue.set_generated_items(items);
     let added: Vec<String> = plan.catalogue.prompts[before..]
         .iter()
+        .filter(|p| !calibrate::at_floor(difficulty, Some(p)))
         .map(|p| p.id.clone())
         .collect();
     plan.scope.extend(added.iter().cloned());

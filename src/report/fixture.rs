@@ -199,6 +199,7 @@ pub(super) fn results() -> Results {
         sequential: Vec::new(),
         until_decided: None,
         weak_reads: weak_reads(&prompts, &[REF.to_string(), OTHER.to_string()]),
+        difficulty: Vec::new(),
         tool_calls: None,
         long_context: None,
         gate: GateResult {

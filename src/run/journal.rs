@@ -27,8 +27,13 @@ impl Journal {
     /// [`Journal::open`], then read what the journal holds and keep it, with every record
     /// appended from now on ([`Journal::kept`]).
     pub fn open_kept(dir: &Path) -> anyhow::Result<Self> {
-        let lines = compare::folder(dir).append_to(compare::RECORDS)?;
-        let kept = Some(load_for_scoring(dir)?);
+        Self::open_kept_in(dir, compare::RECORDS)
+    }
+
+    /// [`Journal::open_kept`] on another journal of the run folder (`calibration.jsonl`).
+    pub fn open_kept_in(dir: &Path, name: &str) -> anyhow::Result<Self> {
+        let lines = compare::folder(dir).append_to(name)?;
+        let kept = Some(load_for_scoring_in(dir, name)?);
         Ok(Journal { lines, kept })
     }
 
@@ -94,8 +99,13 @@ impl ForScoring {
 /// the body, and repeats at temperature 0 mostly say the same thing, so memory grows with the
 /// distinct answers of a run and a small handle per line rather than with whole records.
 pub fn load_for_scoring(dir: &Path) -> anyhow::Result<ForScoring> {
+    load_for_scoring_in(dir, compare::RECORDS)
+}
+
+/// [`load_for_scoring`] of the run folder's journal `name`.
+fn load_for_scoring_in(dir: &Path, name: &str) -> anyhow::Result<ForScoring> {
     let mut shared = Shared::default();
-    let path = compare::folder(dir).file(compare::RECORDS);
+    let path = compare::folder(dir).file(name);
     let lines = read_json_lines_as(&path, |record: Record| shared.answered(record))?;
     Ok(ForScoring {
         records: lines.values,

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::catalogue::generator::{Version, GENERATOR_VERSION};
+use crate::catalogue::generator::{FamilyLevel, Levels, Version, GENERATOR_VERSION};
 use crate::catalogue::long::{LongChoice, LONG_VERSION};
 use crate::catalogue::{Catalogue, Suite, SuiteChoice};
 use crate::endpoint::{is_endpoint_name, EndpointSpec, ModelsInfo};
@@ -69,6 +69,13 @@ pub struct Manifest {
     /// resumed run adds its own); the report shows each look's interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub looks: Vec<usize>,
+    /// `--difficulty auto`: each generated family's calibration on the reference (level,
+    /// status, requests, budget), written when calibration ends (results.json `difficulty`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub difficulty: Vec<FamilyLevel>,
+    /// The target accuracy calibration aimed at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_accuracy: Option<f64>,
     /// What the making of the run noted that its results must say, e.g. that a diff across
     /// catalogues compared only the items both runs have (results.json `warnings`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -101,11 +108,15 @@ pub struct LongInfo {
 }
 
 /// The generated suite of a run: its seed, item count and generator version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GeneratedInfo {
     pub seed: u64,
     pub items: usize,
     pub generator_version: u32,
+    /// Each family's level (generator version 3 on) and grown budgets: what its items were made
+    /// at, so a re-score, a resume, `--baseline`, `diff` and `watch` make the same items.
+    #[serde(flatten)]
+    pub levels: Levels,
 }
 
 impl CatalogueInfo {
@@ -125,6 +136,7 @@ impl CatalogueInfo {
                 seed: choice.seed,
                 items: choice.items,
                 generator_version: choice.generator_version(),
+                levels: choice.levels.clone(),
             }),
             long: choice.includes(Suite::Long).then(|| LongInfo {
                 choice: choice.long.clone(),
@@ -138,9 +150,9 @@ impl CatalogueInfo {
     /// version that made them. A run from a version this coherence cannot make is refused.
     pub fn suite_choice(&self) -> Result<SuiteChoice, String> {
         let default = SuiteChoice::default();
-        let (seed, items, generator) = match &self.generated {
+        let (seed, items, generator, levels) = match &self.generated {
             Some(g) => match Version::from_number(g.generator_version) {
-                Some(version) => (g.seed, g.items, version),
+                Some(version) => (g.seed, g.items, version, g.levels.clone()),
                 None => return Err(format!(
                     "the run's generated items come from generator version {}; this coherence has version {GENERATOR_VERSION} and cannot make them again (score the run with the coherence that made it)",
                     g.generator_version
@@ -149,10 +161,11 @@ impl CatalogueInfo {
             None if self.suites.contains(&Suite::Generated) => {
                 return Err("`suites` names `generated` but `generated` (seed, items, generator_version) is missing".into())
             }
-            None => (default.seed, default.items, default.generator),
+            None => (default.seed, default.items, default.generator, Levels::default()),
         };
         let mut choice = SuiteChoice::new(self.suites.clone(), seed, items)?;
         choice.generator = generator;
+        choice.levels = levels;
         match &self.long {
             Some(l) if l.long_version != LONG_VERSION => {
                 return Err(format!(
@@ -403,6 +416,8 @@ impl Manifest {
             identity_alpha: None,
             until_decided: None,
             looks: Vec::new(),
+            difficulty: Vec::new(),
+            target_accuracy: None,
             notes: Vec::new(),
         }
     }
@@ -489,6 +504,7 @@ mod tests {
                 seed: 2,
                 items: 30,
                 generator_version,
+                levels: Default::default(),
             }),
             ..CatalogueInfo::default()
         }

@@ -13,7 +13,7 @@ pub mod request;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use executor::Execution;
+pub use executor::Execution;
 pub use executor::{execute, send, tally, Job, Target};
 pub use logprobs_probe::Finding as LogprobsFinding;
 pub use manifest::{CatalogueInfo, EndpointInfo, Manifest, ReplaySource, Sampling, StoppingRule};
@@ -436,6 +436,9 @@ impl Session {
             manifest.identity_alpha = plan.identity_alpha;
         }
         manifest.until_decided = plan.until_decided;
+        if !plan.difficulty.is_empty() {
+            manifest.difficulty = plan.difficulty.clone();
+        }
         for note in &plan.notes {
             if !manifest.notes.contains(note) {
                 manifest.notes.push(note.clone());

@@ -44,7 +44,7 @@ pub struct Replayed {
     pub from: Vec<ReplaySource>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RunPlan {
     pub dir: PathBuf,
     /// The manifest of the run being resumed.
@@ -87,6 +87,12 @@ pub struct RunPlan {
     pub reasoning_retry_budget: u32,
     /// `--until-decided`: send the generated items in rounds until decided (`compare/`).
     pub until_decided: Option<StoppingRule>,
+    /// `--difficulty auto`: calibrate each generated family's level on the reference before
+    /// sending, aiming at this accuracy (`compare/calibrate.rs`).
+    pub calibrate: Option<f64>,
+    /// The generated families' levels and calibration carried from a saved run (`--baseline`,
+    /// `diff`, `watch`), recorded in the new run's manifest.
+    pub difficulty: Vec<crate::catalogue::generator::FamilyLevel>,
     /// Notes the manifest keeps for the results' warnings (what a replayed run left out).
     pub notes: Vec<String>,
 }

@@ -156,6 +156,12 @@ pub fn catalogue_mismatch(
             y.generator_version,
             display_hash(&a.hash)
         )),
+        (Some(x), Some(y)) if x.levels != y.levels => Some(format!(
+            "the generated items differ: {a_name} has levels {}, {b_name} has {} (catalogue hash {})",
+            levels_text(&x.levels),
+            levels_text(&y.levels),
+            display_hash(&a.hash)
+        )),
         (Some(x), Some(y)) if x.seed != y.seed => Some(format!(
             "the generated items differ: {a_name} has seed {}, {b_name} has seed {} (catalogue hash {})",
             x.seed,
@@ -163,6 +169,16 @@ pub fn catalogue_mismatch(
             display_hash(&a.hash)
         )),
         _ => None,
+    }
+}
+
+/// Levels as the messages show them: `letters=3, logic=5`, or `none` (versions 1 and 2).
+fn levels_text(levels: &crate::catalogue::generator::Levels) -> String {
+    let text: Vec<String> = levels.iter().map(|(f, l)| format!("{f}={l}")).collect();
+    if text.is_empty() {
+        "none".into()
+    } else {
+        text.join(", ")
     }
 }
 
@@ -189,6 +205,7 @@ mod tests {
                 seed,
                 items: 10,
                 generator_version,
+                levels: Default::default(),
             }),
             long: None,
         }

@@ -266,6 +266,9 @@ fn after_marker(clause: &str, want: Want) -> Option<Token> {
         .cloned()
 }
 
+/// Below this, every whole number is a double exactly (2^53).
+const WHOLE_EXACT: f64 = 9_007_199_254_740_992.0;
+
 /// Whether an answer value matches the expected one.
 pub fn matches(expected: Value, got: Value, tolerance: Option<f64>) -> bool {
     match (expected, got) {
@@ -273,6 +276,11 @@ pub fn matches(expected: Value, got: Value, tolerance: Option<f64>) -> bool {
             let diff = (a - e).abs();
             if let Some(t) = tolerance {
                 return diff <= t + 1e-12;
+            }
+            // Whole numbers a double holds exactly match exactly: a twelve-digit product off in
+            // its last digit is wrong, however small the relative error.
+            if e.fract() == 0.0 && a.fract() == 0.0 && e.abs() < WHOLE_EXACT {
+                return diff == 0.0;
             }
             diff <= 1e-9 * e.abs().max(1.0)
                 || (decimals >= 2 && diff <= 0.5 * 10f64.powi(-(decimals as i32)) + 1e-12)
@@ -611,6 +619,16 @@ mod tests {
         assert!(score("656", Some(1.0), None, "about 655.5 nm").correct == Some(true));
         assert!(score("656", Some(1.0), None, "486 nm").correct == Some(false));
         assert!(score("656", None, None, "656.3 nm").correct == Some(false));
+    }
+
+    /// A relative tolerance would credit a twelve-digit product off in its last digits.
+    #[test]
+    fn whole_numbers_match_exactly_however_large() {
+        assert_all(
+            "373103752010",
+            &["The answer is 373103752010.", "373,103,752,010"],
+            &["373103752110", "373103752011", "373103752009"],
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use coherence::catalogue::generator;
+use coherence::catalogue::generator::{self, Levels};
 
 use crate::common::*;
 
@@ -27,13 +27,20 @@ fn generated_endpoint(items: usize, wrong_family: Option<&str>) -> FakeServer {
     })
 }
 
-/// As [`generated_endpoint`], answering every other question (the core catalogue's) alike and
-/// wrongly.
+/// A fake answering every generated question of seed 1 rightly, at every level and in the
+/// calibration stream (so calibration finds it at the ceiling), and every other question (the
+/// core catalogue's) alike and wrongly.
 fn generated_and_core_endpoint(items: usize) -> FakeServer {
-    let answers: HashMap<String, String> = generator::generate(1, items)
-        .into_iter()
-        .map(|p| (p.question().to_string(), p.reference.clone()))
-        .collect();
+    let mut answers: HashMap<String, String> = HashMap::new();
+    for level in generator::LOWEST..=generator::HIGHEST {
+        let measured =
+            generator::generate_at(generator::Version::V3, 1, items, &Levels::all_at(level));
+        let calibration = generator::families()
+            .flat_map(|f| (0..24).filter_map(move |k| generator::calibration_item(1, f, level, k)));
+        for p in measured.into_iter().chain(calibration) {
+            answers.insert(p.question().to_string(), p.reference.clone());
+        }
+    }
     FakeServer::start("m", move |req| match answers.get(&req.question()) {
         Some(a) => Reply::content(a),
         None => Reply::content("I do not know."),
@@ -126,7 +133,16 @@ fn compare_generated(
         args.push(format!("{name}={}", server.url()));
     }
     let items = items.to_string();
-    let flags = ["--suite", "generated", "--items", &items, "--seed", "5"];
+    let flags = [
+        "--suite",
+        "generated",
+        "--items",
+        &items,
+        "--seed",
+        "5",
+        "--difficulty",
+        "4",
+    ];
     args.extend(flags.map(String::from));
     args.extend(["--quiet", "--out"].map(String::from));
     args.push(run.display().to_string());
@@ -250,6 +266,8 @@ fn until_decided(a: &FakeServer, b: &FakeServer, max_items: &str) -> (serde_json
             "generated",
             "--seed",
             "5",
+            "--difficulty",
+            "4",
             "--until-decided",
             "--round-items",
             "100",

@@ -183,6 +183,8 @@ fn growing_control(
         "generated",
         "--items",
         "300",
+        "--difficulty",
+        "5",
         "--no-logprobs",
         "--concurrency",
         "16",

@@ -14,6 +14,7 @@ mod code_generation;
 mod compare;
 mod contract;
 mod determinism;
+mod difficulty;
 mod distribution;
 mod failures;
 mod generated;

@@ -263,7 +263,7 @@ pub struct AnswerResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<CodeRun>,
     /// A text quoted here (the answer, the scorer's reading, the evidence, a repeat's) is longer
-    /// than `analysis::quote::QUOTE_BYTES` and quoted clipped, with a marker; records.jsonl holds
+    /// than `analysis::answers::quote::QUOTE_BYTES` and quoted clipped, with a marker; records.jsonl holds
     /// it whole. Absent when nothing is clipped.
     #[serde(default, skip_serializing_if = "is_false")]
     pub clipped: bool,

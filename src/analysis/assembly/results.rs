@@ -78,6 +78,11 @@ pub struct Results {
     /// none does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub weak_reads: Vec<crate::analysis::behaviour::weak_reads::PairWeakReads>,
+    /// Each generated family's level and how it was chosen (calibrated on the reference, or
+    /// fixed), its status (`measured`, `floor`, `ceiling`, `fixed`), the calibration requests
+    /// and budget (`analysis/behaviour/difficulty.rs`); absent for runs of generator versions 1 and 2.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub difficulty: Vec<crate::catalogue::generator::FamilyLevel>,
     /// Tool items' calls per endpoint and per pair (`analysis/assembly/tool_calls.rs`); absent without
     /// tool items.
     #[serde(default, skip_serializing_if = "Option::is_none")]

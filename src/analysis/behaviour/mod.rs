@@ -1,8 +1,11 @@
-//! Behaviour, the second answer: does it matter? Paired accuracy overall and per family, the
+//! Behaviour, the second answer: does it matter? Each generated family's level, calibrated on the
+//! reference (`calibration`, `difficulty`), paired accuracy overall and per family, the
 //! anytime-valid decision and its rounds, the behaviour verdict and the headline that joins it to
 //! identity.
 
+pub mod calibration;
 pub(super) mod decision;
+pub mod difficulty;
 pub mod families;
 pub(super) mod quality;
 pub(super) mod rounds;

@@ -88,6 +88,9 @@ pub enum BehaviourVerdict {
     Equivalent,
     Undecided,
     Different,
+    /// The reference answers no generated family above its floor (`difficulty.rs`): nothing
+    /// was measured, so nothing is claimed.
+    NotMeasured,
 }
 
 impl BehaviourVerdict {
@@ -96,6 +99,7 @@ impl BehaviourVerdict {
             BehaviourVerdict::Equivalent => "equivalent",
             BehaviourVerdict::Undecided => "undecided",
             BehaviourVerdict::Different => "different",
+            BehaviourVerdict::NotMeasured => "not measured",
         }
     }
 }

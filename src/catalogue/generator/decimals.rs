@@ -4,7 +4,8 @@
 
 use fastrand::Rng;
 
-use super::units::fixed;
+use super::levels::by_level;
+use super::units::{fixed, fixed_wide};
 use super::{numeric, Item};
 
 pub(super) fn make(rng: &mut Rng) -> Item {
@@ -14,6 +15,72 @@ pub(super) fn make(rng: &mut Rng) -> Item {
         longer_larger(rng)
     };
     ask(rng, larger, smaller)
+}
+
+/// At `level`: which of two one-decimal numbers is larger (level 1: 3.4 or 3.7; level 2 with
+/// different whole parts), the shorter-or-longer trap (level 3), version 2's mix (level 4), then
+/// differences of numbers with three, four, six and eight decimals and ever longer whole parts.
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    match level {
+        ..=2 => {
+            let whole = rng.i64(0..10);
+            let other = if level <= 1 { whole } else { rng.i64(0..10) };
+            let a = whole * 10 + rng.i64(0..10);
+            let mut b = other * 10 + rng.i64(0..10);
+            if a == b {
+                b = if b > 0 { b - 1 } else { b + 1 };
+            }
+            let (larger, smaller) = (a.max(b), a.min(b));
+            let (x, y) = if rng.bool() { (a, b) } else { (b, a) };
+            compared((x, y), larger, smaller, 1)
+        }
+        3 => {
+            let (larger, smaller) = if rng.bool() {
+                shorter_larger(rng)
+            } else {
+                longer_larger(rng)
+            };
+            let shown = if rng.bool() {
+                (larger, smaller)
+            } else {
+                (smaller, larger)
+            };
+            compared(shown, larger, smaller, 2)
+        }
+        4 => make(rng),
+        _ => {
+            let (decimals, whole) = by_level(
+                level,
+                [
+                    (0, 0),
+                    (0, 0),
+                    (0, 0),
+                    (0, 0),
+                    (3, 2),
+                    (4, 3),
+                    (6, 5),
+                    (8, 7),
+                ],
+            );
+            let unit = 10i128.pow(decimals);
+            let top = 10i128.pow(whole) * unit;
+            let draw =
+                |rng: &mut Rng| i128::from(rng.i64(1..i64::try_from(top).unwrap_or(i64::MAX)));
+            let (a, b) = (draw(rng), draw(rng));
+            let (larger, smaller) = (a.max(b), a.min(b) - 1);
+            let answer = fixed_wide(larger - smaller, decimals);
+            let (l, s) = (fixed_wide(larger, decimals), fixed_wide(smaller, decimals));
+            Item {
+                question: format!("What is {l} minus {s}? Answer with the number."),
+                reference: format!("{l} − {s} = {answer}. The answer is {answer}."),
+                wrong: format!(
+                    "The answer is {}.",
+                    fixed_wide(larger - smaller + unit / 10, decimals)
+                ),
+                score: numeric(&answer),
+            }
+        }
+    }
 }
 
 /// a.b against a.cd with b > c, in hundredths, the larger first: the shorter one is larger.
@@ -56,17 +123,7 @@ pub(super) fn ask(rng: &mut Rng, larger: i64, smaller: i64) -> Item {
         (smaller, larger)
     };
     if rng.bool() {
-        let answer = fixed(larger, 2);
-        Item {
-            question: format!(
-                "Which number is larger, {} or {}? Answer with the number.",
-                fixed(a, 2),
-                fixed(b, 2)
-            ),
-            reference: format!("The answer is {answer}."),
-            wrong: format!("The answer is {}.", fixed(smaller, 2)),
-            score: numeric(&answer),
-        }
+        compared((a, b), larger, smaller, 2)
     } else {
         let answer = fixed(larger - smaller, 2);
         Item {
@@ -83,5 +140,20 @@ pub(super) fn ask(rng: &mut Rng, larger: i64, smaller: i64) -> Item {
             wrong: format!("The answer is {}.", fixed(larger - smaller + 10, 2)),
             score: numeric(&answer),
         }
+    }
+}
+
+/// "Which is larger, a or b?" of two numbers in units of 10^-`decimals`, `shown` in that order.
+fn compared(shown: (i64, i64), larger: i64, smaller: i64, decimals: u32) -> Item {
+    let answer = fixed(larger, decimals);
+    Item {
+        question: format!(
+            "Which number is larger, {} or {}? Answer with the number.",
+            fixed(shown.0, decimals),
+            fixed(shown.1, decimals)
+        ),
+        reference: format!("The answer is {answer}."),
+        wrong: format!("The answer is {}.", fixed(smaller, decimals)),
+        score: numeric(&answer),
     }
 }

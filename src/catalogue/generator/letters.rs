@@ -4,6 +4,7 @@
 
 use fastrand::Rng;
 
+use super::levels::by_level;
 use super::{numeric, words, Item};
 
 /// The largest count asked for.
@@ -16,6 +17,47 @@ pub(super) fn make(rng: &mut Rng) -> Item {
     let target = rng.usize(..=MOST);
     let (text, letter) = text_holding(rng, target);
     ask(&text, letter)
+}
+
+/// At `level`: a three-letter word (level 1), one word (2, 3), words of about 14 and 20 letters
+/// (4, 5), then strings of 30, 45 and 60 random letters; counts up to 1 at level 1, 10 at the top.
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    let most = by_level(level, [1, 2, 3, 4, 5, 6, 8, 10]);
+    let length = by_level(level, [3, 6, 10, 14, 20, 30, 45, 60]);
+    let target = rng.usize(..=most);
+    let mut text = String::new();
+    for _ in 0..TRIES {
+        text = match level {
+            ..=1 => words::short(rng).to_string(),
+            2 | 3 => words::of_length(rng, length - 1, length + 2).to_string(),
+            4 | 5 => words_of(rng, length),
+            _ => {
+                // An alphabet small enough that the larger counts occur.
+                let size = (2 * length / most).clamp(3, 26);
+                let mut alphabet: Vec<char> = ('a'..='z').collect();
+                rng.shuffle(&mut alphabet);
+                alphabet.truncate(size);
+                (0..length).map(|_| *super::pick(rng, &alphabet)).collect()
+            }
+        };
+        let letters: Vec<char> = ('a'..='z')
+            .filter(|&c| text.chars().filter(|&t| t == c).count() == target)
+            .collect();
+        if !letters.is_empty() {
+            return ask(&text, *super::pick(rng, &letters));
+        }
+    }
+    let first = text.chars().next().unwrap_or('a');
+    ask(&text, first)
+}
+
+/// Words, separated by spaces, until they hold at least `letters` letters.
+fn words_of(rng: &mut Rng, letters: usize) -> String {
+    let mut text: Vec<&str> = Vec::new();
+    while text.iter().map(|w| w.len()).sum::<usize>() < letters {
+        text.push(words::any(rng));
+    }
+    text.join(" ")
 }
 
 /// A text of one to three words (more for larger counts) and a letter it holds `target` times:

@@ -3,6 +3,7 @@
 
 use fastrand::Rng;
 
+use super::levels::by_level;
 use super::{one_of, pick, Item};
 
 const NAMES: &[&str] = &[
@@ -20,6 +21,16 @@ const RELATIONS: &[(&str, &str, &str, &str)] = &[
 
 pub(super) fn make(rng: &mut Rng) -> Item {
     let n = rng.usize(4..=6);
+    ordered(rng, n)
+}
+
+/// At `level`: two people and one fact (level 1) up to sixteen people (level 8).
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    ordered(rng, by_level(level, [2, 3, 4, 5, 7, 9, 12, 16]))
+}
+
+/// `n` people ranked by shuffled pairwise facts, and who is first, last or second.
+fn ordered(rng: &mut Rng, n: usize) -> Item {
     let mut names: Vec<&str> = NAMES.to_vec();
     rng.shuffle(&mut names);
     // Ranked from most to least.
@@ -36,7 +47,10 @@ pub(super) fn make(rng: &mut Rng) -> Item {
         })
         .collect();
     rng.shuffle(&mut facts);
-    let (question, at) = match rng.u8(..4) {
+    // With two people "second tallest" is "shortest": only first and last are asked.
+    let asks = if n > 2 { 4 } else { 2 };
+    let (question, at) = match rng.u8(..asks) {
+        1 if n == 2 => (format!("Who is the {least}?"), n - 1),
         0 => (format!("Who is the {most}?"), 0),
         1 => (format!("Who is the second {most}?"), 1),
         2 => (format!("Who is the {least}?"), n - 1),

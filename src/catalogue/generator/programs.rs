@@ -7,6 +7,7 @@ use std::path::Path;
 
 use fastrand::Rng;
 
+use super::levels::by_level;
 use super::Item;
 use crate::catalogue::spec::Prompt;
 use crate::score::js::{run_script, EngineLimits, ProcessLimits, ScriptJob, ScriptOutcome};
@@ -61,7 +62,93 @@ pub(super) fn make(rng: &mut Rng) -> Item {
             break (program, output);
         }
     };
-    let code = render(&program);
+    asked(&program, output)
+}
+
+/// Draws before a level's program falls back to version 2's shape (never reached in the tests).
+const TRIES: usize = 10_000;
+
+/// At `level`: one sum of two variables (level 1), two and three straight assignments with a
+/// branch (2, 3), a loop of two or three turns (4), version 2's shape (5), then longer loops,
+/// two loops and three loops of five to nine turns with a branch in each (6 to 8).
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    if level == 5 {
+        return make(rng);
+    }
+    for _ in 0..TRIES {
+        let program = leveled_program(rng, level);
+        if let Some(output) = run(&program) {
+            return asked(&program, output);
+        }
+    }
+    make(rng)
+}
+
+/// A program of `level`'s shape (any level but 5, which is version 2's).
+fn leveled_program(rng: &mut Rng, level: u8) -> Program {
+    let init = [rng.i64(1..10), rng.i64(1..10), rng.i64(0..10)];
+    let branch = |rng: &mut Rng| {
+        let x = rng.usize(..3);
+        Stmt::If(
+            if rng.bool() {
+                Cond::Even(x)
+            } else {
+                Cond::Less(x, (x + rng.usize(1..3)) % 3)
+            },
+            vec![random_assign(rng, true)],
+            vec![random_assign(rng, true)],
+        )
+    };
+    let (body, printed) = match level {
+        ..=1 => (
+            vec![Stmt::Assign(
+                2,
+                Expr::Add(Box::new(Expr::Var(0)), Box::new(Expr::Var(1))),
+            )],
+            vec![2],
+        ),
+        2 => (
+            vec![random_assign(rng, false), random_assign(rng, false)],
+            vec![0, 1],
+        ),
+        3 => (vec![branch(rng), random_assign(rng, false)], vec![0, 1]),
+        4 => (
+            vec![Stmt::Loop(rng.i64(2..4), vec![random_assign(rng, true)])],
+            vec![0, 1],
+        ),
+        _ => {
+            let (loops, turns) = by_level(
+                level,
+                [
+                    (0, (0, 0)),
+                    (0, (0, 0)),
+                    (0, (0, 0)),
+                    (0, (0, 0)),
+                    (0, (0, 0)),
+                    (1, (6, 11)),
+                    (2, (4, 8)),
+                    (3, (5, 9)),
+                ],
+            );
+            let body = (0..loops)
+                .map(|_| {
+                    let n = rng.i64(turns.0..turns.1);
+                    Stmt::Loop(n, vec![branch(rng), random_assign(rng, true)])
+                })
+                .collect();
+            (body, vec![0, 1, 2])
+        }
+    };
+    Program {
+        init,
+        body,
+        printed,
+    }
+}
+
+/// The question for `program`, which prints `output`.
+fn asked(program: &Program, output: String) -> Item {
+    let code = render(program);
     let wrong = {
         let mut parts: Vec<String> = output.split(' ').map(String::from).collect();
         let last = parts.len() - 1;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use fastrand::Rng;
 use serde_json::{json, Value};
 
+use super::levels::by_level;
 use super::{pick, words, Item};
 use crate::score::{JsonType, ScorerSpec};
 
@@ -28,13 +29,62 @@ const CITIES: &[&str] = &[
 ];
 
 pub(super) fn make(rng: &mut Rng) -> Item {
+    ordered(rng, |rng| rng.usize(3..=6), (1, 10), (2, 90))
+}
+
+/// At `level`: one line of one to three items at a one-digit price (level 1) up to 40 lines of
+/// up to 99 items at up to 999 (level 8).
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    let count = by_level(level, [1, 2, 3, 5, 8, 14, 24, 40]);
+    let qty = by_level(
+        level,
+        [
+            (1, 4),
+            (1, 6),
+            (1, 10),
+            (1, 10),
+            (1, 20),
+            (1, 50),
+            (1, 100),
+            (1, 100),
+        ],
+    );
+    let price = by_level(
+        level,
+        [
+            (2, 10),
+            (2, 20),
+            (2, 50),
+            (2, 90),
+            (2, 200),
+            (2, 500),
+            (2, 1_000),
+            (2, 1_000),
+        ],
+    );
+    ordered(rng, |_| count, qty, price)
+}
+
+/// An order of `count(rng)` lines, quantities and prices drawn from `qty` and `price`.
+fn ordered(
+    rng: &mut Rng,
+    count: impl Fn(&mut Rng) -> usize,
+    qty: (i64, i64),
+    price: (i64, i64),
+) -> Item {
     let customer = *pick(rng, PEOPLE);
     let city = *pick(rng, CITIES);
-    let count = rng.usize(3..=6);
+    let count = count(rng);
     let products = words::distinct(rng, count);
     let lines: Vec<(String, i64, i64)> = products
         .iter()
-        .map(|p| (p.to_string(), rng.i64(1..10), rng.i64(2..90)))
+        .map(|p| {
+            (
+                p.to_string(),
+                rng.i64(qty.0..qty.1),
+                rng.i64(price.0..price.1),
+            )
+        })
         .collect();
     let record = json!({
         "order_id": rng.u32(10_000..100_000),

@@ -3,15 +3,41 @@
 
 use fastrand::Rng;
 
+use super::levels::by_level;
 use super::{words, Item};
 use crate::score::ScorerSpec;
 
 pub(super) fn make(rng: &mut Rng) -> Item {
     let n = rng.usize(6..=10);
+    sorted(rng, n, (-99, 1_000))
+}
+
+/// At `level`: two numbers under ten or two words (level 1) up to 40 numbers of six digits or 40
+/// words (level 8).
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    let n = by_level(level, [2, 3, 5, 7, 10, 15, 24, 40]);
+    let range = by_level(
+        level,
+        [
+            (1, 10),
+            (1, 100),
+            (-99, 1_000),
+            (-99, 1_000),
+            (-999, 10_000),
+            (-9_999, 100_000),
+            (-99_999, 1_000_000),
+            (-999_999, 1_000_000),
+        ],
+    );
+    sorted(rng, n, range)
+}
+
+/// `n` distinct numbers in `range` (or `n` words), and the question to sort them.
+fn sorted(rng: &mut Rng, n: usize, range: (i64, i64)) -> Item {
     let (what, order, items, sorted) = if rng.bool() {
         let mut numbers: Vec<i64> = Vec::with_capacity(n);
         while numbers.len() < n {
-            let x = rng.i64(-99..1_000);
+            let x = rng.i64(range.0..range.1);
             if !numbers.contains(&x) {
                 numbers.push(x);
             }

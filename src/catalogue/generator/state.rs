@@ -3,6 +3,7 @@
 
 use fastrand::Rng;
 
+use super::levels::by_level;
 use super::{one_of, Item};
 
 const THINGS: &[&str] = &[
@@ -12,6 +13,18 @@ const THINGS: &[&str] = &[
 
 pub(super) fn make(rng: &mut Rng) -> Item {
     let boxes = rng.usize(4..=6);
+    swapped(rng, boxes, |rng| rng.usize(4..=8))
+}
+
+/// At `level`: two boxes and one swap (level 1) up to twelve boxes and forty swaps (level 8).
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    let boxes = by_level(level, [2, 3, 3, 4, 5, 7, 10, 12]);
+    let steps = by_level(level, [1, 1, 2, 4, 7, 12, 24, 40]);
+    swapped(rng, boxes, |_| steps)
+}
+
+/// `boxes` boxes, `steps(rng)` swaps, and which item is in one box at the end.
+fn swapped(rng: &mut Rng, boxes: usize, steps: impl Fn(&mut Rng) -> usize) -> Item {
     let mut things: Vec<&str> = THINGS.to_vec();
     rng.shuffle(&mut things);
     let mut state: Vec<&str> = things[..boxes].to_vec();
@@ -20,7 +33,7 @@ pub(super) fn make(rng: &mut Rng) -> Item {
         .enumerate()
         .map(|(i, t)| format!("box {} holds the {t}", i + 1))
         .collect();
-    let steps = rng.usize(4..=8);
+    let steps = steps(rng);
     let mut said = Vec::with_capacity(steps);
     let mut before_last = state.clone();
     for step in 0..steps {

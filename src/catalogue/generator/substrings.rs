@@ -6,6 +6,7 @@
 use fastrand::Rng;
 
 use super::letters::off_by_one;
+use super::levels::by_level;
 use super::{numeric, Item};
 
 /// The largest count asked for.
@@ -15,18 +16,38 @@ const TRIES: usize = 10_000;
 
 pub(super) fn make(rng: &mut Rng) -> Item {
     let target = rng.usize(..=MOST);
+    counted(rng, target, 8, true)
+}
+
+/// At `level`: a two-letter needle in a string of about 5 letters counted up to once (level 1),
+/// up to a string of about 70 letters holding it up to 12 times (level 8); self-overlapping
+/// needles from level 3.
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    let most = by_level(level, [1, 2, 3, 4, 6, 8, 10, 12]);
+    let base = by_level(level, [4, 6, 8, 10, 14, 20, 30, 45]);
+    let target = rng.usize(..=most);
+    counted(rng, target, base, level >= 3)
+}
+
+/// A needle over two or three letters and a string of `base` to `base + 2` letters (plus two a
+/// count) holding it `target` times; half the needles overlap themselves when `overlapping`.
+fn counted(rng: &mut Rng, target: usize, base: usize, overlapping: bool) -> Item {
     let mut alphabet: Vec<char> = ('a'..='z').collect();
     rng.shuffle(&mut alphabet);
     alphabet.truncate(rng.usize(2..=3));
-    let needle = if rng.bool() {
+    let needle = if overlapping && rng.bool() {
         self_overlapping(rng, &alphabet)
     } else {
-        let len = rng.usize(2..=3);
-        drawn(rng, &alphabet, len)
+        let len = if overlapping { rng.usize(2..=3) } else { 2 };
+        let mut needle = drawn(rng, &alphabet, len);
+        if !overlapping && needle.chars().all(|c| needle.starts_with(c)) {
+            needle = [alphabet[0], alphabet[1]].iter().collect();
+        }
+        needle
     };
     let mut text = String::new();
     for _ in 0..TRIES {
-        let len = rng.usize(8..=10) + 2 * target;
+        let len = rng.usize(base..=base + 2) + 2 * target;
         text = drawn(rng, &alphabet, len);
         if starts(&text, &needle).len() == target {
             break;

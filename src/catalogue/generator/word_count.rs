@@ -3,6 +3,7 @@
 use fastrand::Rng;
 
 use super::letters::off_by_one;
+use super::levels::by_level;
 use super::{numeric, pick, words, Item};
 
 const SHORT: &[&str] = &[
@@ -11,6 +12,30 @@ const SHORT: &[&str] = &[
 
 pub(super) fn make(rng: &mut Rng) -> Item {
     let n = rng.usize(9..=24);
+    counted(rng, n)
+}
+
+/// At `level`: two to four words (level 1) up to 90 to 140 (level 8).
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    let (low, high) = by_level(
+        level,
+        [
+            (2, 4),
+            (4, 7),
+            (7, 12),
+            (10, 18),
+            (16, 28),
+            (26, 42),
+            (42, 70),
+            (90, 140),
+        ],
+    );
+    let n = rng.usize(low..=high);
+    counted(rng, n)
+}
+
+/// A text of `n` words, a third of them short, and the question how many there are.
+fn counted(rng: &mut Rng, n: usize) -> Item {
     let words: Vec<&str> = (0..n)
         .map(|_| {
             if rng.u8(..3) == 0 {

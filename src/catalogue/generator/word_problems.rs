@@ -2,6 +2,7 @@
 
 use fastrand::Rng;
 
+use super::levels::by_level;
 use super::{numeric, pick, Item};
 
 const NAMES: &[&str] = &[
@@ -63,6 +64,63 @@ pub(super) fn make(rng: &mut Rng) -> Item {
             )
         }
     };
+    asked(&question, &steps, answer, wrong)
+}
+
+const GOODS: &[&str] = &["apples", "marbles", "stickers", "coins", "books", "shells"];
+
+/// At `level`: a chain of steps on one count, each receiving, giving away or multiplying it:
+/// one step on numbers under 10 (level 1: "3 apples and gets 2 more") up to twenty steps on
+/// four-digit numbers (level 8). Counts stay positive.
+pub(super) fn at(rng: &mut Rng, level: u8) -> Item {
+    let name = *pick(rng, NAMES);
+    let goods = *pick(rng, GOODS);
+    let steps = by_level(level, [1, 1, 2, 3, 5, 8, 12, 20]);
+    let top = by_level(level, [10, 100, 100, 1_000, 1_000, 10_000, 10_000, 10_000]);
+    let multiply = level >= 3;
+    let mut count = rng.i64(2..top);
+    let mut told = vec![format!("{name} has {count} {goods}.")];
+    let mut worked = Vec::new();
+    let mut before = count;
+    for _ in 0..steps {
+        before = count;
+        let op = if multiply { rng.u8(..3) } else { rng.u8(..2) };
+        let (said, next) = match op {
+            0 => {
+                let n = rng.i64(1..top);
+                (format!("Then {name} gets {n} more."), count + n)
+            }
+            1 if count > 1 => {
+                let n = rng.i64(1..count);
+                (format!("Then {name} gives away {n}."), count - n)
+            }
+            _ if count < 100_000 => {
+                let k = rng.i64(2..4);
+                (
+                    format!("Then the number of {goods} is multiplied by {k}."),
+                    count * k,
+                )
+            }
+            _ => {
+                let n = rng.i64(1..count.max(2));
+                (format!("Then {name} gives away {n}."), count - n)
+            }
+        };
+        worked.push(format!("{count} → {next}"));
+        told.push(said);
+        count = next;
+    }
+    asked(
+        &format!("{} How many {goods} does {name} have now?", told.join(" ")),
+        &worked.join("; "),
+        count,
+        before,
+    )
+}
+
+/// The question, its worked steps and answer, and a wrong answer (the count before the last
+/// step, or one more than the answer when that is the same).
+fn asked(question: &str, steps: &str, answer: i64, wrong: i64) -> Item {
     let wrong = if wrong == answer { answer + 1 } else { wrong };
     Item {
         question: format!("{question} Answer with the number."),

@@ -31,6 +31,36 @@ pub fn any(rng: &mut Rng) -> &'static str {
     words[rng.usize(..words.len())]
 }
 
+/// Three-letter words, for the easiest levels (the list's words have five letters or more).
+const SHORT: &[&str] = &[
+    "cat", "dog", "sun", "box", "red", "map", "pen", "cup", "hat", "bus", "fox", "egg", "jam",
+    "owl", "pig", "rug", "van", "web", "zip", "bag", "bed", "cow", "ant", "ice", "kit", "leg",
+    "mud", "net", "oak", "pot", "ray", "sky", "toy", "wax", "yak", "art", "bee", "dad", "eye",
+    "mom", "pop", "see", "too", "add", "odd", "all", "off", "bib", "tot", "pup",
+];
+
+/// One three-letter word, chosen by `rng`.
+pub fn short(rng: &mut Rng) -> &'static str {
+    SHORT[rng.usize(..SHORT.len())]
+}
+
+/// One word of `min` to `max` letters (the list holds words of five to fifteen or so), or any
+/// word when none fits.
+pub fn of_length(rng: &mut Rng, min: usize, max: usize) -> &'static str {
+    for _ in 0..1_000 {
+        let w = any(rng);
+        if (min..=max).contains(&w.len()) {
+            return w;
+        }
+    }
+    any(rng)
+}
+
+/// `n` random lowercase letters: a string no word list helps with.
+pub fn random_letters(rng: &mut Rng, n: usize) -> String {
+    (0..n).map(|_| rng.lowercase()).collect()
+}
+
 /// `n` different words, chosen by `rng`, in the order drawn.
 pub fn distinct(rng: &mut Rng, n: usize) -> Vec<&'static str> {
     let words = all();

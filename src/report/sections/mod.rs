@@ -10,6 +10,7 @@ mod caveats;
 pub(super) mod cells;
 mod details;
 mod determinism;
+mod difficulty;
 mod distributions;
 mod divergences;
 mod endpoints;
@@ -53,6 +54,7 @@ const SECTIONS: &[Renders] = &[
     Renders::Whole(distributions::render),
     Renders::Whole(load::render),
     Renders::Whole(statistics::render),
+    Renders::Whole(difficulty::render),
     Renders::Whole(rounds::render),
     Renders::Whole(families::render),
     Renders::Whole(tool_calls::render),
