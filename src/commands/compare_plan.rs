@@ -333,9 +333,11 @@ fn plan_suites(args: &CompareArgs, previous: Option<&Manifest>) -> anyhow::Resul
         (asked.seed, asked.items)
     };
     let mut choice = SuiteChoice::new(suites, seed, items).map_err(|e| anyhow!(e))?;
-    // The generated items a run sent stay the ones it sent, by the version that made them.
+    // The generated items a run sent stay the ones it sent, by the version that made them and at
+    // the levels (and budgets) it made them at.
     if sent_generated {
         choice.generator = own.generator;
+        choice.levels = own.levels.clone();
     }
     // The long items a run sent stay the ones it sent.
     if own.includes(Suite::Long) {
