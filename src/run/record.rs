@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::endpoint::{Completion, Exchange, Failure, Text};
+use crate::endpoint::{cut_body, cut_too_long, Completion, Exchange, Failure, Text};
 use crate::score::tool_call::{Call, Reply};
 use crate::score::ScorerSpec;
 
@@ -84,6 +84,13 @@ impl<'de> Deserialize<'de> for Record {
                 record.completion.read_texts(body);
             }
             record.completion.read_body(body);
+        }
+        // A line written before replies were capped is read back as one written since.
+        if record.error.is_none() {
+            if let Some(cut) = cut_too_long(&mut record.completion) {
+                record.error = Some(cut);
+                record.raw_body = record.raw_body.map(|b| Arc::from(cut_body(&b)));
+            }
         }
         Ok(record)
     }
