@@ -307,6 +307,32 @@ mod tests {
     }
 
     #[test]
+    fn a_line_written_before_the_reply_cap_is_read_back_cut() {
+        let args =
+            serde_json::to_string(&"x".repeat(2 * crate::endpoint::REPLY_PART_BYTES)).unwrap();
+        let body = format!(
+            r#"{{"choices":[{{"message":{{"content":null,"tool_calls":[{{"id":"c1","type":"function","function":{{"name":"f","arguments":{args}}}}}]}},"finish_reason":"tool_calls"}}]}}"#
+        );
+        let mut old = record_of(&body);
+        old.completion.tool_calls.clear();
+        let line = serde_json::to_string(&old).unwrap();
+        assert!(line.len() > 2 * crate::endpoint::REPLY_PART_BYTES);
+        let back: Record = serde_json::from_str(&line).unwrap();
+        let error = back.error.unwrap();
+        assert_eq!(error.kind, crate::endpoint::FailureKind::ReplyTooLong);
+        assert!(error.message.starts_with("tool call 1's arguments"));
+        assert!(back.raw_body.unwrap().len() <= 64 * 1024);
+        assert!(
+            back.completion.tool_calls[0]
+                .arguments
+                .as_ref()
+                .unwrap()
+                .len()
+                <= crate::endpoint::REPLY_PART_BYTES
+        );
+    }
+
+    #[test]
     fn tool_calls_and_finish_reason_come_back_and_old_lines_still_load() {
         let body = r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}"#;
         let record = record_of(body);
