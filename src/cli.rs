@@ -326,7 +326,9 @@ pub struct ClientArgs {
     /// A server's Retry-After takes precedence (0 to 30000).
     #[arg(long, value_name = "MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=bounds::MAX_BACKOFF_MS))]
     pub backoff_ms: u64,
-    /// Largest response body accepted; a larger one is recorded as a failure.
+    /// Largest response body accepted; a larger one is recorded as a failure. Within it, a reply
+    /// whose text, reasoning or one tool call's arguments passes 1 MiB is recorded cut to 1 MiB
+    /// (with the body's first 64 KiB) as "reply too long", scored as no answer.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = RangedU64ValueParser::<usize>::new().range(1024..))]
     pub max_response_bytes: usize,
     /// At most this many requests per second to each endpoint, retries included (default: no

@@ -17,6 +17,15 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// The longest start of `s` of at most `max` bytes that ends on a character boundary.
+pub fn head_bytes(s: &str, max: usize) -> &str {
+    let mut cut = max.min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
+}
+
 /// `s` whole when it has at most `max` characters; else its first `max` characters, line breaks
 /// kept, and a last line saying how many more there were.
 pub fn clip_block(s: &str, max: usize) -> Cow<'_, str> {

@@ -14,11 +14,11 @@ use serde_json::json;
 use super::analyse::{analyse, PromptSamples, TestSettings};
 use super::answer;
 use super::limits::{self, statistics_work, MAX_STATISTICS_WORK};
-use super::prompts::{read, score_context};
+use super::prompts::{read, read_too_long, score_context};
 use super::report;
 use super::results::{DistributionResults, EndpointModel, SamplingParams};
 use crate::catalogue::Prompt;
-use crate::endpoint::{ClientOptions, EndpointSpec};
+use crate::endpoint::{ClientOptions, EndpointSpec, FailureKind};
 use crate::engine::Progress;
 use crate::gate::Gate;
 use crate::run::journal::Journal;
@@ -331,7 +331,12 @@ fn gather(
                     .map(|r| {
                         let c = r.completion();
                         let text = c.answer.as_deref().or(c.content.as_deref()).unwrap_or("");
-                        read(prompt, text, &ctx)
+                        match r.error() {
+                            Some(e) if e.kind == FailureKind::ReplyTooLong => {
+                                read_too_long(prompt, text, &ctx)
+                            }
+                            _ => read(prompt, text, &ctx),
+                        }
                     })
                     .collect()
             };

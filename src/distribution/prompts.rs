@@ -119,6 +119,22 @@ pub fn read(prompt: &Prompt, answer: &str, ctx: &ScoreContext) -> Reading {
     }
 }
 
+/// How one sample that was too long to keep whole (a reply part past
+/// `endpoint::REPLY_PART_BYTES`, kept cut) is compared: a graded prompt's as no answer, unscored
+/// (its answer was cut away, and grading megabytes would cost more than the rest of the run), an
+/// open prompt's by the start of its text, as any. Said to be cut either way.
+pub fn read_too_long(prompt: &Prompt, kept: &str, ctx: &ScoreContext) -> Reading {
+    let reading = if is_graded(prompt) {
+        Reading::of(NO_ANSWER, Some(false))
+    } else {
+        read(prompt, kept, ctx)
+    };
+    Reading {
+        clipped: true,
+        ..reading
+    }
+}
+
 /// The built-in set: the graded prompts from the built-in catalogue, then the open ones.
 pub fn built_in() -> anyhow::Result<Vec<Arc<Prompt>>> {
     let catalogue = load_built_in()?;

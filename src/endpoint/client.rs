@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::pace::Pacer;
+use super::reply_cap;
 use super::response::{parse_completion, snippet, Completion, Failure, FailureKind};
 use super::retry::{parse_retry_after, RetryPolicy};
 use super::secret::ApiKey;
@@ -212,13 +213,23 @@ impl Client {
         self.send(Some(body), path, Retry::NotOnTimeout).await
     }
 
-    /// POST a completion request (`path` is `chat/completions` or `completions`) and parse it.
+    /// POST a completion request (`path` is `chat/completions` or `completions`) and parse it. A
+    /// reply with a part too long to keep (`reply_cap`) is cut, body too, and fails as such.
     pub async fn complete(&self, path: &str, body: &Value) -> Exchange {
         let mut ex = self.send(Some(body), path, Retry::Retryable).await;
         if ex.failure.is_none() {
             match parse_completion(ex.body.as_deref().unwrap_or("")) {
-                Ok(c) => {
-                    ex.failure = c.problem();
+                Ok(mut c) => {
+                    ex.failure = match reply_cap::cut_too_long(&mut c) {
+                        Some(cut) => {
+                            if let Some(body) = ex.body.as_mut() {
+                                body.truncate(reply_cap::cut_body(body).len());
+                                body.shrink_to_fit();
+                            }
+                            Some(cut)
+                        }
+                        None => c.problem(),
+                    };
                     ex.completion = Some(c);
                 }
                 Err(f) => ex.failure = Some(f),

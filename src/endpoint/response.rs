@@ -84,13 +84,18 @@ pub enum FailureKind {
     BodyTooLarge,
     /// content null + finish_reason length + reasoning present: the reasoning used the whole budget.
     ReasoningConsumedBudget,
+    /// A text or a tool call's arguments passed `REPLY_PART_BYTES`: kept cut, no answer.
+    ReplyTooLong,
 }
 
 impl FailureKind {
     /// Failures of the request itself (exit 3, re-sent on `--resume`), as opposed to the model
     /// answering in a way that leaves nothing to score.
     pub fn is_request_failure(self) -> bool {
-        !matches!(self, FailureKind::ReasoningConsumedBudget)
+        !matches!(
+            self,
+            FailureKind::ReasoningConsumedBudget | FailureKind::ReplyTooLong
+        )
     }
 
     /// Worth another attempt: transport trouble, 429 and 5xx.
@@ -118,6 +123,7 @@ impl FailureKind {
             FailureKind::NullContent => "null content",
             FailureKind::BodyTooLarge => "response too large",
             FailureKind::ReasoningConsumedBudget => "reasoning consumed the budget",
+            FailureKind::ReplyTooLong => "reply too long",
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::endpoint::{Completion, Exchange, Failure, Text};
+use crate::endpoint::{cut_body, cut_too_long, Completion, Exchange, Failure, Text};
 use crate::score::tool_call::{Call, Reply};
 use crate::score::ScorerSpec;
 
@@ -84,6 +84,13 @@ impl<'de> Deserialize<'de> for Record {
                 record.completion.read_texts(body);
             }
             record.completion.read_body(body);
+        }
+        // A line written before replies were capped is read back as one written since.
+        if record.error.is_none() {
+            if let Some(cut) = cut_too_long(&mut record.completion) {
+                record.error = Some(cut);
+                record.raw_body = record.raw_body.map(|b| Arc::from(cut_body(&b)));
+            }
         }
         Ok(record)
     }
@@ -297,6 +304,32 @@ mod tests {
         let back: Record = serde_json::from_value(line).unwrap();
         assert_eq!(back.completion.token_texts().unwrap(), ["3"]);
         assert_eq!(back, record);
+    }
+
+    #[test]
+    fn a_line_written_before_the_reply_cap_is_read_back_cut() {
+        let args =
+            serde_json::to_string(&"x".repeat(2 * crate::endpoint::REPLY_PART_BYTES)).unwrap();
+        let body = format!(
+            r#"{{"choices":[{{"message":{{"content":null,"tool_calls":[{{"id":"c1","type":"function","function":{{"name":"f","arguments":{args}}}}}]}},"finish_reason":"tool_calls"}}]}}"#
+        );
+        let mut old = record_of(&body);
+        old.completion.tool_calls.clear();
+        let line = serde_json::to_string(&old).unwrap();
+        assert!(line.len() > 2 * crate::endpoint::REPLY_PART_BYTES);
+        let back: Record = serde_json::from_str(&line).unwrap();
+        let error = back.error.unwrap();
+        assert_eq!(error.kind, crate::endpoint::FailureKind::ReplyTooLong);
+        assert!(error.message.starts_with("tool call 1's arguments"));
+        assert!(back.raw_body.unwrap().len() <= 64 * 1024);
+        assert!(
+            back.completion.tool_calls[0]
+                .arguments
+                .as_ref()
+                .unwrap()
+                .len()
+                <= crate::endpoint::REPLY_PART_BYTES
+        );
     }
 
     #[test]

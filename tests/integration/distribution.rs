@@ -427,6 +427,49 @@ fn megabyte_samples_are_cut_before_the_kernel_and_the_statistics_show_progress()
     );
 }
 
+/// Samples past the 1 MiB one reply part may hold are journalled cut to it, saying so, and a
+/// graded one reads as no answer without grading its megabytes: a distribution run of 4 MB
+/// samples costs what its replies' first MiB costs.
+#[test]
+fn samples_past_the_reply_cap_are_kept_cut_and_graded_as_no_answer() {
+    let _cpu = cpu_share();
+    let dir = tempfile::tempdir().unwrap();
+    let server = || {
+        FakeServer::start("sampled-model", |req: &Incoming| {
+            let filler = "lorem ipsum dolor sit amet ".repeat(60_000);
+            let word = WORDS[req.call as usize % WORDS.len()];
+            Reply::content(&format!("{word} {filler} The answer is 3."))
+        })
+    };
+    let (a, b) = (server(), server());
+    let out = dir.path().join("run");
+    let run = coherence(
+        &args(&a, &b, &out, &["--temperature", "1", "--samples", "2"]),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(exit_code(&run), 0, "{}", stderr(&run));
+    let journal = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    for line in journal.lines() {
+        assert!(
+            line.len() < 2 * 1024 * 1024 + 100 * 1024,
+            "{} bytes",
+            line.len()
+        );
+        let rec: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(rec["error"]["kind"], "reply_too_long", "{}", &line[..300]);
+        assert!(rec["content"].as_str().unwrap().len() <= 1024 * 1024);
+        assert!(!rec["content"]
+            .as_str()
+            .unwrap()
+            .contains("The answer is 3."));
+    }
+    let d = &results(&out)["distribution"];
+    assert_eq!(d["clipped_samples"], 64, "{d:#}");
+    assert_eq!(d["accuracy"][0]["correct"], 0, "{d:#}");
+    assert_eq!(d["accuracy"][0]["graded"], 16, "{d:#}");
+}
+
 /// Samples × permutations beyond the statistics' work bound are refused before anything is
 /// sent, saying the most permutations that fit.
 #[test]

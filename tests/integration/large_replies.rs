@@ -156,3 +156,60 @@ fn megabyte_tool_call_arguments_are_journalled_once_and_quoted_clipped() {
     assert_eq!(failing["clipped"], true, "{failing:#}");
     assert!(failing["reply"].as_str().unwrap().len() <= 16 * 1024);
 }
+
+/// A reply part past the 1 MiB one record keeps (here 3 MiB of tool-call arguments) is journalled
+/// cut, says so in its record and is scored as no usable answer: a hostile reply costs a bounded
+/// record, never its megabytes in the journal or in memory while scoring.
+#[test]
+fn tool_call_arguments_past_the_cap_are_kept_cut_and_said() {
+    const CAP: usize = 1024 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::start("m", |_| {
+        let arguments = json!({ "city": format!("Paris {}", "x".repeat(3 * CAP)) }).to_string();
+        Reply::json(
+            200,
+            json!({
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null,
+                    "tool_calls": [{"id": "call_0", "type": "function",
+                        "function": {"name": "get_weather", "arguments": arguments}}]}}],
+            }),
+        )
+    });
+    let out = dir.path().join("run");
+    let mut args: Vec<String> = [
+        "compare",
+        "--suite",
+        "tools",
+        "--only",
+        "tools.weather_paris",
+    ]
+    .map(String::from)
+    .to_vec();
+    for name in ["a", "b"] {
+        args.extend(["--endpoint".to_string(), format!("{name}={}", server.url())]);
+    }
+    args.extend(["--out", out.to_str().unwrap(), "--quiet", "--control", "0"].map(String::from));
+    let run = coherence(&args, dir.path(), &[]);
+    assert_eq!(exit_code(&run), 1, "a fail verdict: {}", stderr(&run));
+    let journal = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    assert!(journal.len() < 2 * 100 * 1024, "{} bytes", journal.len());
+    for line in journal.lines() {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(rec["error"]["kind"], "reply_too_long", "{rec:#}");
+        let message = rec["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("tool call 1's arguments (3145745 bytes) over the 1048576 bytes"),
+            "{message}"
+        );
+        assert!(rec["raw_body"].as_str().unwrap().len() <= 64 * 1024);
+    }
+    let r = results(&out);
+    assert_eq!(r["complete"], true, "not a failed request: not resent");
+    let p = prompt(&r, "tools.weather_paris");
+    assert_eq!(p["verdict"], "fail", "{p:#}");
+    assert!(p["answers"]["b"]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("reply too long: tool call 1's arguments"));
+}

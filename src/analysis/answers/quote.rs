@@ -22,11 +22,8 @@ fn clipped(text: &str) -> Option<String> {
         return None;
     }
     let marker = marker(text.len());
-    let mut cut = QUOTE_BYTES - marker.len();
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    Some(format!("{}{marker}", &text[..cut]))
+    let head = crate::text::head_bytes(text, QUOTE_BYTES - marker.len());
+    Some(format!("{head}{marker}"))
 }
 
 /// Counts the texts clipped, so the flag on each answer and the run's warning can say so.
