@@ -25,7 +25,8 @@
 # --only-deployments starts only the named deployments (fp32, fp32-cb, bf16-cb, bf16-cb-twin;
 # default all but bf16-cb-twin, which the identity pass adds).
 # --pair A,B names the two deployments compare, tools and long compare (A is the reference).
-# --quick shrinks every pass (a handful of requests each): the CPU smoke test of this script.
+# --quick shrinks every pass (a handful of requests each, generated items at a fixed level 4, no
+# calibration): the CPU smoke test of this script.
 # A server counts as up when GET /health answers 200 (no chat request: the passes meet the server
 # in the state a user's first request meets it). --warmup sends each server one chat request before
 # the passes: short, a 1-token "Hi"; long, a ~1k-token prompt; none (default). On the H200 a
@@ -239,7 +240,7 @@ for pass in ${passes//,/ }; do
         compare)
             set -- ${pair//,/ }; a=${1:-fp32} b=${2:-bf16-cb}
             if ((quick)); then
-                extra=(--suite core,generated --until-decided --round-items "$round" --max-items "$max_items" "${only[@]}")
+                extra=(--suite core,generated --difficulty 4 --until-decided --round-items "$round" --max-items "$max_items" "${only[@]}")
             else
                 extra=()  # a plain compare: the core catalogue, then generated items until decided
             fi
